@@ -1,0 +1,40 @@
+// A call expression seen through import resolution: what it calls and on which tensor.
+import type { Node } from 'web-tree-sitter';
+import type { ImportScope } from './scope.js';
+import { CallArguments, callArguments } from './syntax.js';
+
+export interface CallSite {
+  node: Node;
+  /**
+   * Canonical callee: `torch.index_add`, `torch.nn.functional.interpolate`, `torch.nn.Conv2d`,
+   * or `Tensor.<method>` for a method called on something that may be a tensor.
+   */
+  callee: string;
+  /** The node to underline: the method name through the closing parenthesis, or the whole call. */
+  anchor: { start: Node; end: Node };
+  /** The tensor a `Tensor.*` method runs on (the first argument of `torch.Tensor.m(t, ...)`). */
+  receiver?: Node;
+  args: CallArguments;
+}
+
+export function resolveCall(node: Node, scope: ImportScope): CallSite | undefined {
+  const fn = node.childForFieldName('function');
+  if (!fn) return undefined;
+  const args = callArguments(node);
+  const qualified = scope.resolveExpression(fn);
+  // Anything rooted in an import is a library function or class, never a tensor method.
+  if (qualified !== undefined) {
+    if (qualified.startsWith('Tensor.')) {
+      // torch.Tensor.index_add_(t, ...) is t.index_add_(...).
+      const [receiver, ...rest] = args.positional;
+      if (!receiver) return undefined;
+      return { node, callee: qualified, anchor: { start: node, end: node }, receiver, args: { ...args, positional: rest } };
+    }
+    return { node, callee: qualified, anchor: { start: node, end: node }, args };
+  }
+  if (fn.type !== 'attribute') return undefined;
+  const object = fn.childForFieldName('object');
+  const method = fn.childForFieldName('attribute');
+  if (!object || !method) return undefined;
+  return { node, callee: `Tensor.${method.text}`, anchor: { start: method, end: node }, receiver: object, args };
+}

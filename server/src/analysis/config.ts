@@ -1,0 +1,109 @@
+// `[tool.bitexact]` settings: parsed from pyproject.toml text (the caller finds and reads the file),
+// validated with zod so a typo gets a message naming the key, then merged with command-line flags.
+import { parse as parseToml } from 'smol-toml';
+import { z } from 'zod';
+import type { Severity } from './types.js';
+import { DEFAULT_TORCH_VERSION, parseTorchVersion, TorchVersion } from './version.js';
+
+export type DeterministicModeSetting = 'auto' | 'on' | 'off';
+
+export interface Settings {
+  select: string[];
+  ignore: string[];
+  /** Per-rule severity override; 'off' disables the rule. */
+  severity: Record<string, Severity | 'off'>;
+  /** Extra guard flag names, on top of the built-in ones. */
+  guardNames: string[];
+  torchVersion: TorchVersion;
+  deterministicMode: DeterministicModeSetting;
+  /** Glob patterns (relative to the config's directory) of files not to check. */
+  exclude: string[];
+}
+
+export const DEFAULT_SETTINGS: Settings = {
+  select: ['BX'],
+  ignore: [],
+  severity: {},
+  guardNames: [],
+  torchVersion: parseTorchVersion(DEFAULT_TORCH_VERSION),
+  deterministicMode: 'auto',
+  exclude: [],
+};
+
+const ruleId = z.string().regex(/^BX\d{0,3}$/, 'expected a rule id or prefix such as BX102 or BX1');
+
+const fileSchema = z
+  .object({
+    select: z.array(ruleId).optional(),
+    ignore: z.array(ruleId).optional(),
+    severity: z.record(z.string().regex(/^BX\d{3}$/, 'expected a rule id such as BX102'), z.enum(['error', 'warning', 'info', 'hint', 'off'])).optional(),
+    'guard-names': z.array(z.string().regex(/^[A-Za-z_]\w*$/, 'expected a Python identifier')).optional(),
+    'torch-version': z.string().optional(),
+    'deterministic-mode': z.enum(['auto', 'on', 'off']).optional(),
+    exclude: z.array(z.string()).optional(),
+  })
+  .strict();
+
+export type SettingsOverrides = Partial<Settings>;
+
+export class ConfigError extends Error {}
+
+/** The `[tool.bitexact]` table of a pyproject.toml, or undefined when the file has none. */
+export function parsePyproject(text: string, source: string): SettingsOverrides | undefined {
+  let document: Record<string, unknown>;
+  try {
+    document = parseToml(text) as Record<string, unknown>;
+  } catch (error) {
+    throw new ConfigError(`${source}: invalid TOML: ${(error as Error).message.split('\n')[0]}`);
+  }
+  const tool = document['tool'] as Record<string, unknown> | undefined;
+  const table = tool?.['bitexact'];
+  if (table === undefined) return undefined;
+  return parseSettingsTable(table, `${source}: [tool.bitexact]`);
+}
+
+export function parseSettingsTable(table: unknown, source: string): SettingsOverrides {
+  const parsed = fileSchema.safeParse(table);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length ? issue.path.join('.') : 'table';
+    throw new ConfigError(`${source}: ${where}: ${issue.message}`);
+  }
+  const raw = parsed.data;
+  const result: SettingsOverrides = {};
+  if (raw.select) result.select = raw.select;
+  if (raw.ignore) result.ignore = raw.ignore;
+  if (raw.severity) result.severity = raw.severity;
+  if (raw['guard-names']) result.guardNames = raw['guard-names'];
+  if (raw['deterministic-mode']) result.deterministicMode = raw['deterministic-mode'];
+  if (raw.exclude) result.exclude = raw.exclude;
+  if (raw['torch-version'] !== undefined) {
+    try {
+      result.torchVersion = parseTorchVersion(raw['torch-version']);
+    } catch (error) {
+      throw new ConfigError(`${source}: torch-version: ${(error as Error).message}`);
+    }
+  }
+  return result;
+}
+
+/** Later layers win key by key; `severity` maps are merged. */
+export function mergeSettings(...layers: Array<SettingsOverrides | undefined>): Settings {
+  const result: Settings = { ...DEFAULT_SETTINGS, severity: {} };
+  for (const layer of layers) {
+    if (!layer) continue;
+    const { severity, ...rest } = layer;
+    Object.assign(result, Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)));
+    if (severity) Object.assign(result.severity, severity);
+  }
+  return result;
+}
+
+/** Ruff-style selection: the longest matching prefix between select and ignore decides. */
+export function isRuleEnabled(id: string, settings: Settings): boolean {
+  if (settings.severity[id] === 'off') return false;
+  const longest = (prefixes: string[]) => Math.max(-1, ...prefixes.filter((p) => id.startsWith(p)).map((p) => p.length));
+  // On a tie (`select = ["BX1"]`, `ignore = ["BX1"]`) ignore wins.
+  const selected = longest(settings.select);
+  return selected >= 0 && selected > longest(settings.ignore);
+}

@@ -1,0 +1,172 @@
+// text → tree → facts (imports, guards, values) → rules → candidate hits. One walk over the tree
+// collects every node any rule needs; rules are dispatched by canonical callee name.
+import type { Node, Tree } from 'web-tree-sitter';
+import { runsWithoutGrad } from './autograd.js';
+import { resolveCall } from './calls.js';
+import { ModeSetting, modeSettingOf } from './facts.js';
+import { GuardFinder } from './guards.js';
+import type { PythonParser } from './parse.js';
+import type { AssignmentSite, Hit, Outcomes, Rule, RuleContext } from './rules/rule.js';
+import { ImportScope } from './scope.js';
+import { Suppression, parseSuppressions } from './suppressions.js';
+import { rangeOf } from './syntax.js';
+import type { Fix, GuardKind, Range } from './types.js';
+import { ValueHints } from './values.js';
+import type { TorchVersion } from './version.js';
+
+export interface AnalysisOptions {
+  torchVersion: TorchVersion;
+  guardNames: readonly string[];
+}
+
+/** A rule hit before the program's mode, configuration and suppressions are applied. */
+export interface Candidate {
+  rule: Rule;
+  range: Range;
+  guard: GuardKind;
+  outcomes: Outcomes;
+  fixes: Fix[];
+}
+
+export interface FileAnalysis {
+  candidates: Candidate[];
+  modeSettings: ModeSetting[];
+  suppressions: Suppression[];
+  /** Ranges tree-sitter could not parse; findings elsewhere in the file are still reported. */
+  syntaxErrors: Range[];
+}
+
+const COLLECTED = new Set(['call', 'assignment', 'augmented_assignment', 'import_statement', 'import_from_statement', 'comment']);
+const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [] };
+
+export class Analyzer {
+  private readonly byCallee = new Map<string, Rule[]>();
+  private readonly assignmentRules: Rule[];
+  private readonly triggers: string[];
+
+  constructor(
+    private readonly parser: PythonParser,
+    readonly rules: readonly Rule[],
+  ) {
+    for (const rule of rules) {
+      for (const callee of rule.calls ?? []) this.byCallee.set(callee, [...(this.byCallee.get(callee) ?? []), rule]);
+    }
+    this.assignmentRules = rules.filter((r) => r.onAssignment);
+    this.triggers = [...new Set(['bitexact', 'deterministic', ...rules.flatMap((r) => r.triggers)])];
+  }
+
+  /** Could any rule match this text? Lets callers skip parsing files that mention none of the triggers. */
+  mayMatch(text: string): boolean {
+    return this.triggers.some((t) => text.includes(t));
+  }
+
+  analyzeText(text: string, options: AnalysisOptions): FileAnalysis {
+    if (!this.mayMatch(text)) return EMPTY;
+    const tree = this.parser.parse(text);
+    try {
+      return this.analyzeTree(tree, text, options);
+    } finally {
+      tree.delete();
+    }
+  }
+
+  analyzeTree(tree: Tree, text: string, options: AnalysisOptions): FileAnalysis {
+    const nodes = collect(tree);
+    const scope = new ImportScope();
+    for (const node of nodes.get('import_statement') ?? []) scope.addImport(node);
+    for (const node of nodes.get('import_from_statement') ?? []) scope.addImport(node);
+    const values = new ValueHints(scope);
+    const assignments = nodes.get('assignment') ?? [];
+    for (const node of assignments) {
+      const left = node.childForFieldName('left');
+      if (left) scope.addAssignment(left, node.childForFieldName('right'));
+      values.addAssignment(node);
+    }
+    const guards = new GuardFinder(scope, options.guardNames);
+    const candidates: Candidate[] = [];
+    let current: Rule | undefined;
+    const ctx: RuleContext = {
+      text,
+      scope,
+      values,
+      torchVersion: options.torchVersion,
+      guardOf: (node) => guards.guardOf(node),
+      runsWithoutGrad: (node) => runsWithoutGrad(node, scope),
+      report: (hit: Hit) => candidates.push(toCandidate(current!, hit, guards)),
+    };
+    const modeSettings: ModeSetting[] = [];
+    for (const node of nodes.get('call') ?? []) {
+      const call = resolveCall(node, scope);
+      if (!call) continue;
+      const setting = modeSettingOf(call);
+      if (setting) modeSettings.push(setting);
+      for (const rule of this.byCallee.get(call.callee) ?? []) {
+        current = rule;
+        rule.onCall!(call, ctx);
+      }
+    }
+    if (this.assignmentRules.length > 0) {
+      const sites = [...assignments, ...(nodes.get('augmented_assignment') ?? [])].map((n) => assignmentSite(n, scope));
+      for (const site of sites) {
+        if (!site) continue;
+        for (const rule of this.assignmentRules) {
+          current = rule;
+          rule.onAssignment!(site, ctx);
+        }
+      }
+    }
+    return {
+      candidates,
+      modeSettings,
+      suppressions: parseSuppressions(nodes.get('comment') ?? []),
+      syntaxErrors: tree.rootNode.hasError ? syntaxErrorRanges(tree.rootNode) : [],
+    };
+  }
+}
+
+function toCandidate(rule: Rule, hit: Hit, guards: GuardFinder): Candidate {
+  const range = hit.range ?? (hit.node ? rangeOf(hit.node) : undefined);
+  if (!range) throw new Error(`${rule.id} reported a hit with neither node nor range`);
+  const guard = hit.guard ?? (hit.node ? guards.guardOf(hit.node) : 'none');
+  return { rule, range, guard, outcomes: hit.outcomes, fixes: hit.fixes ?? [] };
+}
+
+/** Every node of the collected types, in document order, from one cursor walk. */
+function collect(tree: Tree): Map<string, Node[]> {
+  const found = new Map<string, Node[]>();
+  const cursor = tree.walk();
+  try {
+    for (;;) {
+      const type = cursor.nodeType;
+      if (COLLECTED.has(type)) {
+        const list = found.get(type);
+        if (list) list.push(cursor.currentNode);
+        else found.set(type, [cursor.currentNode]);
+      }
+      if (cursor.gotoFirstChild()) continue;
+      while (!cursor.gotoNextSibling()) {
+        if (!cursor.gotoParent()) return found;
+      }
+    }
+  } finally {
+    cursor.delete();
+  }
+}
+
+function assignmentSite(node: Node, scope: ImportScope): AssignmentSite | undefined {
+  const left = node.childForFieldName('left');
+  const right = node.childForFieldName('right');
+  if (!left || !right) return undefined;
+  return { node, left, right, target: scope.resolveExpression(left) };
+}
+
+function syntaxErrorRanges(root: Node): Range[] {
+  const ranges: Range[] = [];
+  const visit = (node: Node) => {
+    if (ranges.length >= 20) return;
+    if (node.type === 'ERROR' || node.isMissing) ranges.push(rangeOf(node));
+    else if (node.hasError) for (const child of node.children) visit(child);
+  };
+  visit(root);
+  return ranges;
+}

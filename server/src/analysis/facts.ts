@@ -1,0 +1,63 @@
+// Program facts: does the checked code turn PyTorch's deterministic mode on (directly or through a
+// framework), and how. Collected per file, merged over every checked file by the caller.
+import type { CallSite } from './calls.js';
+import { argument, literalValue } from './syntax.js';
+import type { DeterministicMode, Range } from './types.js';
+import { rangeOf } from './syntax.js';
+
+export interface ModeSetting {
+  /** What the call sets; a non-literal flag (`use_deterministic_algorithms(args.det)`) counts as 'on'. */
+  mode: DeterministicMode;
+  /** True when the value is not a literal: the program can run either way. */
+  conditional: boolean;
+  via: string;
+  range: Range;
+}
+
+const LIGHTNING_TRAINERS = new Set(['lightning.Trainer', 'lightning.pytorch.Trainer', 'pytorch_lightning.Trainer']);
+
+/** The mode a call sets, if it is one of the known switches. */
+export function modeSettingOf(call: CallSite): ModeSetting | undefined {
+  const range = rangeOf(call.node);
+  const via = call.callee;
+  const make = (mode: DeterministicMode, conditional = false): ModeSetting => ({ mode, conditional, via, range });
+  switch (call.callee) {
+    case 'torch.use_deterministic_algorithms': {
+      const flag = argument(call.args, 0, 'mode');
+      const value = literalValue(flag);
+      const warnOnly = literalValue(call.args.keywords.get('warn_only'));
+      if (value === false) return make('off');
+      const mode = warnOnly === true ? 'warn' : 'on';
+      return make(mode, value !== true);
+    }
+    case 'torch.set_deterministic_debug_mode': {
+      const value = literalValue(argument(call.args, 0, 'debug_mode'));
+      if (value === 'error' || value === 2) return make('on');
+      if (value === 'warn' || value === 1) return make('warn');
+      if (value === 'default' || value === 0) return make('off');
+      return make('on', true);
+    }
+    case 'transformers.enable_full_determinism':
+    case 'transformers.trainer_utils.enable_full_determinism':
+      return make('on');
+    case 'transformers.set_seed':
+    case 'transformers.trainer_utils.set_seed': {
+      const value = literalValue(argument(call.args, 1, 'deterministic'));
+      return value === true ? make('on') : undefined;
+    }
+    default: {
+      if (!LIGHTNING_TRAINERS.has(call.callee)) return undefined;
+      const flag = call.args.keywords.get('deterministic');
+      const value = literalValue(flag);
+      if (!flag || value === false || value === null) return undefined;
+      return value === 'warn' ? make('warn') : make('on', value !== true);
+    }
+  }
+}
+
+/** The program's mode: on if anything turns it on, warn-only if only warn_only does, else off. */
+export function programMode(settings: readonly ModeSetting[]): DeterministicMode {
+  if (settings.some((s) => s.mode === 'on')) return 'on';
+  if (settings.some((s) => s.mode === 'warn')) return 'warn';
+  return 'off';
+}

@@ -1,0 +1,156 @@
+// Determinism guards: code that already chooses a deterministic path at run time
+// (`if torch.are_deterministic_algorithms_enabled(): ... else: fast()`, `if config.deterministic_mode`,
+// `if not det: return fast(x)`, `slow() if det else fast()`). The innermost guard around a node wins.
+import type { Node } from 'web-tree-sitter';
+import type { ImportScope } from './scope.js';
+import { callArguments, dottedParts, endsFlow, literalValue, unparenthesize } from './syntax.js';
+import type { GuardKind } from './types.js';
+
+/** Flag names that mean "deterministic mode is on" wherever they appear (`cfg.x`, `self.x`, `x`). */
+export const DEFAULT_GUARD_NAMES = [
+  'deterministic', 'deterministic_mode', 'deterministic_algorithms', 'use_deterministic_algorithms',
+  'use_deterministic', 'is_deterministic', 'det', 'det_mode', 'deterministic_training',
+  'bitwise_deterministic', 'enable_determinism', 'determinism', 'bitexact',
+];
+
+const GUARD_CALLS = new Set(['torch.are_deterministic_algorithms_enabled', 'torch.get_deterministic_debug_mode']);
+const ENV_READERS = new Set(['os.environ.get', 'os.getenv']);
+const TRUE_STRINGS = new Set(['1', 'true', 'True', 'TRUE', 'yes', 'on']);
+
+/** What a condition says about each branch: the then-branch and the else-branch. */
+interface Polarity {
+  then: GuardKind | undefined;
+  else: GuardKind | undefined;
+}
+
+const NEUTRAL: Polarity = { then: undefined, else: undefined };
+const DET: Polarity = { then: 'deterministic-branch', else: 'default-branch' };
+
+export class GuardFinder {
+  private readonly names: Set<string>;
+  private readonly memo = new Map<number, GuardKind>();
+
+  constructor(private readonly scope: ImportScope, extraNames: readonly string[] = []) {
+    this.names = new Set([...DEFAULT_GUARD_NAMES, ...extraNames]);
+  }
+
+  guardOf(node: Node): GuardKind {
+    let child = node;
+    for (let parent = node.parent; parent; child = parent, parent = parent.parent) {
+      const cached = this.memo.get(child.id);
+      if (cached !== undefined) return this.remember(node, cached);
+      const direct = this.branchGuard(parent, child);
+      if (direct) return this.remember(node, direct);
+      const early = this.earlyExitGuard(parent, child);
+      if (early) return this.remember(node, early);
+    }
+    return this.remember(node, 'none');
+  }
+
+  private remember(node: Node, kind: GuardKind): GuardKind {
+    this.memo.set(node.id, kind);
+    return kind;
+  }
+
+  /** The guard a branching parent puts on one of its children. */
+  private branchGuard(parent: Node, child: Node): GuardKind | undefined {
+    if (parent.type === 'if_statement' || parent.type === 'elif_clause') {
+      const condition = parent.childForFieldName('condition');
+      if (!condition || child.equals(condition)) return undefined;
+      const polarity = this.polarity(condition);
+      if (child.equals(parent.childForFieldName('consequence') ?? condition)) return polarity.then;
+      return polarity.else; // an elif_clause or else_clause of this if
+    }
+    if (parent.type === 'conditional_expression') {
+      // body if condition else alternative
+      const [body, condition, alternative] = parent.namedChildren;
+      if (!body || !condition || !alternative) return undefined;
+      const polarity = this.polarity(condition);
+      if (child.equals(body)) return polarity.then;
+      if (child.equals(alternative)) return polarity.else;
+    }
+    return undefined;
+  }
+
+  /** `if not det: return fast(x)` before `child` in the same block: the rest runs only when det. */
+  private earlyExitGuard(block: Node, child: Node): GuardKind | undefined {
+    if (block.type !== 'block' && block.type !== 'module') return undefined;
+    for (let sibling = child.previousNamedSibling; sibling; sibling = sibling.previousNamedSibling) {
+      if (sibling.type !== 'if_statement') continue;
+      if (sibling.childrenForFieldName('alternative').length > 0) continue;
+      if (!endsFlow(sibling.childForFieldName('consequence'))) continue;
+      const condition = sibling.childForFieldName('condition');
+      const polarity = condition ? this.polarity(condition) : NEUTRAL;
+      if (polarity.else) return polarity.else;
+    }
+    return undefined;
+  }
+
+  private polarity(raw: Node): Polarity {
+    const node = unparenthesize(raw);
+    if (node.type === 'not_operator') return swap(this.polarity(node.childForFieldName('argument') ?? node));
+    if (node.type === 'boolean_operator') {
+      const left = this.polarity(node.childForFieldName('left') ?? node);
+      const right = this.polarity(node.childForFieldName('right') ?? node);
+      const op = node.childForFieldName('operator')?.text;
+      // `a and b` is true only if both are; `a or b` is false only if both are.
+      if (op === 'and') return { then: left.then ?? right.then, else: left.else === right.else ? left.else : undefined };
+      return { then: left.then === right.then ? left.then : undefined, else: left.else ?? right.else };
+    }
+    if (node.type === 'comparison_operator') return this.comparison(node);
+    return this.isGuardAtom(node) ? DET : NEUTRAL;
+  }
+
+  private comparison(node: Node): Polarity {
+    const [left, right] = node.namedChildren;
+    const operator = node.children.find((c) => !c.isNamed)?.text;
+    if (!left || !right || node.namedChildCount !== 2) return NEUTRAL;
+    const value = literalValue(right);
+    const atom = this.polarity(left);
+    if (atom === NEUTRAL) return NEUTRAL;
+    const positive = value === true || (typeof value === 'string' && TRUE_STRINGS.has(value)) || value === 1 || value === 2;
+    const negative = value === false || value === null || value === 0 || value === '0' || value === '' || value === 'default';
+    let result: Polarity = NEUTRAL;
+    if (positive) result = atom;
+    else if (negative) result = swap(atom);
+    if (operator === '!=' || operator === 'is not') result = swap(result);
+    else if (operator !== '==' && operator !== 'is') return NEUTRAL;
+    return result;
+  }
+
+  private isGuardAtom(node: Node): boolean {
+    const parts = dottedParts(node);
+    if (parts) {
+      const qualified = this.scope.resolveExpression(node);
+      if (qualified === 'torch.backends.cudnn.deterministic') return true;
+      return this.names.has(parts[parts.length - 1]!);
+    }
+    if (node.type === 'call') {
+      const fn = node.childForFieldName('function');
+      const qualified = fn ? this.scope.resolveExpression(fn) : undefined;
+      if (qualified && GUARD_CALLS.has(qualified)) return true;
+      const first = callArguments(node).positional;
+      if (qualified && ENV_READERS.has(qualified)) return isDeterminismEnvName(literalValue(first[0]));
+      // getattr(args, "deterministic_mode", False)
+      if (fn?.text === 'getattr') {
+        const name = literalValue(first[1]);
+        return typeof name === 'string' && this.names.has(name);
+      }
+      return false;
+    }
+    if (node.type === 'subscript') {
+      const value = node.childForFieldName('value');
+      const key = node.childForFieldName('subscript');
+      return !!value && this.scope.resolveExpression(value) === 'os.environ' && isDeterminismEnvName(literalValue(key));
+    }
+    return false;
+  }
+}
+
+function swap(p: Polarity): Polarity {
+  return { then: p.else, else: p.then };
+}
+
+function isDeterminismEnvName(value: unknown): boolean {
+  return typeof value === 'string' && /DETERMINISTIC/i.test(value) && !/NONDETERMINISTIC/i.test(value);
+}

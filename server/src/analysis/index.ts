@@ -1,0 +1,72 @@
+// The analysis core's public face, shared by the CLI and the language server so both report the
+// same findings for the same text and settings.
+import type { Settings } from './config.js';
+import { Analyzer, FileAnalysis } from './engine.js';
+import { ModeSetting, programMode } from './facts.js';
+import { GrammarFiles, PythonParser } from './parse.js';
+import { resolveFindings } from './resolve.js';
+import { RULES } from './rules/index.js';
+import type { Rule } from './rules/rule.js';
+import type { DeterministicMode, Finding } from './types.js';
+
+export interface ProgramFile {
+  path: string;
+  text: string;
+  settings: Settings;
+}
+
+export interface CheckedFile {
+  path: string;
+  findings: Finding[];
+  syntaxErrors: FileAnalysis['syntaxErrors'];
+}
+
+export class Checker {
+  readonly rules: ReadonlyMap<string, Rule>;
+
+  private constructor(
+    readonly parser: PythonParser,
+    private readonly analyzer: Analyzer,
+  ) {
+    this.rules = new Map(analyzer.rules.map((r) => [r.id, r]));
+  }
+
+  static async create(grammar: GrammarFiles, rules: readonly Rule[] = RULES): Promise<Checker> {
+    const parser = await PythonParser.create(grammar);
+    return new Checker(parser, new Analyzer(parser, rules));
+  }
+
+  analyze(text: string, settings: Settings): FileAnalysis {
+    return this.analyzer.analyzeText(text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames });
+  }
+
+  analyzeTree(tree: Parameters<Analyzer['analyzeTree']>[0], text: string, settings: Settings): FileAnalysis {
+    return this.analyzer.analyzeTree(tree, text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames });
+  }
+
+  resolve(analysis: FileAnalysis, text: string, settings: Settings, mode: DeterministicMode): Finding[] {
+    return resolveFindings(analysis, text, { settings, mode, rules: this.rules });
+  }
+
+  /**
+   * Checks files that form one program: deterministic mode turned on in any of them (e.g. in
+   * train.py) applies to the ops in all of them (e.g. in model.py).
+   */
+  checkProgram(files: readonly ProgramFile[]): CheckedFile[] {
+    const analyses = files.map((f) => this.analyze(f.text, f.settings));
+    const detected = programMode(analyses.flatMap((a) => a.modeSettings));
+    return files.map((file, i) => ({
+      path: file.path,
+      findings: this.resolve(analyses[i]!, file.text, file.settings, effectiveMode(file.settings, detected)),
+      syntaxErrors: analyses[i]!.syntaxErrors,
+    }));
+  }
+}
+
+/** The `deterministic-mode` setting wins over what the code shows, unless it is 'auto'. */
+export function effectiveMode(settings: Settings, detected: DeterministicMode): DeterministicMode {
+  return settings.deterministicMode === 'auto' ? detected : settings.deterministicMode;
+}
+
+export type { ModeSetting };
+export { programMode };

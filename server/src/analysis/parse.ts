@@ -1,0 +1,69 @@
+// One parser per process. The grammar is the tree-sitter-python wasm shipped inside the pinned
+// npm package `tree-sitter-python` (see README "Where the grammar comes from"); the caller hands
+// in the file locations so the core itself does no path guessing.
+import { Edit, Language, Parser, Point, Tree } from 'web-tree-sitter';
+
+export interface GrammarFiles {
+  /** Directory that holds web-tree-sitter.wasm (the runtime). */
+  runtimeDir: string;
+  /** Path to tree-sitter-python.wasm, or its bytes. */
+  python: string | Uint8Array;
+}
+
+export interface TextChange {
+  /** UTF-16 offsets into the old text. */
+  start: number;
+  oldEnd: number;
+  newText: string;
+}
+
+export class PythonParser {
+  private constructor(private readonly parser: Parser) {}
+
+  static async create(files: GrammarFiles): Promise<PythonParser> {
+    await Parser.init({ locateFile: (name: string) => `${files.runtimeDir}/${name}` });
+    const language = await Language.load(files.python);
+    const parser = new Parser();
+    parser.setLanguage(language);
+    return new PythonParser(parser);
+  }
+
+  parse(text: string): Tree {
+    const tree = this.parser.parse(text);
+    if (!tree) throw new Error('tree-sitter returned no tree');
+    return tree;
+  }
+
+  /**
+   * Re-parses after one edit, reusing the unchanged parts of `oldTree` (the language server calls
+   * this on every keystroke). `oldTree` is edited in place and must not be used afterwards.
+   */
+  reparse(oldTree: Tree, oldText: string, change: TextChange): { tree: Tree; text: string } {
+    const text = oldText.slice(0, change.start) + change.newText + oldText.slice(change.oldEnd);
+    const newEnd = change.start + change.newText.length;
+    oldTree.edit(
+      new Edit({
+        startIndex: change.start,
+        oldEndIndex: change.oldEnd,
+        newEndIndex: newEnd,
+        startPosition: pointAt(oldText, change.start),
+        oldEndPosition: pointAt(oldText, change.oldEnd),
+        newEndPosition: pointAt(text, newEnd),
+      }),
+    );
+    const tree = this.parser.parse(text, oldTree);
+    if (!tree) throw new Error('tree-sitter returned no tree');
+    return { tree, text };
+  }
+}
+
+/** Row/column (UTF-16) of an offset; used only for edits, so a linear scan is fine. */
+export function pointAt(text: string, offset: number): Point {
+  let row = 0;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+    row++;
+    lineStart = i + 1;
+  }
+  return { row, column: offset - lineStart };
+}

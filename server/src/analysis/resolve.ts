@@ -1,0 +1,118 @@
+// Candidates → findings: pick each hit's outcome for the program's deterministic mode and its guard,
+// apply rule selection and severity overrides, honour suppressions and report the ones that are
+// unknown or unused, and offer a suppression fix on every finding.
+import { isRuleEnabled, Settings } from './config.js';
+import type { Candidate, FileAnalysis } from './engine.js';
+import type { ModeOutcome, Rule } from './rules/rule.js';
+import type { Suppression } from './suppressions.js';
+import { DeterministicMode, Finding, Fix, SEVERITY_RANK, compareRanges } from './types.js';
+
+export const UNKNOWN_SUPPRESSION = 'BX001';
+export const UNUSED_SUPPRESSION = 'BX002';
+
+export interface ResolveOptions {
+  settings: Settings;
+  mode: DeterministicMode;
+  rules: ReadonlyMap<string, Rule>;
+}
+
+export function resolveFindings(analysis: FileAnalysis, text: string, options: ResolveOptions): Finding[] {
+  const { settings, rules } = options;
+  const lines = text.split('\n');
+  const used = new Set<Suppression>();
+  const findings: Finding[] = [];
+  for (const candidate of analysis.candidates) {
+    if (!isRuleEnabled(candidate.rule.id, settings)) continue;
+    const outcome = pickOutcome(candidate, options.mode);
+    if (!outcome) continue;
+    const suppression = analysis.suppressions.find((s) => covers(s, candidate.rule.id, candidate.range.start.line));
+    if (suppression) {
+      used.add(suppression);
+      continue;
+    }
+    const severity = settings.severity[candidate.rule.id];
+    findings.push({
+      rule: candidate.rule.id,
+      name: candidate.rule.name,
+      severity: severity && severity !== 'off' ? severity : outcome.severity,
+      message: outcome.message,
+      range: candidate.range,
+      guard: candidate.guard,
+      fixes: [...candidate.fixes, ...(outcome.fixes ?? []), suppressionFix(candidate.rule.id, candidate.range.start.line, lines)],
+    });
+  }
+  for (const suppression of analysis.suppressions) {
+    for (const id of suppression.ids) {
+      if (!rules.has(id)) {
+        pushMeta(findings, rules, settings, UNKNOWN_SUPPRESSION, suppression, `\`${id}\` is not a bitexact rule, so this suppression does nothing; \`bitexact rules\` lists the ids.`);
+      }
+    }
+    const checkable = suppression.ids.length === 0 || suppression.ids.some((id) => rules.has(id) && isRuleEnabled(id, settings));
+    if (!used.has(suppression) && checkable && suppression.ids.every((id) => rules.has(id))) {
+      const what = suppression.ids.length ? suppression.ids.join(', ') : 'any rule';
+      pushMeta(findings, rules, settings, UNUSED_SUPPRESSION, suppression, `Unused suppression: nothing from ${what} is reported ${suppression.kind === 'file' ? 'in this file' : 'here'}; remove the comment.`);
+    }
+  }
+  return findings.sort((a, b) => compareRanges(a.range, b.range) || a.rule.localeCompare(b.rule));
+}
+
+function pickOutcome(candidate: Candidate, mode: DeterministicMode): ModeOutcome | undefined {
+  switch (candidate.guard) {
+    case 'none':
+      return candidate.outcomes[mode];
+    case 'default-branch': {
+      // The else of a determinism guard only runs when determinism is off, and the code already
+      // has a deterministic path: at most info.
+      const outcome = candidate.outcomes.off;
+      if (!outcome) return undefined;
+      return SEVERITY_RANK[outcome.severity] > SEVERITY_RANK.info ? { ...outcome, severity: 'info' } : outcome;
+    }
+    case 'deterministic-branch': {
+      // Only what breaks deterministic runs matters here: raising, or staying nondeterministic.
+      const outcome = candidate.outcomes.on;
+      return outcome?.severity === 'error' ? outcome : undefined;
+    }
+  }
+}
+
+function covers(s: Suppression, id: string, line: number): boolean {
+  if (s.ids.length > 0 && !s.ids.includes(id)) return false;
+  return s.kind === 'file' || s.lines.includes(line);
+}
+
+function pushMeta(findings: Finding[], rules: ReadonlyMap<string, Rule>, settings: Settings, id: string, s: Suppression, message: string): void {
+  const rule = rules.get(id);
+  if (!rule || !isRuleEnabled(id, settings)) return;
+  const severity = settings.severity[id];
+  findings.push({
+    rule: id,
+    name: rule.name,
+    severity: severity && severity !== 'off' ? severity : rule.defaultSeverity,
+    message,
+    range: s.range,
+    guard: 'none',
+    fixes: [{ title: 'Remove the suppression comment', safety: 'safe', edits: [{ range: s.range, newText: '' }] }],
+  });
+}
+
+/** Appends the id to an existing `# bitexact: ignore[...]` on the line, or adds a new comment. */
+function suppressionFix(id: string, line: number, lines: string[]): Fix {
+  const text = (lines[line] ?? '').replace(/\r$/, '');
+  const existing = /#\s*bitexact:\s*ignore\[([^\]]*)\]/.exec(text);
+  if (existing) {
+    const column = existing.index + existing[0].length - 1;
+    return {
+      title: `Suppress ${id} on this line`,
+      safety: 'safe',
+      isSuppression: true,
+      edits: [{ range: { start: { line, column }, end: { line, column } }, newText: `, ${id}` }],
+    };
+  }
+  const end = { line, column: text.length };
+  return {
+    title: `Suppress ${id} on this line`,
+    safety: 'safe',
+    isSuppression: true,
+    edits: [{ range: { start: end, end }, newText: `  # bitexact: ignore[${id}]` }],
+  };
+}

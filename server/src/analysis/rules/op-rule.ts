@@ -1,0 +1,155 @@
+// Builds a rule for a PyTorch op from a declarative spec: which callees, which variant of the op
+// applies (mode=, reduce=, accumulate=...), and per torch version what the op does by default and
+// under torch.use_deterministic_algorithms(True). The severity logic of DESIGN.md lives here once.
+import type { Node } from 'web-tree-sitter';
+import type { CallSite } from '../calls.js';
+import type { Fix } from '../types.js';
+import { formatTorchVersion, inRange } from '../version.js';
+import type { ModeOutcome, Outcomes, Rule, RuleContext, RuleFact } from './rule.js';
+
+/** varies: measured (or documented and not contradicted) to differ run to run;
+ *  documented: listed as nondeterministic but bitwise stable in every measured run; stable: neither. */
+export type ByDefault = 'varies' | 'documented' | 'stable';
+export type UnderMode = 'deterministic' | 'raises' | 'varies';
+
+export interface OpBehaviour {
+  /** Torch versions this holds for; the first matching entry of a variant wins. */
+  torch: string;
+  byDefault: ByDefault;
+  underMode: UnderMode;
+  source: 'measured' | 'docs';
+  /** Ground-truth case ('op | variant') for measured behaviour; tests check the claim against it. */
+  case?: string;
+  /** Slowdown of the deterministic path as measured, e.g. 4.63 (shown as "4.6× slower"). */
+  slowdown?: number;
+}
+
+export interface OpVariant {
+  /** Shown after the op name, e.g. 'mode="bilinear"'; '' for the plain op. */
+  label: string;
+  behaviours: OpBehaviour[];
+}
+
+export interface OpRuleSpec {
+  id: string;
+  name: string;
+  summary: string;
+  /** Markdown: rationale and examples; the facts table is appended from `variants`. */
+  docs: string;
+  calls: string[];
+  /** Extra text triggers beyond the callees' own names. */
+  triggers?: string[];
+  /** Why it is nondeterministic, as a clause: "adds floats with atomics, so ...". */
+  why: string;
+  /** The deterministic alternative to name when the mode cannot help (raises or still varies). */
+  alternative: string;
+  /** Only the backward pass is affected: silent under no_grad/inference_mode. */
+  backwardOnly?: boolean;
+  /** The tensor whose dtype decides exactness: integer accumulation is exact. */
+  accumulator?: (call: CallSite) => Node | undefined;
+  /** Which variant applies to this call; undefined means the call is not a hazard. */
+  variant?: (call: CallSite, ctx: RuleContext) => string | undefined;
+  variants: Record<string, OpVariant>;
+  fixes?: (call: CallSite, ctx: RuleContext) => Fix[];
+}
+
+const MODE_CALL = 'torch.use_deterministic_algorithms(True)';
+
+export function defineOpRule(spec: OpRuleSpec): Rule {
+  const calls = spec.calls;
+  const triggers = [...new Set([...calls.map((c) => c.slice(c.lastIndexOf('.') + 1)), ...(spec.triggers ?? [])])];
+  return {
+    id: spec.id,
+    name: spec.name,
+    family: 'torch-op',
+    defaultSeverity: 'warning',
+    summary: spec.summary,
+    docs: spec.docs,
+    facts: factsOf(spec),
+    triggers,
+    calls,
+    onCall(call, ctx) {
+      const key = spec.variant ? spec.variant(call, ctx) : 'default';
+      if (key === undefined) return;
+      const variant = spec.variants[key];
+      if (!variant) throw new Error(`${spec.id}: variant '${key}' is not declared`);
+      const behaviour = variant.behaviours.find((b) => inRange(ctx.torchVersion, b.torch));
+      if (!behaviour) return;
+      if (spec.backwardOnly && ctx.runsWithoutGrad(call.node)) return;
+      const exact = spec.accumulator && ctx.values.of(spec.accumulator(call)).dtype === 'int';
+      const byDefault: ByDefault = exact && behaviour.byDefault !== 'stable' ? 'stable' : behaviour.byDefault;
+      const outcomes = outcomesFor(spec, { ...behaviour, byDefault }, opDisplay(call, variant.label), formatTorchVersion(ctx.torchVersion), !!exact);
+      if (Object.keys(outcomes).length > 0) ctx.report({ node: call.node, outcomes, fixes: spec.fixes?.(call, ctx) ?? [] });
+    },
+  };
+}
+
+function opDisplay(call: CallSite, label: string): string {
+  const fn = call.node.childForFieldName('function');
+  const name = call.receiver ? `.${call.callee.slice('Tensor.'.length)}` : (fn?.text ?? call.callee);
+  return `\`${name}\`${label ? ` with ${label}` : ''}`;
+}
+
+function costText(b: OpBehaviour, version: string): string {
+  if (b.slowdown === undefined) return '';
+  return ` (${b.slowdown.toFixed(1)}× slower, measured on an H200 with torch ${b.source === 'measured' ? '2.11' : version})`;
+}
+
+function outcomesFor(spec: OpRuleSpec, b: OpBehaviour, op: string, version: string, exact: boolean): Outcomes {
+  const outcomes: Outcomes = {};
+  const why = `${op} ${spec.why}`;
+  if (b.byDefault === 'varies') {
+    const remedy =
+      b.underMode === 'deterministic'
+        ? `${MODE_CALL} makes it reproducible${costText(b, version)}`
+        : b.underMode === 'raises'
+          ? `${MODE_CALL} raises on it, so ${spec.alternative}`
+          : `${MODE_CALL} does not fix it, so ${spec.alternative}`;
+    outcomes.off = { severity: 'warning', message: `${why}; ${remedy}.` };
+  } else if (b.byDefault === 'documented') {
+    outcomes.off = {
+      severity: 'info',
+      message: `${why} per the PyTorch docs, though it was bitwise stable in every measured run on an H200 (torch 2.11); ${spec.alternative}.`,
+    };
+  }
+  if (b.underMode === 'raises') {
+    const raise: ModeOutcome = {
+      severity: 'error',
+      message: `${op} raises RuntimeError under ${MODE_CALL} in torch ${version}: it has no deterministic implementation${exact ? ' (even for integer dtypes)' : ''}; ${spec.alternative}.`,
+    };
+    outcomes.on = raise;
+    if (outcomes.off) {
+      outcomes.warn = {
+        severity: outcomes.off.severity,
+        message: `${why}; warn_only=True only warns here and keeps the nondeterministic kernel, so ${spec.alternative}.`,
+      };
+    }
+  } else if (b.underMode === 'varies' && b.byDefault !== 'stable') {
+    const stays: ModeOutcome = {
+      severity: 'error',
+      message: `${why}, and it stays nondeterministic under ${MODE_CALL} without any error or warning (measured, torch 2.11); ${spec.alternative}.`,
+    };
+    outcomes.on = stays;
+    outcomes.warn = stays;
+  }
+  return outcomes;
+}
+
+function factsOf(spec: OpRuleSpec): RuleFact[] {
+  const facts: RuleFact[] = [];
+  for (const variant of Object.values(spec.variants)) {
+    for (const b of variant.behaviours) {
+      const byDefault = { varies: 'varies run to run', documented: 'documented as nondeterministic, measured stable', stable: 'deterministic' }[b.byDefault];
+      const underMode = { deterministic: 'deterministic', raises: 'raises RuntimeError', varies: 'still varies, silently' }[b.underMode];
+      const cost = b.slowdown !== undefined ? `; deterministic path ${b.slowdown.toFixed(2)}× the default time` : '';
+      facts.push({
+        torch: b.torch,
+        source: b.source,
+        case: b.case,
+        claims: b.case ? { variesByDefault: b.byDefault === 'varies', underMode: b.underMode, slowdown: b.slowdown } : undefined,
+        text: `${variant.label || 'default'}: by default ${byDefault}; under deterministic mode ${underMode}${cost}`,
+      });
+    }
+  }
+  return facts;
+}

@@ -1,0 +1,85 @@
+// The shape of a rule. One rule is one file under rules/<family>/ that exports a `Rule`;
+// rules/index.ts lists them. Op rules are built with defineOpRule (op-rule.ts).
+import type { Node } from 'web-tree-sitter';
+import type { CallSite } from '../calls.js';
+import type { ImportScope } from '../scope.js';
+import type { DeterministicMode, Fix, GuardKind, Range, Severity } from '../types.js';
+import type { ValueHints } from '../values.js';
+import type { TorchVersion } from '../version.js';
+
+export type RuleFamily = 'meta' | 'torch-op' | 'config';
+
+/** A versioned fact a rule relies on, shown in its doc page. */
+export interface RuleFact {
+  /** Torch versions the fact holds for, e.g. '>=2.11' ('' = all). */
+  torch: string;
+  /** 'measured': ../ground-truth on an H200; 'docs': PyTorch's docstring or docs for that version. */
+  source: 'measured' | 'docs';
+  text: string;
+  /** For measured facts: the ground-truth case ('op | variant') the text is taken from. */
+  case?: string;
+  /** Machine-checkable form of a measured op fact; test/rules.meta.test.ts checks it against the case. */
+  claims?: { variesByDefault: boolean; underMode: 'deterministic' | 'raises' | 'varies'; slowdown?: number };
+}
+
+/** What one hit means when deterministic mode is off, on, or warn-only. Absent: no finding. */
+export interface ModeOutcome {
+  severity: Severity;
+  message: string;
+  /** Fixes that only make sense in this mode; added to the hit's own fixes. */
+  fixes?: Fix[];
+}
+
+export type Outcomes = Partial<Record<DeterministicMode, ModeOutcome>>;
+
+/** The same outcome whatever the mode (configuration rules). */
+export function always(severity: Severity, message: string): Outcomes {
+  const outcome = { severity, message };
+  return { off: outcome, on: outcome, warn: outcome };
+}
+
+export interface Hit {
+  node?: Node;
+  range?: Range;
+  outcomes: Outcomes;
+  fixes?: Fix[];
+  /** Guard override; by default the guard around `node` is used. */
+  guard?: GuardKind;
+}
+
+export interface RuleContext {
+  readonly text: string;
+  readonly scope: ImportScope;
+  readonly values: ValueHints;
+  readonly torchVersion: TorchVersion;
+  guardOf(node: Node): GuardKind;
+  runsWithoutGrad(node: Node): boolean;
+  report(hit: Hit): void;
+}
+
+export interface AssignmentSite {
+  node: Node;
+  /** Canonical dotted name of the target (`torch.backends.cudnn.benchmark`), if it resolves. */
+  target?: string;
+  left: Node;
+  right: Node;
+}
+
+export interface Rule {
+  id: string;
+  name: string;
+  family: RuleFamily;
+  /** Typical severity of a hit (SARIF default level, docs). */
+  defaultSeverity: Severity;
+  /** One line: what the rule finds. */
+  summary: string;
+  /** Markdown body of `bitexact rule ID`: why, the deterministic alternative, its cost, examples. */
+  docs: string;
+  facts: readonly RuleFact[];
+  /** Substrings of which at least one must occur in a file for the rule to match anything. */
+  triggers: readonly string[];
+  /** Canonical callees this rule inspects (see CallSite.callee). */
+  calls?: readonly string[];
+  onCall?(call: CallSite, ctx: RuleContext): void;
+  onAssignment?(site: AssignmentSite, ctx: RuleContext): void;
+}

@@ -1,0 +1,111 @@
+// Import and alias resolution: turns `th.nn.functional.interpolate`, `Fn.interpolate` or a
+// `from torch import scatter_add as sa` name into one canonical dotted name, so that rules match
+// what the code calls, not how it spells it. Resolution is flow-insensitive within a file: Python
+// code that rebinds `torch` or `F` to something else is rare enough not to pay for flow analysis.
+import type { Node } from 'web-tree-sitter';
+import { dottedParts } from './syntax.js';
+
+/** Roots of modules whose attributes are never tensors (so `np.take(...)` is not `Tensor.take`). */
+const NON_TENSOR_MODULES = new Set([
+  'numpy', 'pandas', 'math', 'cmath', 'random', 'os', 'sys', 'time', 'json', 're', 'jax', 'tensorflow',
+  'scipy', 'sklearn', 'statistics', 'itertools', 'functools', 'collections', 'operator', 'heapq',
+  'bisect', 'glob', 'pathlib', 'shutil', 'subprocess', 'logging', 'argparse', 'typing', 'datetime',
+  'threading', 'multiprocessing', 'queue', 'asyncio', 'builtins', 'string', 'struct', 'copy', 'pickle',
+  'triton', 'cupy', 'transformers', 'lightning', 'pytorch_lightning', 'megatron', 'deepspeed',
+]);
+
+/** Re-export paths that name the same object as a shorter public one. */
+const CANONICAL_PREFIXES: Array<[RegExp, string]> = [
+  [/^torch\.nn\.modules(?:\.\w+)?\.(\w+)$/, 'torch.nn.$1'],
+  [/^torch\.nn\.functional\.(\w+)$/, 'torch.nn.functional.$1'],
+  [/^torch\.functional\.(\w+)$/, 'torch.$1'],
+  [/^torch\._C\._VariableFunctions\.(\w+)$/, 'torch.$1'],
+  [/^torch\._C\._nn\.(\w+)$/, 'torch.nn.functional.$1'],
+  [/^torch\.Tensor\.(\w+)$/, 'Tensor.$1'],
+  [/^torch\.backends\.cudnn\.(\w+)$/, 'torch.backends.cudnn.$1'],
+];
+
+export function canonicalName(qualified: string): string {
+  for (const [pattern, replacement] of CANONICAL_PREFIXES) {
+    if (pattern.test(qualified)) return qualified.replace(pattern, replacement);
+  }
+  return qualified;
+}
+
+export class ImportScope {
+  /** Local name → fully qualified dotted name it stands for. */
+  private readonly bindings = new Map<string, string>();
+  /** Names bound more than once to different things: never resolved. */
+  private readonly ambiguous = new Set<string>();
+
+  addImport(node: Node): void {
+    if (node.type === 'import_statement') {
+      for (const child of node.namedChildren) {
+        if (child.type === 'dotted_name') {
+          const root = child.text.split('.')[0]!.trim();
+          this.bind(root, root);
+        } else if (child.type === 'aliased_import') {
+          const name = child.childForFieldName('name')?.text;
+          const alias = child.childForFieldName('alias')?.text;
+          if (name && alias) this.bind(alias, compact(name));
+        }
+      }
+      return;
+    }
+    if (node.type !== 'import_from_statement') return;
+    const moduleNode = node.childForFieldName('module_name');
+    if (!moduleNode || moduleNode.type === 'relative_import') return;
+    const moduleName = compact(moduleNode.text);
+    for (const child of node.childrenForFieldName('name')) {
+      if (child.type === 'dotted_name') this.bind(compact(child.text), `${moduleName}.${compact(child.text)}`);
+      else if (child.type === 'aliased_import') {
+        const name = child.childForFieldName('name')?.text;
+        const alias = child.childForFieldName('alias')?.text;
+        if (name && alias) this.bind(alias, `${moduleName}.${compact(name)}`);
+      }
+    }
+  }
+
+  /** `F = torch.nn.functional` style aliases; anything else assigned to a bound name shadows it. */
+  addAssignment(left: Node, right: Node | null): void {
+    if (left.type !== 'identifier') return;
+    const target = right ? this.resolveExpression(right) : undefined;
+    if (target && isLibraryName(target)) this.bind(left.text, target);
+    else if (this.bindings.has(left.text)) this.shadow(left.text);
+  }
+
+  /** Fully qualified name of a dotted expression rooted in an import, else undefined. */
+  resolveExpression(node: Node): string | undefined {
+    const parts = dottedParts(node);
+    if (!parts) return undefined;
+    const [root, ...rest] = parts;
+    if (root === undefined || this.ambiguous.has(root)) return undefined;
+    const base = this.bindings.get(root);
+    if (base === undefined) return undefined;
+    return canonicalName([base, ...rest].join('.'));
+  }
+
+  isNonTensorModule(qualified: string): boolean {
+    return NON_TENSOR_MODULES.has(qualified.split('.')[0]!);
+  }
+
+  private bind(name: string, target: string): void {
+    const previous = this.bindings.get(name);
+    if (previous !== undefined && previous !== target) this.shadow(name);
+    else if (!this.ambiguous.has(name)) this.bindings.set(name, target);
+  }
+
+  private shadow(name: string): void {
+    this.bindings.delete(name);
+    this.ambiguous.add(name);
+  }
+}
+
+function compact(dotted: string): string {
+  return dotted.replace(/\s+/g, '');
+}
+
+function isLibraryName(qualified: string): boolean {
+  const root = qualified.split('.')[0]!;
+  return root === 'torch' || root === 'Tensor' || NON_TENSOR_MODULES.has(root);
+}

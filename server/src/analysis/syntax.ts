@@ -1,0 +1,142 @@
+// Small readers over tree-sitter-python nodes: call arguments, literals, dotted names, ranges.
+import type { Node } from 'web-tree-sitter';
+import type { Range } from './types.js';
+
+export type Literal = string | number | boolean | null;
+
+export interface CallArguments {
+  positional: Node[];
+  keywords: Map<string, Node>;
+  /** True when the call uses *args or **kwargs: a missing argument may still be passed. */
+  hasSplat: boolean;
+}
+
+export function rangeOf(node: Node): Range {
+  return {
+    start: { line: node.startPosition.row, column: node.startPosition.column },
+    end: { line: node.endPosition.row, column: node.endPosition.column },
+  };
+}
+
+export function callArguments(call: Node): CallArguments {
+  const result: CallArguments = { positional: [], keywords: new Map(), hasSplat: false };
+  const list = call.childForFieldName('arguments');
+  if (!list || list.type !== 'argument_list') {
+    // `f(x for x in y)`: a bare generator is the one positional argument.
+    if (list) result.positional.push(list);
+    return result;
+  }
+  for (const child of list.namedChildren) {
+    if (!child) continue;
+    if (child.type === 'keyword_argument') {
+      const name = child.childForFieldName('name');
+      const value = child.childForFieldName('value');
+      if (name && value) result.keywords.set(name.text, value);
+    } else if (child.type === 'list_splat' || child.type === 'dictionary_splat') {
+      result.hasSplat = true;
+    } else if (child.type !== 'comment') {
+      result.positional.push(child);
+    }
+  }
+  return result;
+}
+
+/** The argument passed by keyword `name` or at `index`, as PyTorch signatures accept both. */
+export function argument(args: CallArguments, index: number, name?: string): Node | undefined {
+  if (name !== undefined) {
+    const byName = args.keywords.get(name);
+    if (byName) return byName;
+  }
+  return index >= 0 ? args.positional[index] : undefined;
+}
+
+/** The value of a constant expression, or undefined when it is not a plain literal. */
+export function literalValue(node: Node | undefined | null): Literal | undefined {
+  if (!node) return undefined;
+  switch (node.type) {
+    case 'true':
+      return true;
+    case 'false':
+      return false;
+    case 'none':
+      return null;
+    case 'integer': {
+      const n = Number(node.text.replace(/_/g, '').toLowerCase().replace(/l$/, ''));
+      return Number.isFinite(n) ? n : undefined;
+    }
+    case 'float': {
+      const n = Number(node.text.replace(/_/g, ''));
+      return Number.isFinite(n) ? n : undefined;
+    }
+    case 'string':
+      return stringValue(node);
+    case 'concatenated_string': {
+      let out = '';
+      for (const part of node.namedChildren) {
+        const v = part ? stringValue(part) : undefined;
+        if (v === undefined) return undefined;
+        out += v;
+      }
+      return out;
+    }
+    case 'unary_operator': {
+      const operand = literalValue(node.childForFieldName('argument'));
+      const op = node.childForFieldName('operator')?.text;
+      if (typeof operand === 'number' && op === '-') return -operand;
+      if (typeof operand === 'number' && op === '+') return operand;
+      return undefined;
+    }
+    case 'parenthesized_expression':
+      return literalValue(node.namedChildren[0]);
+    default:
+      return undefined;
+  }
+}
+
+/** Text of a string literal without interpolation; undefined for f-strings with fields. */
+function stringValue(node: Node): string | undefined {
+  let out = '';
+  for (const child of node.namedChildren) {
+    if (!child) continue;
+    if (child.type === 'interpolation') return undefined;
+    if (child.type === 'string_content') out += child.text;
+    else if (child.type === 'escape_sequence') out += unescape(child.text);
+  }
+  return out;
+}
+
+function unescape(seq: string): string {
+  const simple: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', '0': '\0' };
+  return simple[seq.slice(1)] ?? seq;
+}
+
+/** `a.b.c` → ['a', 'b', 'c']; anything that is not a plain dotted name → undefined. */
+export function dottedParts(node: Node | null | undefined): string[] | undefined {
+  if (!node) return undefined;
+  if (node.type === 'identifier') return [node.text];
+  if (node.type === 'attribute') {
+    const object = dottedParts(node.childForFieldName('object'));
+    const attribute = node.childForFieldName('attribute');
+    return object && attribute ? [...object, attribute.text] : undefined;
+  }
+  return undefined;
+}
+
+/** Strips redundant parentheses around an expression. */
+export function unparenthesize(node: Node): Node {
+  let current = node;
+  while (current.type === 'parenthesized_expression' && current.namedChildCount === 1) {
+    const inner = current.namedChildren[0];
+    if (!inner) break;
+    current = inner;
+  }
+  return current;
+}
+
+/** Statement types after which the rest of a block does not run. */
+export function endsFlow(block: Node | null): boolean {
+  if (!block) return false;
+  const statements = block.namedChildren.filter((c) => c.type !== 'comment');
+  const last = statements[statements.length - 1];
+  return !!last && ['return_statement', 'raise_statement', 'continue_statement', 'break_statement'].includes(last.type);
+}

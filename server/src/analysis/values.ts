@@ -1,0 +1,186 @@
+// Cheap, local facts about values: the dtype class of a tensor expression (integer accumulation
+// is exact, so scatter/index adds on integers are not a value hazard), whether it is a NumPy
+// array, its rank and whether it is sparse. Names are followed to their nearest earlier
+// assignment in the same function; anything more is "unknown", never a guess.
+import type { Node } from 'web-tree-sitter';
+import type { ImportScope } from './scope.js';
+import { argument, callArguments, literalValue, unparenthesize } from './syntax.js';
+
+export type DTypeClass = 'int' | 'float' | 'unknown';
+
+export interface ValueHint {
+  dtype: DTypeClass;
+  /** 'numpy' for NumPy/pandas values: CPU, never a torch kernel. */
+  origin: 'torch' | 'numpy' | 'unknown';
+  rank?: number;
+  sparse?: boolean;
+}
+
+const UNKNOWN: ValueHint = { dtype: 'unknown', origin: 'unknown' };
+
+const INT_DTYPES = /^(u?int(8|16|32|64)|long|int|short|bool|uint8|int8|byte|char)$/;
+const FLOAT_DTYPES = /^(float(16|32|64)?|double|half|bfloat16|complex(32|64|128)?|cfloat|cdouble|float8_\w+)$/;
+const INT_METHODS = new Set(['long', 'int', 'short', 'byte', 'char', 'bool', 'argmax', 'argmin', 'argsort', 'nonzero']);
+const FLOAT_METHODS = new Set(['float', 'half', 'double', 'bfloat16']);
+const INT_FACTORIES = new Set(['randint', 'randperm', 'argsort', 'argmax', 'argmin', 'nonzero', 'bincount', 'searchsorted', 'bucketize', 'randint_like']);
+const FLOAT_FACTORIES = new Set(['randn', 'rand', 'randn_like', 'rand_like', 'normal', 'linspace', 'logspace', 'zeros', 'ones', 'empty', 'eye']);
+const LIKE_FACTORIES = new Set(['zeros_like', 'ones_like', 'empty_like', 'clone', 'abs', 'neg']);
+const SHAPE_METHODS = new Set(['view', 'reshape', 'expand', 'permute', 'new_zeros', 'new_empty', 'new_ones']);
+const SPARSE_MAKERS = /(^|\.)(to_sparse(_csr|_csc|_coo|_bsr|_bsc)?|sparse_(coo|csr|csc|bsr|bsc|compressed)_tensor)$/;
+const SCOPE_TYPES = new Set(['function_definition', 'lambda', 'class_definition', 'module']);
+
+interface Binding {
+  name: string;
+  /** undefined: bound by unpacking or a loop; the value is unknown. */
+  value: Node | undefined;
+  end: number;
+}
+
+export class ValueHints {
+  private readonly bindings = new Map<number, Binding[]>();
+  private readonly memo = new Map<number, ValueHint>();
+
+  constructor(private readonly scope: ImportScope) {}
+
+  /** Records `name = value` (the engine feeds every assignment in source order). */
+  addAssignment(assignment: Node): void {
+    const left = assignment.childForFieldName('left');
+    if (!left) return;
+    const right = assignment.childForFieldName('right') ?? undefined;
+    const scopeId = scopeOf(assignment).id;
+    const list = this.bindings.get(scopeId) ?? [];
+    if (left.type === 'identifier') list.push({ name: left.text, value: right, end: assignment.endIndex });
+    else for (const id of left.descendantsOfType('identifier')) list.push({ name: id.text, value: undefined, end: assignment.endIndex });
+    this.bindings.set(scopeId, list);
+  }
+
+  of(node: Node | undefined): ValueHint {
+    if (!node) return UNKNOWN;
+    const cached = this.memo.get(node.id);
+    if (cached) return cached;
+    this.memo.set(node.id, UNKNOWN); // cuts cycles such as x = x.float()
+    const hint = this.compute(unparenthesize(node));
+    this.memo.set(node.id, hint);
+    return hint;
+  }
+
+  private compute(node: Node): ValueHint {
+    switch (node.type) {
+      case 'identifier':
+        return this.of(this.definitionOf(node));
+      case 'integer':
+        return { dtype: 'int', origin: 'unknown' };
+      case 'float':
+        return { dtype: 'float', origin: 'unknown' };
+      case 'binary_operator':
+        return this.binary(node);
+      case 'call':
+        return this.call(node);
+      default:
+        return UNKNOWN;
+    }
+  }
+
+  private definitionOf(identifier: Node): Node | undefined {
+    const list = this.bindings.get(scopeOf(identifier).id);
+    if (!list) return undefined;
+    let found: Binding | undefined;
+    for (const binding of list) {
+      if (binding.end <= identifier.startIndex && binding.name === identifier.text) found = binding;
+    }
+    return found?.value;
+  }
+
+  private binary(node: Node): ValueHint {
+    const left = this.of(node.childForFieldName('left') ?? undefined);
+    const right = this.of(node.childForFieldName('right') ?? undefined);
+    const op = node.childForFieldName('operator')?.text;
+    if (op === '/') return { dtype: 'float', origin: left.origin };
+    const dtype = left.dtype === 'float' || right.dtype === 'float' ? 'float' : left.dtype === 'int' && right.dtype === 'int' ? 'int' : 'unknown';
+    return { dtype, origin: left.origin === 'unknown' ? right.origin : left.origin, rank: left.rank ?? right.rank };
+  }
+
+  private call(node: Node): ValueHint {
+    const fn = node.childForFieldName('function');
+    if (!fn) return UNKNOWN;
+    const args = callArguments(node);
+    const explicit = this.dtypeArgument(args.keywords.get('dtype'));
+    const qualified = this.scope.resolveExpression(fn);
+    if (qualified !== undefined) {
+      const origin = qualified.startsWith('torch.') ? 'torch' : this.scope.isNonTensorModule(qualified) ? 'numpy' : 'unknown';
+      const name = qualified.slice(qualified.lastIndexOf('.') + 1);
+      const sparse = SPARSE_MAKERS.test(qualified) || undefined;
+      return { dtype: explicit ?? this.factoryDtype(name, args), origin, rank: factoryRank(name, args), sparse };
+    }
+    if (fn.type !== 'attribute') return UNKNOWN;
+    const method = fn.childForFieldName('attribute')?.text ?? '';
+    const base = this.of(fn.childForFieldName('object') ?? undefined);
+    if (SPARSE_MAKERS.test(method)) return { ...base, sparse: true };
+    let dtype: DTypeClass = explicit ?? base.dtype;
+    if (INT_METHODS.has(method)) dtype = 'int';
+    else if (FLOAT_METHODS.has(method)) dtype = 'float';
+    else if (method === 'to' || method === 'type') dtype = this.dtypeArgument(argument(args, 0, 'dtype')) ?? base.dtype;
+    let rank = base.rank;
+    if (SHAPE_METHODS.has(method)) rank = shapeRank(args);
+    else if (method === 'unsqueeze' && rank !== undefined) rank++;
+    return { dtype, origin: base.origin, rank, sparse: base.sparse };
+  }
+
+  private dtypeArgument(node: Node | undefined): DTypeClass | undefined {
+    if (!node) return undefined;
+    const qualified = this.scope.resolveExpression(node);
+    if (!qualified?.startsWith('torch.')) return undefined;
+    const name = qualified.slice('torch.'.length);
+    if (INT_DTYPES.test(name)) return 'int';
+    if (FLOAT_DTYPES.test(name)) return 'float';
+    return undefined;
+  }
+
+  private factoryDtype(name: string, args: ReturnType<typeof callArguments>): DTypeClass {
+    if (INT_FACTORIES.has(name)) return 'int';
+    if (FLOAT_FACTORIES.has(name)) return 'float';
+    if (LIKE_FACTORIES.has(name)) return this.of(args.positional[0]).dtype;
+    if (name === 'arange') {
+      return args.positional.every((a) => Number.isInteger(literalValue(a)) || this.of(a).dtype === 'int') ? 'int' : 'unknown';
+    }
+    if (name === 'full') return this.of(argument(args, 1, 'fill_value')).dtype;
+    if (name === 'tensor' || name === 'as_tensor') return listDtype(args.positional[0]);
+    return 'unknown';
+  }
+}
+
+function scopeOf(node: Node): Node {
+  let current = node.parent;
+  while (current && !SCOPE_TYPES.has(current.type)) current = current.parent;
+  return current ?? node;
+}
+
+function factoryRank(name: string, args: ReturnType<typeof callArguments>): number | undefined {
+  if (!/^(randn|rand|zeros|ones|empty|full|randint)$/.test(name)) return undefined;
+  if (name === 'full') return tupleLength(args.positional[0]);
+  if (name === 'randint') return tupleLength(argument(args, 2, 'size') ?? argument(args, 1, 'size'));
+  return shapeRank(args);
+}
+
+/** Rank given by shape arguments: `view(a, b, c)` or `view((a, b, c))`. */
+function shapeRank(args: ReturnType<typeof callArguments>): number | undefined {
+  if (args.hasSplat || args.positional.length === 0) return undefined;
+  if (args.positional.length === 1) return tupleLength(args.positional[0]) ?? (args.positional[0]?.type === 'integer' ? 1 : undefined);
+  return args.positional.length;
+}
+
+function tupleLength(node: Node | undefined): number | undefined {
+  if (!node || (node.type !== 'tuple' && node.type !== 'list')) return undefined;
+  if (node.namedChildren.some((c) => c.type === 'list_splat')) return undefined;
+  return node.namedChildCount;
+}
+
+function listDtype(node: Node | undefined): DTypeClass {
+  if (!node) return 'unknown';
+  if (node.type === 'integer' || node.type === 'true' || node.type === 'false') return 'int';
+  if (node.type === 'float') return 'float';
+  if (node.type !== 'list' && node.type !== 'tuple') return 'unknown';
+  const kinds = new Set(node.namedChildren.map((c) => listDtype(c)));
+  if (kinds.has('float')) return 'float';
+  return kinds.size === 1 && kinds.has('int') ? 'int' : 'unknown';
+}

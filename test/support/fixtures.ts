@@ -1,0 +1,40 @@
+// Inline expectations in rule fixtures:
+//   x.scatter_add_(0, i, s)  # expect: BX102 warning
+//   y = f(x)                 # expect: BX123 info default-branch, BX001 hint
+// and an optional header line `# fixture: deterministic-mode=on torch-version=2.10 guard-names=a,b`.
+import { parseTorchVersion } from '../../server/src/analysis/version.js';
+import type { SettingsOverrides } from '../../server/src/analysis/config.js';
+
+export interface Expectation {
+  line: number; // 1-based
+  rule: string;
+  severity: string;
+  guard?: string;
+}
+
+export function parseExpectations(text: string): Expectation[] {
+  const out: Expectation[] = [];
+  text.split('\n').forEach((lineText, i) => {
+    const match = /#\s*expect:\s*(.+)$/.exec(lineText);
+    if (!match) return;
+    for (const item of match[1]!.split(',')) {
+      const [rule, severity, guard] = item.trim().split(/\s+/);
+      if (!rule || !severity || !/^BX\d{3}$/.test(rule)) throw new Error(`line ${i + 1}: bad expectation '${item.trim()}'`);
+      out.push({ line: i + 1, rule, severity, guard });
+    }
+  });
+  return out;
+}
+
+export function parseFixtureHeader(text: string): SettingsOverrides {
+  const match = /^#\s*fixture:(.*)$/m.exec(text);
+  const overrides: SettingsOverrides = {};
+  for (const pair of match?.[1]?.trim().split(/\s+/).filter(Boolean) ?? []) {
+    const [key, value = ''] = pair.split('=');
+    if (key === 'deterministic-mode') overrides.deterministicMode = value as 'on' | 'off' | 'auto';
+    else if (key === 'torch-version') overrides.torchVersion = parseTorchVersion(value);
+    else if (key === 'guard-names') overrides.guardNames = value.split(',');
+    else throw new Error(`unknown fixture header key '${key}'`);
+  }
+  return overrides;
+}
