@@ -1,10 +1,12 @@
-// Every rule, in id order. Adding a rule: copy a file in the family folder, edit it, list it here,
-// and add its fixture under test/fixtures/rules/.
+// Every rule, sorted by id. Adding a rule: copy a file in its family folder, edit it, list it in
+// that folder's group file, and add its fixture under test/fixtures/rules/.
+import { CONFIG_RULES } from './config/group.js';
+import { META_RULES } from './meta/group.js';
+import { ACCUMULATION_RULES } from './torch/accumulation-group.js';
+import { KERNEL_RULES } from './torch/kernel-group.js';
+import { ORDERING_RULES } from './torch/ordering-group.js';
 import type { Rule } from './rule.js';
-import BX001 from './meta/BX001-unknown-suppression.js';
-import BX002 from './meta/BX002-unused-suppression.js';
-import BX101 from './torch/BX101-index-add.js';
-import BX102 from './torch/BX102-scatter-add.js';
-import BX201 from './config/BX201-cudnn-benchmark.js';
 
-export const RULES: readonly Rule[] = [BX001, BX002, BX101, BX102, BX201];
+export const RULES: readonly Rule[] = [...META_RULES, ...ACCUMULATION_RULES, ...KERNEL_RULES, ...ORDERING_RULES, ...CONFIG_RULES].sort((a, b) =>
+  a.id.localeCompare(b.id),
+);
