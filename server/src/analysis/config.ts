@@ -50,19 +50,26 @@ export class ConfigError extends Error {}
 
 /** The `[tool.bitexact]` table of a pyproject.toml, or undefined when the file has none. */
 export function parsePyproject(text: string, source: string): SettingsOverrides | undefined {
-  let document: Record<string, unknown>;
-  try {
-    document = parseToml(text) as Record<string, unknown>;
-  } catch (error) {
-    throw new ConfigError(`${source}: invalid TOML: ${(error as Error).message.split('\n')[0]}`);
-  }
-  const tool = document['tool'] as Record<string, unknown> | undefined;
+  const tool = parseTomlText(text, source)['tool'] as Record<string, unknown> | undefined;
   const table = tool?.['bitexact'];
   if (table === undefined) return undefined;
   return parseSettingsTable(table, `${source}: [tool.bitexact]`);
 }
 
-export function parseSettingsTable(table: unknown, source: string): SettingsOverrides {
+/** A standalone bitexact TOML file (`--config bitexact.toml`): the table's keys at top level. */
+export function parseStandaloneConfig(text: string, source: string): SettingsOverrides {
+  return parseSettingsTable(parseTomlText(text, source), source);
+}
+
+function parseTomlText(text: string, source: string): Record<string, unknown> {
+  try {
+    return parseToml(text) as Record<string, unknown>;
+  } catch (error) {
+    throw new ConfigError(`${source}: invalid TOML: ${(error as Error).message.split('\n')[0]}`);
+  }
+}
+
+function parseSettingsTable(table: unknown, source: string): SettingsOverrides {
   const parsed = fileSchema.safeParse(table);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

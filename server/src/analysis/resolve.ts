@@ -65,7 +65,8 @@ function pickOutcome(candidate: Candidate, mode: DeterministicMode): ModeOutcome
       // has a deterministic path: at most info.
       const outcome = candidate.outcomes.off;
       if (!outcome) return undefined;
-      return SEVERITY_RANK[outcome.severity] > SEVERITY_RANK.info ? { ...outcome, severity: 'info' } : outcome;
+      const severity = SEVERITY_RANK[outcome.severity] > SEVERITY_RANK.info ? 'info' : outcome.severity;
+      return { ...outcome, severity, message: `${outcome.message} (Guarded: this branch runs only when determinism is off.)` };
     }
     case 'deterministic-branch': {
       // Only what breaks deterministic runs matters here: raising, or staying nondeterministic.

@@ -3,6 +3,7 @@
 // under torch.use_deterministic_algorithms(True). The severity logic of DESIGN.md lives here once.
 import type { Node } from 'web-tree-sitter';
 import type { CallSite } from '../calls.js';
+import { rangeOf } from '../syntax.js';
 import type { Fix } from '../types.js';
 import { formatTorchVersion, inRange } from '../version.js';
 import type { ModeOutcome, Outcomes, Rule, RuleContext, RuleFact } from './rule.js';
@@ -79,7 +80,9 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
       const exact = spec.accumulator && ctx.values.of(spec.accumulator(call)).dtype === 'int';
       const byDefault: ByDefault = exact && behaviour.byDefault !== 'stable' ? 'stable' : behaviour.byDefault;
       const outcomes = outcomesFor(spec, { ...behaviour, byDefault }, opDisplay(call, variant.label), formatTorchVersion(ctx.torchVersion), !!exact);
-      if (Object.keys(outcomes).length > 0) ctx.report({ node: call.node, outcomes, fixes: spec.fixes?.(call, ctx) ?? [] });
+      if (Object.keys(outcomes).length === 0) return;
+      const range = { start: rangeOf(call.anchor.start).start, end: rangeOf(call.anchor.end).end };
+      ctx.report({ node: call.node, range, outcomes, fixes: spec.fixes?.(call, ctx) ?? [] });
     },
   };
 }
@@ -92,7 +95,7 @@ function opDisplay(call: CallSite, label: string): string {
 
 function costText(b: OpBehaviour, version: string): string {
   if (b.slowdown === undefined) return '';
-  return ` (${b.slowdown.toFixed(1)}× slower, measured on an H200 with torch ${b.source === 'measured' ? '2.11' : version})`;
+  return ` (${b.slowdown.toFixed(1)}× slower on an H200, torch ${b.source === 'measured' ? '2.11' : version})`;
 }
 
 function outcomesFor(spec: OpRuleSpec, b: OpBehaviour, op: string, version: string, exact: boolean): Outcomes {

@@ -1,0 +1,31 @@
+// Bundles the CLI (and, later, the language server and VS Code client) with esbuild and copies the
+// two wasm files next to the bundle. web-tree-sitter's ESM build calls createRequire(import.meta.url),
+// which is undefined in CJS output, hence the define + banner pair.
+import { build } from 'esbuild';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = path.join(root, 'dist');
+fs.mkdirSync(dist, { recursive: true });
+
+await build({
+  absWorkingDir: root,
+  entryPoints: { cli: 'server/src/cli/main.ts' },
+  outdir: dist,
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  sourcemap: true,
+  external: ['vscode'],
+  define: { 'import.meta.url': '__import_meta_url' },
+  banner: { js: "const __import_meta_url = require('url').pathToFileURL(__filename).href;" },
+  logLevel: 'warning',
+});
+
+for (const file of ['node_modules/web-tree-sitter/web-tree-sitter.wasm', 'node_modules/tree-sitter-python/tree-sitter-python.wasm']) {
+  fs.copyFileSync(path.join(root, file), path.join(dist, path.basename(file)));
+}

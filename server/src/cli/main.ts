@@ -1,0 +1,119 @@
+// The `bitexact` command line: a thin shell over the analysis core.
+import { parseArgs } from 'node:util';
+import { ConfigError, SettingsOverrides } from '../analysis/config.js';
+import { Checker } from '../analysis/index.js';
+import { parseTorchVersion } from '../analysis/version.js';
+import { UsageError } from '../workspace/files.js';
+import { runCheck } from './check.js';
+import { formatJson } from './format-json.js';
+import { formatSarif } from './format-sarif.js';
+import { formatText } from './format-text.js';
+import { bundledGrammar } from './grammar.js';
+import { formatRuleList, formatRulePage } from './rules-command.js';
+import packageJson from '../../../package.json';
+
+const USAGE = `Usage: bitexact <command> [options]
+
+Commands:
+  check [PATH...]      check Python files and directories (default: .)
+  rule ID              print a rule's documentation
+  rules                list every rule
+
+Options for check:
+  --format FORMAT          text (default), json or sarif
+  --select ID,...          only these rules or prefixes (BX1, BX102)
+  --ignore ID,...          skip these rules or prefixes
+  --torch-version X.Y      the torch version whose behaviour applies (default 2.11)
+  --deterministic-mode M   auto (default: detect torch.use_deterministic_algorithms), on or off
+  --config FILE            use this pyproject.toml or bitexact TOML file for every path
+  --fix                    apply safe fixes
+  --unsafe-fixes           apply safe and unsafe fixes
+  --no-color               plain text output
+
+Exit status: 0 no warning or error, 1 findings of severity warning or error, 2 usage or internal error.
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  if (command === '--version' || command === 'version') {
+    process.stdout.write(`bitexact ${packageJson.version}\n`);
+    return 0;
+  }
+  const checker = await Checker.create(bundledGrammar());
+  const rules = [...checker.rules.values()];
+  if (command === 'rules') {
+    const { values } = parseArgs({ args: rest, options: { format: { type: 'string', default: 'text' } } });
+    process.stdout.write(formatRuleList(rules, values.format === 'json'));
+    return 0;
+  }
+  if (command === 'rule') {
+    const id = rest[0]?.toUpperCase();
+    const rule = id ? checker.rules.get(id) ?? rules.find((r) => r.name === rest[0]) : undefined;
+    if (!rule) throw new UsageError(`unknown rule '${rest[0] ?? ''}'; \`bitexact rules\` lists them`);
+    process.stdout.write(formatRulePage(rule));
+    return 0;
+  }
+  if (command !== 'check') throw new UsageError(`unknown command '${command}'\n\n${USAGE}`);
+
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      format: { type: 'string', default: 'text' },
+      select: { type: 'string' },
+      ignore: { type: 'string' },
+      'torch-version': { type: 'string' },
+      'deterministic-mode': { type: 'string' },
+      config: { type: 'string' },
+      fix: { type: 'boolean', default: false },
+      'unsafe-fixes': { type: 'boolean', default: false },
+      'no-color': { type: 'boolean', default: false },
+    },
+  });
+  const format = values.format!;
+  if (!['text', 'json', 'sarif'].includes(format)) throw new UsageError(`--format must be text, json or sarif, not '${format}'`);
+  const overrides: SettingsOverrides = {};
+  if (values.select) overrides.select = idList(values.select, '--select');
+  if (values.ignore) overrides.ignore = idList(values.ignore, '--ignore');
+  if (values['torch-version']) overrides.torchVersion = parseTorchVersion(values['torch-version']);
+  const mode = values['deterministic-mode'];
+  if (mode !== undefined) {
+    if (mode !== 'auto' && mode !== 'on' && mode !== 'off') throw new UsageError(`--deterministic-mode must be auto, on or off, not '${mode}'`);
+    overrides.deterministicMode = mode;
+  }
+  const { report, exitCode } = runCheck(checker, {
+    paths: positionals,
+    cwd: process.cwd(),
+    overrides,
+    configFile: values.config,
+    fix: values.fix! || values['unsafe-fixes']!,
+    unsafeFixes: values['unsafe-fixes']!,
+    note: (message) => process.stderr.write(`bitexact: note: ${message}\n`),
+  });
+  const color = format === 'text' && !values['no-color'] && process.stdout.isTTY === true && !process.env['NO_COLOR'];
+  const output = format === 'json' ? formatJson(report) : format === 'sarif' ? formatSarif(report, rules, packageJson.version) : formatText(report, { color });
+  process.stdout.write(output);
+  return exitCode;
+}
+
+function idList(value: string, flag: string): string[] {
+  const ids = value.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+  const bad = ids.find((id) => !/^BX\d{0,3}$/.test(id));
+  if (bad) throw new UsageError(`${flag}: '${bad}' is not a rule id or prefix (BX102, BX1)`);
+  return ids;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    const known = error instanceof UsageError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    process.stderr.write(`bitexact: error: ${known ? (error as Error).message : (error as Error).stack ?? String(error)}\n`);
+    process.exitCode = 2;
+  },
+);
