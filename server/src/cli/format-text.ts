@@ -33,7 +33,8 @@ export function formatText(report: CheckReport, style: TextStyle): string {
     lines.push(`All checks passed (${report.filesChecked} file${report.filesChecked === 1 ? '' : 's'} checked).`);
   } else {
     const withFindings = report.files.filter((f) => f.findings.length > 0).length;
-    const parts = (Object.keys(counts) as Severity[]).filter((s) => counts[s] > 0).map((s) => `${counts[s]} ${s}`);
+    const plural: Record<Severity, string> = { error: 'errors', warning: 'warnings', info: 'info', hint: 'hints' };
+    const parts = (Object.keys(counts) as Severity[]).filter((s) => counts[s] > 0).map((s) => `${counts[s]} ${counts[s] === 1 ? s : plural[s]}`);
     lines.push(`Found ${total} finding${total === 1 ? '' : 's'} in ${withFindings} of ${report.filesChecked} files: ${parts.join(', ')}.`);
     if (safe + unsafe > 0) lines.push(`${safe} fixable with --fix${unsafe ? `; ${unsafe} more with --unsafe-fixes` : ''}.`);
   }
