@@ -36,5 +36,8 @@ export function resolveCall(node: Node, scope: ImportScope): CallSite | undefine
   const object = fn.childForFieldName('object');
   const method = fn.childForFieldName('attribute');
   if (!object || !method) return undefined;
+  let root: Node | null = object;
+  while (root?.type === 'attribute') root = root.childForFieldName('object');
+  if (root?.type === 'identifier' && scope.isImportedName(root.text)) return undefined;
   return { node, callee: `Tensor.${method.text}`, anchor: { start: method, end: node }, receiver: object, args };
 }

@@ -85,6 +85,11 @@ export class ImportScope {
     return canonicalName([base, ...rest].join('.'));
   }
 
+  /** Whether a name was bound by an import (even if later rebound): such a name is a module, not a tensor. */
+  isImportedName(name: string): boolean {
+    return this.bindings.has(name) || this.ambiguous.has(name);
+  }
+
   isNonTensorModule(qualified: string): boolean {
     return NON_TENSOR_MODULES.has(qualified.split('.')[0]!);
   }

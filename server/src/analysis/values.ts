@@ -4,7 +4,7 @@
 // assignment in the same function; anything more is "unknown", never a guess.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
-import { argument, callArguments, literalValue, unparenthesize } from './syntax.js';
+import { argument, callArguments, unparenthesize } from './syntax.js';
 
 export type DTypeClass = 'int' | 'float' | 'unknown';
 
@@ -141,7 +141,7 @@ export class ValueHints {
     if (FLOAT_FACTORIES.has(name)) return 'float';
     if (LIKE_FACTORIES.has(name)) return this.of(args.positional[0]).dtype;
     if (name === 'arange') {
-      return args.positional.every((a) => Number.isInteger(literalValue(a)) || this.of(a).dtype === 'int') ? 'int' : 'unknown';
+      return args.positional.every((a) => this.of(a).dtype === 'int') ? 'int' : 'unknown';
     }
     if (name === 'full') return this.of(argument(args, 1, 'fill_value')).dtype;
     if (name === 'tensor' || name === 'as_tensor') return listDtype(args.positional[0]);
