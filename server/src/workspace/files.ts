@@ -31,12 +31,15 @@ export function collectPythonFiles(inputs: readonly string[], cwd: string): stri
   return [...found].sort();
 }
 
-/** .gitignore files of the directories above a walked root, up to the repository root. */
+/**
+ * .gitignore files of the directories above a walked root, up to the repository root. A layer that
+ * ignores the root itself is dropped: a directory named on the command line is checked on purpose.
+ */
 function inheritedIgnores(dir: string): IgnoreLayer[] {
   const layers: IgnoreLayer[] = [];
   for (let current = path.dirname(dir); ; current = path.dirname(current)) {
     const layer = readIgnore(current);
-    if (layer) layers.unshift(layer);
+    if (layer && !isIgnored(dir, true, [layer])) layers.unshift(layer);
     if (fs.existsSync(path.join(current, '.git')) || path.dirname(current) === current) break;
   }
   return layers;
