@@ -17,13 +17,18 @@ export interface CallSite {
   args: CallArguments;
 }
 
-export function resolveCall(node: Node, scope: ImportScope): CallSite | undefined {
+/**
+ * Resolves a call; `wanted` filters by callee before the arguments are read, which keeps the cost
+ * of the many calls no rule cares about (print, len, self.proj...) to one name lookup.
+ */
+export function resolveCall(node: Node, scope: ImportScope, wanted: (callee: string) => boolean = () => true): CallSite | undefined {
   const fn = node.childForFieldName('function');
   if (!fn) return undefined;
-  const args = callArguments(node);
   const qualified = scope.resolveExpression(fn);
   // Anything rooted in an import is a library function or class, never a tensor method.
   if (qualified !== undefined) {
+    if (!wanted(qualified)) return undefined;
+    const args = callArguments(node);
     if (qualified.startsWith('Tensor.')) {
       // torch.Tensor.index_add_(t, ...) is t.index_add_(...).
       const [receiver, ...rest] = args.positional;
@@ -39,5 +44,7 @@ export function resolveCall(node: Node, scope: ImportScope): CallSite | undefine
   let root: Node | null = object;
   while (root?.type === 'attribute') root = root.childForFieldName('object');
   if (root?.type === 'identifier' && scope.isImportedName(root.text)) return undefined;
-  return { node, callee: `Tensor.${method.text}`, anchor: { start: method, end: node }, receiver: object, args };
+  const callee = `Tensor.${method.text}`;
+  if (!wanted(callee)) return undefined;
+  return { node, callee, anchor: { start: method, end: node }, receiver: object, args: callArguments(node) };
 }

@@ -3,7 +3,7 @@
 import type { Node, Tree } from 'web-tree-sitter';
 import { runsWithoutGrad } from './autograd.js';
 import { resolveCall } from './calls.js';
-import { ModeSetting, modeSettingOf } from './facts.js';
+import { MODE_SWITCHES, ModeSetting, modeSettingOf } from './facts.js';
 import { GuardFinder } from './guards.js';
 import type { PythonParser } from './parse.js';
 import type { AssignmentSite, Hit, Outcomes, Rule, RuleContext } from './rules/rule.js';
@@ -95,10 +95,11 @@ export class Analyzer {
       report: (hit: Hit) => candidates.push(toCandidate(current!, hit, guards)),
     };
     const modeSettings: ModeSetting[] = [];
+    const wanted = (callee: string) => this.byCallee.has(callee) || MODE_SWITCHES.has(callee);
     for (const node of nodes.get('call') ?? []) {
-      const call = resolveCall(node, scope);
+      const call = resolveCall(node, scope, wanted);
       if (!call) continue;
-      const setting = modeSettingOf(call);
+      const setting = MODE_SWITCHES.has(call.callee) ? modeSettingOf(call) : undefined;
       if (setting) modeSettings.push(setting);
       for (const rule of this.byCallee.get(call.callee) ?? []) {
         current = rule;

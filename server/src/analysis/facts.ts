@@ -16,6 +16,13 @@ export interface ModeSetting {
 
 const LIGHTNING_TRAINERS = new Set(['lightning.Trainer', 'lightning.pytorch.Trainer', 'pytorch_lightning.Trainer']);
 
+/** Every callee modeSettingOf understands (the engine reads arguments only for these and rules' callees). */
+export const MODE_SWITCHES = new Set([
+  'torch.use_deterministic_algorithms', 'torch.set_deterministic_debug_mode', 'transformers.enable_full_determinism',
+  'transformers.trainer_utils.enable_full_determinism', 'transformers.set_seed', 'transformers.trainer_utils.set_seed',
+  ...LIGHTNING_TRAINERS,
+]);
+
 /** The mode a call sets, if it is one of the known switches. */
 export function modeSettingOf(call: CallSite): ModeSetting | undefined {
   const range = rangeOf(call.node);

@@ -10,7 +10,10 @@ function region(range: Range) {
   return { startLine: range.start.line + 1, startColumn: range.start.column + 1, endLine: range.end.line + 1, endColumn: range.end.column + 1 };
 }
 
-export function formatSarif(report: CheckReport, rules: readonly Rule[], version: string): string {
+export function formatSarif(report: CheckReport, allRules: readonly Rule[], version: string): string {
+  // Only the rules that have results, so the log stays small and changes only with its findings.
+  const used = new Set(allFindings(report).map(({ finding }) => finding.rule));
+  const rules = allRules.filter((r) => used.has(r.id));
   const index = new Map(rules.map((r, i) => [r.id, i]));
   const results = allFindings(report).map(({ path, finding }) => ({
     ruleId: finding.rule,
