@@ -1,6 +1,6 @@
 // text → tree → facts (imports, guards, values) → rules → candidate hits. One walk over the tree
 // collects every node any rule needs; rules are dispatched by canonical callee name.
-import type { Node, Tree } from 'web-tree-sitter';
+import type { Node, Query, Tree } from 'web-tree-sitter';
 import { runsWithoutGrad } from './autograd.js';
 import { resolveCall } from './calls.js';
 import { MODE_SWITCHES, ModeSetting, modeSettingOf } from './facts.js';
@@ -36,13 +36,15 @@ export interface FileAnalysis {
   syntaxErrors: Range[];
 }
 
-const COLLECTED = new Set(['call', 'assignment', 'augmented_assignment', 'import_statement', 'import_from_statement', 'comment']);
+const COLLECTED = ['call', 'assignment', 'augmented_assignment', 'import_statement', 'import_from_statement', 'comment'];
 const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [] };
 
 export class Analyzer {
   private readonly byCallee = new Map<string, Rule[]>();
   private readonly assignmentRules: Rule[];
   private readonly triggers: string[];
+  /** Captures every node type the rules need in one pass inside wasm, far cheaper than a JS walk. */
+  private readonly collector: Query;
 
   constructor(
     private readonly parser: PythonParser,
@@ -53,6 +55,7 @@ export class Analyzer {
     }
     this.assignmentRules = rules.filter((r) => r.onAssignment);
     this.triggers = [...new Set(['bitexact', 'deterministic', ...rules.flatMap((r) => r.triggers)])];
+    this.collector = parser.query(COLLECTED.map((type) => `(${type}) @${type}`).join(' '));
   }
 
   /** Could any rule match this text? Lets callers skip parsing files that mention none of the triggers. */
@@ -71,7 +74,7 @@ export class Analyzer {
   }
 
   analyzeTree(tree: Tree, text: string, options: AnalysisOptions): FileAnalysis {
-    const nodes = collect(tree);
+    const nodes = collect(this.collector, tree);
     const scope = new ImportScope();
     for (const node of nodes.get('import_statement') ?? []) scope.addImport(node);
     for (const node of nodes.get('import_from_statement') ?? []) scope.addImport(node);
@@ -132,26 +135,11 @@ function toCandidate(rule: Rule, hit: Hit, guards: GuardFinder): Candidate {
   return { rule, range, guard, outcomes: hit.outcomes, fixes: hit.fixes ?? [] };
 }
 
-/** Every node of the collected types, in document order, from one cursor walk. */
-function collect(tree: Tree): Map<string, Node[]> {
-  const found = new Map<string, Node[]>();
-  const cursor = tree.walk();
-  try {
-    for (;;) {
-      const type = cursor.nodeType;
-      if (COLLECTED.has(type)) {
-        const list = found.get(type);
-        if (list) list.push(cursor.currentNode);
-        else found.set(type, [cursor.currentNode]);
-      }
-      if (cursor.gotoFirstChild()) continue;
-      while (!cursor.gotoNextSibling()) {
-        if (!cursor.gotoParent()) return found;
-      }
-    }
-  } finally {
-    cursor.delete();
-  }
+/** Every node of the collected types, grouped by type, in document order. */
+function collect(query: Query, tree: Tree): Map<string, Node[]> {
+  const found = new Map<string, Node[]>(COLLECTED.map((type) => [type, []]));
+  for (const capture of query.captures(tree.rootNode)) found.get(capture.name)!.push(capture.node);
+  return found;
 }
 
 function assignmentSite(node: Node, scope: ImportScope): AssignmentSite | undefined {

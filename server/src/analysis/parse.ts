@@ -1,7 +1,7 @@
 // One parser per process. The grammar is the tree-sitter-python wasm shipped inside the pinned
 // npm package `tree-sitter-python` (see README "Where the grammar comes from"); the caller hands
 // in the file locations so the core itself does no path guessing.
-import { Edit, Language, Parser, Point, Tree } from 'web-tree-sitter';
+import { Edit, Language, Parser, Point, Query, Tree } from 'web-tree-sitter';
 
 export interface GrammarFiles {
   /** Directory that holds web-tree-sitter.wasm (the runtime). */
@@ -18,14 +18,22 @@ export interface TextChange {
 }
 
 export class PythonParser {
-  private constructor(private readonly parser: Parser) {}
+  private constructor(
+    private readonly parser: Parser,
+    private readonly language: Language,
+  ) {}
 
   static async create(files: GrammarFiles): Promise<PythonParser> {
     await Parser.init({ locateFile: (name: string) => `${files.runtimeDir}/${name}` });
     const language = await Language.load(files.python);
     const parser = new Parser();
     parser.setLanguage(language);
-    return new PythonParser(parser);
+    return new PythonParser(parser, language);
+  }
+
+  /** A compiled tree-sitter query over the Python grammar; the caller keeps it for reuse. */
+  query(source: string): Query {
+    return new Query(this.language, source);
   }
 
   parse(text: string): Tree {
