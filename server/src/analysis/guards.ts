@@ -35,21 +35,26 @@ export class GuardFinder {
   }
 
   guardOf(node: Node): GuardKind {
+    // Every node passed on the way up shares the answer, so remember it for all of them: the calls
+    // of one function then cost one walk between them.
+    const visited: Node[] = [];
+    let result: GuardKind = 'none';
     let child = node;
     for (let parent = node.parent; parent; child = parent, parent = parent.parent) {
       const cached = this.memo.get(child.id);
-      if (cached !== undefined) return this.remember(node, cached);
-      const direct = this.branchGuard(parent, child);
-      if (direct) return this.remember(node, direct);
-      const early = this.earlyExitGuard(parent, child);
-      if (early) return this.remember(node, early);
+      if (cached !== undefined) {
+        result = cached;
+        break;
+      }
+      visited.push(child);
+      const found = this.branchGuard(parent, child) ?? this.earlyExitGuard(parent, child);
+      if (found) {
+        result = found;
+        break;
+      }
     }
-    return this.remember(node, 'none');
-  }
-
-  private remember(node: Node, kind: GuardKind): GuardKind {
-    this.memo.set(node.id, kind);
-    return kind;
+    for (const n of visited) this.memo.set(n.id, result);
+    return result;
   }
 
   /** The guard a branching parent puts on one of its children. */
