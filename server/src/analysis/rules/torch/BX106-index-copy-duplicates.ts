@@ -1,0 +1,38 @@
+import { defineOpRule } from '../op-rule.js';
+
+export default defineOpRule({
+  id: 'BX106',
+  name: 'index-copy-duplicates',
+  summary: '`index_copy_` / `torch.index_copy` keeps a random one of the rows sent to a repeated index.',
+  calls: ['torch.index_copy', 'Tensor.index_copy_', 'Tensor.index_copy'],
+  why: 'copies rows to the positions in `index` in parallel; when a position appears more than once, the row that is kept depends on which GPU thread wrote last, so the output changes from run to run',
+  alternative: 'deduplicate the index (keeping the row you mean to keep) before copying',
+  variant: (call, ctx) => (call.receiver && ctx.values.of(call.receiver).origin === 'numpy' ? undefined : 'default'),
+  variants: {
+    default: {
+      label: '',
+      behaviours: [
+        { torch: '>=2.11', byDefault: 'varies', underMode: 'deterministic', source: 'measured', case: 'index_copy_ | 1D fp32, duplicate indices', slowdown: 5.15 },
+        { torch: '<2.11', byDefault: 'varies', underMode: 'deterministic', source: 'docs' },
+      ],
+    },
+  },
+  docs: `
+\`index_copy_(dim, index, source)\` places row \`i\` of \`source\` at position \`index[i]\` of
+\`self\`. Nothing stops \`index\` from naming a position twice; when it does, both rows are written
+concurrently and whichever lands last is kept. Which one that is can change on every run, and the
+difference is a whole row, not a rounding error. Dtype does not matter: integer tensors race too.
+
+Measured on an H200 with torch 2.11 (1e6 fp32 rows into 1e3 positions, many duplicates): 20
+distinct results in 20 runs, with elements differing by up to 6.0.
+
+**Deterministic alternative.** \`torch.use_deterministic_algorithms(True)\` makes the copy
+reproducible (a fixed writer wins) at 5.1× the default time (0.11 → 0.56 ms). If the indices are
+unique by construction (a permutation, \`arange\`), the call cannot race and a suppression with that
+reason is appropriate.
+
+\`\`\`python
+cache.index_copy_(0, slot_ids, new_rows)   # BX106 if slot_ids can repeat
+\`\`\`
+`,
+});

@@ -1,0 +1,51 @@
+import { argument } from '../../syntax.js';
+import { defineOpRule } from '../op-rule.js';
+import { knownTensor } from './BX107-index-put-duplicates.js';
+
+export default defineOpRule({
+  id: 'BX111',
+  name: 'repeat-interleave-backward',
+  summary: 'The backward of `repeat_interleave` with tensor repeats sums gradients with CUDA atomics.',
+  calls: ['torch.repeat_interleave', 'Tensor.repeat_interleave'],
+  why: 'is an `index_select` underneath, and its backward adds the gradients of the copies back together with float atomics in a varying order, so the gradient changes from run to run',
+  alternative: 'repeat by a Python int where the counts are uniform, or detach the input when it needs no gradient',
+  backwardOnly: true,
+  // torch.repeat_interleave(input, repeats, dim) / x.repeat_interleave(repeats, dim). A Python int
+  // repeats expands and reshapes instead (stable backward); torch.repeat_interleave(repeats) alone
+  // returns integer indices with no gradient.
+  variant: (call, ctx) => {
+    if (call.receiver && ctx.values.of(call.receiver).origin === 'numpy') return undefined;
+    const repeats = argument(call.args, call.receiver ? 0 : 1, 'repeats');
+    return knownTensor(repeats, ctx) ? 'tensor' : undefined;
+  },
+  variants: {
+    tensor: {
+      label: 'tensor `repeats`',
+      behaviours: [
+        { torch: '>=2.11', byDefault: 'varies', underMode: 'deterministic', source: 'measured', case: 'repeat_interleave | backward (tensor repeats)', slowdown: 1.79 },
+        { torch: '<2.11', byDefault: 'varies', underMode: 'deterministic', source: 'docs' },
+      ],
+    },
+  },
+  docs: `
+When \`repeats\` is a tensor (per-row counts, such as tokens per expert or nodes per graph),
+\`repeat_interleave\` builds an index and calls \`index_select\`. The forward is a copy, but the
+backward folds the gradients of all copies of a row back into that row with float atomics, in an
+order that is not fixed. With a Python int \`repeats\`, recent PyTorch expands and reshapes instead, whose
+backward is an ordinary reduction; that form is not reported. Only \`repeats\` known to be a tensor
+from the code (a torch call, a \`.long()\`, a \`bincount\`) is reported, and nothing is reported under
+\`torch.no_grad()\`.
+
+Measured on an H200 with torch 2.11 (forward + backward, tensor repeats): 20 distinct gradients in
+20 runs, about 15k elements differing by up to 3.2e-4.
+
+**Deterministic alternative.** \`torch.use_deterministic_algorithms(True)\` makes it reproducible at
+1.8× the default time (0.96 → 1.72 ms).
+
+\`\`\`python
+counts = torch.bincount(expert_idx, minlength=num_experts)
+gates = expert_gate.repeat_interleave(counts, dim=0)   # BX111
+kv = kv.repeat_interleave(n_rep, dim=1)                # Python int: not reported
+\`\`\`
+`,
+});
