@@ -128,3 +128,21 @@ describe("the program's deterministic mode", () => {
     expect((await check('import torch\nx.scatter_add_(0, i, s)\n', { deterministicMode: 'on' })).length).toBe(0);
   });
 });
+
+describe('value hints through unpacking and writes', () => {
+  it('knows the indices of topk/sort/max are integer torch tensors', async () => {
+    const { loadChecker } = await import('../support/checker.js');
+    const { ImportScope } = await import('../../server/src/analysis/scope.js');
+    const { ValueHints } = await import('../../server/src/analysis/values.js');
+    const c = await loadChecker();
+    const text = 'import torch\nimport numpy as np\ndef f(logits, a):\n    v, i = logits.topk(2)\n    w, j = torch.sort(a)\n    m, k = np.sort(a), 1\n    a[i] = 0\n    i\n    j\n    k\n    v\n';
+    const tree = c.parser.parse(text);
+    const scope = new ImportScope();
+    tree.rootNode.descendantsOfType(['import_statement', 'import_from_statement']).forEach((n) => scope.addImport(n));
+    const hints = new ValueHints(scope);
+    tree.rootNode.descendantsOfType('assignment').forEach((n) => hints.addAssignment(n));
+    const uses = tree.rootNode.descendantsOfType('expression_statement').slice(-4).map((s) => hints.of(s.namedChildren[0]!));
+    expect(uses.map((h) => `${h.dtype}/${h.origin}`)).toEqual(['int/torch', 'int/torch', 'unknown/unknown', 'unknown/torch']);
+    tree.delete();
+  });
+});

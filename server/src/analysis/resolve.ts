@@ -23,13 +23,15 @@ export function resolveFindings(analysis: FileAnalysis, text: string, options: R
   const findings: Finding[] = [];
   for (const candidate of analysis.candidates) {
     if (!isRuleEnabled(candidate.rule.id, settings)) continue;
-    const outcome = pickOutcome(candidate, options.mode);
-    if (!outcome) continue;
+    // A suppression over a hit counts as used even when the hit is silent in this mode: the same
+    // code checked with the mode off (or guarded differently) would report it.
     const suppression = analysis.suppressions.find((s) => covers(s, candidate.rule.id, candidate.range.start.line));
     if (suppression) {
       used.add(suppression);
       continue;
     }
+    const outcome = pickOutcome(candidate, options.mode);
+    if (!outcome) continue;
     const severity = settings.severity[candidate.rule.id];
     findings.push({
       rule: candidate.rule.id,

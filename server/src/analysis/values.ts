@@ -30,28 +30,44 @@ const SPARSE_MAKERS = /(^|\.)(to_sparse(_csr|_csc|_coo|_bsr|_bsc)?|sparse_(coo|c
 const SCOPE_TYPES = new Set(['function_definition', 'lambda', 'class_definition', 'module']);
 
 interface Binding {
-  name: string;
-  /** undefined: bound by unpacking or a loop; the value is unknown. */
+  /** The assigned expression; for unpacking, the whole right-hand side. */
   value: Node | undefined;
+  /** For `a, b = rhs`: this name's position in the target tuple. */
+  position?: number;
   end: number;
 }
 
+/** Calls returning (values, indices): the second element of the result is an integer tensor. */
+const VALUES_AND_INDICES = /(^|\.)(topk|sort|max|min|median|nanmedian|mode|kthvalue|cummax|cummin)$/;
+
 export class ValueHints {
-  private readonly bindings = new Map<number, Binding[]>();
+  /** Scope node id → name → bindings in source order. */
+  private readonly bindings = new Map<number, Map<string, Binding[]>>();
   private readonly memo = new Map<number, ValueHint>();
 
   constructor(private readonly scope: ImportScope) {}
 
-  /** Records `name = value` (the engine feeds every assignment in source order). */
+  /** Records `name = value` and `a, b = value` (the engine feeds every assignment in source order). */
   addAssignment(assignment: Node): void {
     const left = assignment.childForFieldName('left');
     if (!left) return;
     const right = assignment.childForFieldName('right') ?? undefined;
     const scopeId = scopeOf(assignment).id;
-    const list = this.bindings.get(scopeId) ?? [];
-    if (left.type === 'identifier') list.push({ name: left.text, value: right, end: assignment.endIndex });
-    else for (const id of left.descendantsOfType('identifier')) list.push({ name: id.text, value: undefined, end: assignment.endIndex });
-    this.bindings.set(scopeId, list);
+    let names = this.bindings.get(scopeId);
+    if (!names) this.bindings.set(scopeId, (names = new Map()));
+    const bind = (name: string, binding: Binding) => {
+      const list = names!.get(name);
+      if (list) list.push(binding);
+      else names!.set(name, [binding]);
+    };
+    // `x[i] = v` and `obj.attr = v` bind no name.
+    if (left.type === 'identifier') bind(left.text, { value: right, end: assignment.endIndex });
+    else if (left.type === 'pattern_list' || left.type === 'tuple_pattern' || left.type === 'list_pattern') {
+      left.namedChildren.forEach((target, position) => {
+        if (target.type === 'identifier') bind(target.text, { value: right, position, end: assignment.endIndex });
+        else for (const id of target.descendantsOfType('identifier')) bind(id.text, { value: undefined, end: assignment.endIndex });
+      });
+    }
   }
 
   of(node: Node | undefined): ValueHint {
@@ -67,7 +83,7 @@ export class ValueHints {
   private compute(node: Node): ValueHint {
     switch (node.type) {
       case 'identifier':
-        return this.of(this.definitionOf(node));
+        return this.ofBinding(this.definitionOf(node));
       case 'integer':
         return { dtype: 'int', origin: 'unknown' };
       case 'float':
@@ -81,14 +97,32 @@ export class ValueHints {
     }
   }
 
-  private definitionOf(identifier: Node): Node | undefined {
-    const list = this.bindings.get(scopeOf(identifier).id);
+  private definitionOf(identifier: Node): Binding | undefined {
+    const list = this.bindings.get(scopeOf(identifier).id)?.get(identifier.text);
     if (!list) return undefined;
     let found: Binding | undefined;
     for (const binding of list) {
-      if (binding.end <= identifier.startIndex && binding.name === identifier.text) found = binding;
+      if (binding.end > identifier.startIndex) break;
+      found = binding;
     }
-    return found?.value;
+    return found;
+  }
+
+  private ofBinding(binding: Binding | undefined): ValueHint {
+    if (!binding) return UNKNOWN;
+    if (binding.position === undefined) return this.of(binding.value);
+    // An element of an unpacked call result: a torch op's outputs are torch tensors.
+    const source = binding.value?.type === 'call' ? binding.value : undefined;
+    const fn = source?.childForFieldName('function');
+    if (!source || !fn) return UNKNOWN;
+    const qualified = this.scope.resolveExpression(fn);
+    const method = qualified === undefined && fn.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+    if (method !== undefined && this.of(fn.childForFieldName('object') ?? undefined).origin === 'numpy') return UNKNOWN;
+    const name = qualified ?? method ?? '';
+    const tupleOp = VALUES_AND_INDICES.test(name);
+    if (!tupleOp && this.of(source).origin !== 'torch') return UNKNOWN;
+    const indices = tupleOp && binding.position === 1;
+    return { dtype: indices ? 'int' : 'unknown', origin: 'torch' };
   }
 
   private binary(node: Node): ValueHint {
