@@ -16,6 +16,11 @@ const rule: Rule = {
     {
       torch: '>=2.11',
       source: 'measured',
+      text: 'probed on an H200 (ground-truth/extra-facts-torch-2.11-h200.json): under use_deterministic_algorithms(True, warn_only=True), index_reduce_(reduce="mean") warned "does not have a deterministic implementation" and gave 10 distinct results in 10 runs; get_deterministic_debug_mode() read 1',
+    },
+    {
+      torch: '>=2.11',
+      source: 'measured',
       case: 'put_ | accumulate=True fp32',
       claims: { variesByDefault: true, underMode: 'raises' },
       text: 'put_ with accumulate=True gave a different result in every run by default and has no deterministic kernel: strict mode raises, warn-only mode runs that same varying kernel',

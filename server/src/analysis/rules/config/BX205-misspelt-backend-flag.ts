@@ -84,6 +84,11 @@ const rule: Rule = {
   facts: [
     { torch: '', source: 'docs', text: 'torch.backends.cudnn and torch.utils.deterministic are module objects: assigning a name they do not define just adds a new, unused attribute' },
     { torch: '', source: 'docs', text: 'torch.backends.cuda.matmul rejects unknown names with AttributeError("Unknown attribute ...") when assigned' },
+    {
+      torch: '>=2.11',
+      source: 'measured',
+      text: 'probed on an H200 (ground-truth/extra-facts-torch-2.11-h200.json): cudnn flags are allow_tf32, benchmark, benchmark_limit, deterministic, enabled, fp32_precision (plus the conv sub-namespace); `cudnn.benchmarks = False` and `deterministic.fill_uninitialised_memory = False` were silently accepted; `cuda.matmul.allow_tf23 = False` raised AttributeError',
+    },
   ],
   triggers: ['backends', 'deterministic'],
   onAssignment(site, ctx) {
