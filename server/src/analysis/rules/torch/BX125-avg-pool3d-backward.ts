@@ -1,0 +1,39 @@
+import { defineOpRule } from '../op-rule.js';
+
+export default defineOpRule({
+  id: 'BX125',
+  name: 'avg-pool3d-backward',
+  summary: '`nn.AvgPool3d` / `F.avg_pool3d` on CUDA: the backward pass adds gradients with atomics and has no deterministic implementation.',
+  calls: ['torch.nn.AvgPool3d', 'torch.nn.functional.avg_pool3d'],
+  why: 'adds gradients of overlapping 3-D windows into the input with atomic adds in the backward pass, so the input gradient rounds differently from run to run',
+  alternative:
+    'pool with non-overlapping windows expressed as a reshape and `.mean()` over the window axes, or use a fixed-weight `conv3d` (deterministic under the mode)',
+  backwardOnly: true,
+  variants: {
+    default: {
+      label: '',
+      behaviours: [
+        { torch: '>=2.11', byDefault: 'varies', underMode: 'raises', source: 'measured', case: 'avg_pool3d | k3 s2 p1 backward' },
+        { torch: '<2.11', byDefault: 'varies', underMode: 'raises', source: 'docs' },
+      ],
+    },
+  },
+  docs: `
+The CUDA backward of 3-D average pooling distributes each output gradient over its window with
+atomic adds. When windows overlap (kernel larger than stride), several threads add into the same
+input voxel in an unspecified order. PyTorch has no deterministic kernel for it, so under
+\`torch.use_deterministic_algorithms(True)\` the backward raises, whatever the window shape. The 2-D
+version (\`avg_pool2d\`) was stable and is not reported.
+
+Measured on an H200 with torch 2.11, kernel 3, stride 2, padding 1: 20 distinct input gradients in
+20 runs by default (differences up to 6e-8, 0.25 ms per call) and RuntimeError under the mode.
+
+**Deterministic alternative.** For non-overlapping windows, reshape the volume into blocks and take
+\`.mean()\` over the block axes; for overlapping ones, a \`conv3d\` with a fixed averaging kernel
+(\`groups=channels\`) computes the same numbers and is deterministic under the mode.
+
+\`\`\`python
+self.pool = nn.AvgPool3d(kernel_size=3, stride=2, padding=1)   # BX125
+\`\`\`
+`,
+});

@@ -1,0 +1,77 @@
+import type { Node } from 'web-tree-sitter';
+import type { CallSite } from '../../calls.js';
+import { argument, literalValue } from '../../syntax.js';
+import { defineOpRule } from '../op-rule.js';
+
+/** Global pooling (output size 1 in every dimension) is computed as a mean: deterministic, no raise. */
+function isGlobal(size: Node | undefined): boolean {
+  if (!size) return false;
+  if (literalValue(size) === 1) return true;
+  if (size.type !== 'tuple' && size.type !== 'list') return false;
+  return size.namedChildCount > 0 && size.namedChildren.every((c) => literalValue(c) === 1);
+}
+
+function variant(call: CallSite): string | undefined {
+  const functional = call.callee.startsWith('torch.nn.functional.');
+  if (isGlobal(argument(call.args, functional ? 1 : 0, 'output_size'))) return undefined;
+  return call.callee.toLowerCase().endsWith('3d') ? '3d' : '2d';
+}
+
+export default defineOpRule({
+  id: 'BX126',
+  name: 'adaptive-avg-pool-backward',
+  summary: '`nn.AdaptiveAvgPool1d/2d/3d` / `F.adaptive_avg_pool*` on CUDA: the backward pass has no deterministic implementation.',
+  calls: [
+    'torch.nn.AdaptiveAvgPool1d',
+    'torch.nn.AdaptiveAvgPool2d',
+    'torch.nn.AdaptiveAvgPool3d',
+    'torch.nn.functional.adaptive_avg_pool1d',
+    'torch.nn.functional.adaptive_avg_pool2d',
+    'torch.nn.functional.adaptive_avg_pool3d',
+  ],
+  why: 'adds gradients of overlapping adaptive windows into the input with atomic adds in the backward pass, so the input gradient can round differently from run to run',
+  alternative:
+    'when the output size divides the input size, use `avg_pool` with kernel = stride = input/output (or a reshape and `.mean()`); global pooling to size 1 is already deterministic',
+  backwardOnly: true,
+  variant,
+  variants: {
+    '2d': {
+      label: '',
+      behaviours: [
+        { torch: '>=2.11', byDefault: 'varies', underMode: 'raises', source: 'measured', case: 'adaptive_avg_pool2d | 16x16 -> 64x64 backward (heavy overlap)' },
+        { torch: '>=2.11', byDefault: 'documented', underMode: 'raises', source: 'measured', case: 'adaptive_avg_pool2d | 64x64 -> 7x7 backward' },
+        { torch: '<2.11', byDefault: 'varies', underMode: 'raises', source: 'docs' },
+      ],
+    },
+    '3d': {
+      label: '',
+      behaviours: [
+        { torch: '>=2.11', byDefault: 'varies', underMode: 'raises', source: 'measured', case: 'adaptive_avg_pool3d | 16^3 -> 5^3 backward' },
+        { torch: '<2.11', byDefault: 'varies', underMode: 'raises', source: 'docs' },
+      ],
+    },
+  },
+  docs: `
+Adaptive average pooling picks window bounds from the input and output sizes; when they do not
+divide evenly, neighbouring windows overlap, and when the output is larger than the input, every
+input element feeds many outputs. The CUDA backward adds those contributions with atomics, and
+PyTorch has no deterministic kernel for it: under \`torch.use_deterministic_algorithms(True)\` the
+backward raises RuntimeError for every output size except the global one. The 1-D op runs the 2-D
+kernel and behaves the same.
+
+Measured on an H200 with torch 2.11: 2-D 16×16 → 64×64 (heavy overlap) gave 20 distinct gradients
+in 20 runs; 3-D 16³ → 5³ 20 of 20; 2-D 64×64 → 7×7 was bitwise stable. All three raise under the
+mode. A follow-up check on the same stack showed that global pooling (\`AdaptiveAvgPool2d(1)\`,
+\`(1, 1)\`, \`AdaptiveAvgPool3d(1)\`) is computed as a plain mean: stable and no raise, so it is not
+reported. An output size of \`None\` in any dimension is not global.
+
+**Deterministic alternative.** If the input size is a multiple of the output size, \`avg_pool2d\`
+with kernel and stride equal to the ratio gives the same numbers (avg_pool2d was stable and is
+allowed under the mode); a reshape followed by \`.mean()\` works too. Global pooling is fine as is.
+
+\`\`\`python
+self.ppm = nn.AdaptiveAvgPool2d(6)      # BX126: error under the mode
+self.gap = nn.AdaptiveAvgPool2d(1)      # global mean: not reported
+\`\`\`
+`,
+});
