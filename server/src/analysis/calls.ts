@@ -15,6 +15,16 @@ export interface CallSite {
   /** The tensor a `Tensor.*` method runs on (the first argument of `torch.Tensor.m(t, ...)`). */
   receiver?: Node;
   args: CallArguments;
+  /** How to name the op in messages when the source has no callee text (operators). */
+  display?: string;
+}
+
+/** `a @ b` is `torch.matmul(a, b)` for tensors: rules see it as the callee `operator.matmul`. */
+export function matmulOperatorCall(node: Node): CallSite | undefined {
+  const left = node.childForFieldName('left');
+  const right = node.childForFieldName('right');
+  if (!left || !right) return undefined;
+  return { node, callee: 'operator.matmul', anchor: { start: node, end: node }, args: { positional: [left, right], keywords: new Map(), hasSplat: false }, display: '@' };
 }
 
 /**

@@ -2,7 +2,7 @@
 // collects every node any rule needs; rules are dispatched by canonical callee name.
 import type { Node, Query, Tree } from 'web-tree-sitter';
 import { runsWithoutGrad } from './autograd.js';
-import { resolveCall } from './calls.js';
+import { matmulOperatorCall, resolveCall } from './calls.js';
 import { MODE_SWITCHES, ModeSetting, modeSettingOf } from './facts.js';
 import { GuardFinder } from './guards.js';
 import type { PythonParser } from './parse.js';
@@ -37,6 +37,8 @@ export interface FileAnalysis {
 }
 
 const COLLECTED = ['call', 'assignment', 'augmented_assignment', 'import_statement', 'import_from_statement', 'comment'];
+/** Query patterns by capture name; `matmul` is the `@` operator, dispatched as `operator.matmul`. */
+const PATTERNS = [...COLLECTED.map((type) => `(${type}) @${type}`), '(binary_operator operator: "@") @matmul'];
 const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [] };
 
 export class Analyzer {
@@ -55,7 +57,7 @@ export class Analyzer {
     }
     this.assignmentRules = rules.filter((r) => r.onAssignment);
     this.triggers = [...new Set(['bitexact', 'deterministic', ...rules.flatMap((r) => r.triggers)])];
-    this.collector = parser.query(COLLECTED.map((type) => `(${type}) @${type}`).join(' '));
+    this.collector = parser.query(PATTERNS.join(' '));
   }
 
   /** Could any rule match this text? Lets callers skip parsing files that mention none of the triggers. */
@@ -99,8 +101,8 @@ export class Analyzer {
     };
     const modeSettings: ModeSetting[] = [];
     const wanted = (callee: string) => this.byCallee.has(callee) || MODE_SWITCHES.has(callee);
-    for (const node of nodes.get('call') ?? []) {
-      const call = resolveCall(node, scope, wanted);
+    const operatorCalls = this.byCallee.has('operator.matmul') ? (nodes.get('matmul') ?? []).map(matmulOperatorCall) : [];
+    for (const call of [...(nodes.get('call') ?? []).map((node) => resolveCall(node, scope, wanted)), ...operatorCalls]) {
       if (!call) continue;
       const setting = MODE_SWITCHES.has(call.callee) ? modeSettingOf(call) : undefined;
       if (setting) modeSettings.push(setting);
@@ -137,7 +139,7 @@ function toCandidate(rule: Rule, hit: Hit, guards: GuardFinder): Candidate {
 
 /** Every node of the collected types, grouped by type, in document order. */
 function collect(query: Query, tree: Tree): Map<string, Node[]> {
-  const found = new Map<string, Node[]>(COLLECTED.map((type) => [type, []]));
+  const found = new Map<string, Node[]>([...COLLECTED, 'matmul'].map((type) => [type, []]));
   for (const capture of query.captures(tree.rootNode)) found.get(capture.name)!.push(capture.node);
   return found;
 }

@@ -157,7 +157,7 @@ export class ValueHints {
     let rank = base.rank;
     if (SHAPE_METHODS.has(method)) rank = shapeRank(args);
     else if (method === 'unsqueeze' && rank !== undefined) rank++;
-    return { dtype, origin: base.origin, rank, sparse: base.sparse };
+    return { dtype, origin: base.origin, rank, sparse: method === 'to_dense' ? undefined : base.sparse };
   }
 
   private dtypeArgument(node: Node | undefined): DTypeClass | undefined {
