@@ -146,3 +146,9 @@ describe('value hints through unpacking and writes', () => {
     tree.delete();
   });
 });
+
+describe('relative imports', () => {
+  it('binds names from relative imports as project modules, not tensors', async () => {
+    expect(await rules('import torch\nfrom . import tasks\nfrom .util import helpers as h\ntasks.gather(a, b)\nh.scatter_add_(0, i, s)\n')).toEqual([]);
+  });
+});

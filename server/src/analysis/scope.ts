@@ -54,14 +54,17 @@ export class ImportScope {
     }
     if (node.type !== 'import_from_statement') return;
     const moduleNode = node.childForFieldName('module_name');
-    if (!moduleNode || moduleNode.type === 'relative_import') return;
+    if (!moduleNode) return;
+    // Relative imports (`from . import tasks`) name the project's own modules: never torch, never
+    // tensors; binding them keeps `tasks.gather(...)` from being read as a tensor method.
     const moduleName = compact(moduleNode.text);
     for (const child of node.childrenForFieldName('name')) {
-      if (child.type === 'dotted_name') this.bind(compact(child.text), `${moduleName}.${compact(child.text)}`);
+      const separator = moduleName.endsWith('.') ? '' : '.';
+      if (child.type === 'dotted_name') this.bind(compact(child.text), `${moduleName}${separator}${compact(child.text)}`);
       else if (child.type === 'aliased_import') {
         const name = child.childForFieldName('name')?.text;
         const alias = child.childForFieldName('alias')?.text;
-        if (name && alias) this.bind(alias, `${moduleName}.${compact(name)}`);
+        if (name && alias) this.bind(alias, `${moduleName}${separator}${compact(name)}`);
       }
     }
   }

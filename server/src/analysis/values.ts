@@ -41,18 +41,30 @@ interface Binding {
 const VALUES_AND_INDICES = /(^|\.)(topk|sort|max|min|median|nanmedian|mode|kthvalue|cummax|cummin)$/;
 
 export class ValueHints {
-  /** Scope node id → name → bindings in source order. */
+  /** Scope node id → name → bindings in source order; built on the first question (most files ask none). */
   private readonly bindings = new Map<number, Map<string, Binding[]>>();
+  private pending: Node[] = [];
+  private readonly scopes = new ScopeCache();
   private readonly memo = new Map<number, ValueHint>();
 
   constructor(private readonly scope: ImportScope) {}
 
   /** Records `name = value` and `a, b = value` (the engine feeds every assignment in source order). */
   addAssignment(assignment: Node): void {
+    this.pending.push(assignment);
+  }
+
+  private bindPending(): void {
+    const pending = this.pending;
+    this.pending = [];
+    for (const assignment of pending) this.bind(assignment);
+  }
+
+  private bind(assignment: Node): void {
     const left = assignment.childForFieldName('left');
     if (!left) return;
     const right = assignment.childForFieldName('right') ?? undefined;
-    const scopeId = scopeOf(assignment).id;
+    const scopeId = this.scopes.of(assignment).id;
     let names = this.bindings.get(scopeId);
     if (!names) this.bindings.set(scopeId, (names = new Map()));
     const bind = (name: string, binding: Binding) => {
@@ -72,6 +84,7 @@ export class ValueHints {
 
   of(node: Node | undefined): ValueHint {
     if (!node) return UNKNOWN;
+    if (this.pending.length > 0) this.bindPending();
     const cached = this.memo.get(node.id);
     if (cached) return cached;
     this.memo.set(node.id, UNKNOWN); // cuts cycles such as x = x.float()
@@ -98,7 +111,7 @@ export class ValueHints {
   }
 
   private definitionOf(identifier: Node): Binding | undefined {
-    const list = this.bindings.get(scopeOf(identifier).id)?.get(identifier.text);
+    const list = this.bindings.get(this.scopes.of(identifier).id)?.get(identifier.text);
     if (!list) return undefined;
     let found: Binding | undefined;
     for (const binding of list) {
@@ -183,10 +196,28 @@ export class ValueHints {
   }
 }
 
-function scopeOf(node: Node): Node {
-  let current = node.parent;
-  while (current && !SCOPE_TYPES.has(current.type)) current = current.parent;
-  return current ?? node;
+/** The function, lambda, class or module a node belongs to; blocks on the way are remembered. */
+class ScopeCache {
+  private readonly byNode = new Map<number, Node>();
+
+  of(node: Node): Node {
+    const passed: number[] = [];
+    let current = node.parent;
+    let found: Node | undefined;
+    while (current) {
+      found = this.byNode.get(current.id);
+      if (found) break;
+      if (SCOPE_TYPES.has(current.type)) {
+        found = current;
+        break;
+      }
+      passed.push(current.id);
+      current = current.parent;
+    }
+    const scope = found ?? node;
+    for (const id of passed) this.byNode.set(id, scope);
+    return scope;
+  }
 }
 
 function factoryRank(name: string, args: ReturnType<typeof callArguments>): number | undefined {
