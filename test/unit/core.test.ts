@@ -152,3 +152,14 @@ describe('relative imports', () => {
     expect(await rules('import torch\nfrom . import tasks\nfrom .util import helpers as h\ntasks.gather(a, b)\nh.scatter_add_(0, i, s)\n')).toEqual([]);
   });
 });
+
+describe('text prefilter', () => {
+  it('skips files that cannot match but keeps mode switches and whole-word op names', async () => {
+    const { loadChecker, settings } = await import('../support/checker.js');
+    const c = await loadChecker();
+    const analysis = (text: string) => c.analyze(text, settings());
+    expect(analysis('def f(inputs, comment):\n    return inputs\n').modeSettings).toEqual([]);
+    expect(analysis('import torch\ntorch.use_deterministic_algorithms(True)\n').modeSettings).toHaveLength(1);
+    expect(analysis('import torch\nfrom torch import scatter_add as sa\nsa(x, 0, i, s)\n').candidates).toHaveLength(1);
+  });
+});

@@ -44,7 +44,9 @@ const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: []
 export class Analyzer {
   private readonly byCallee = new Map<string, Rule[]>();
   private readonly assignmentRules: Rule[];
-  private readonly triggers: string[];
+  /** Whole-word triggers in one regex (a `put` trigger must not fire on every `input`), plus the rest. */
+  private readonly wordTriggers: RegExp;
+  private readonly otherTriggers: string[];
   /** Captures every node type the rules need in one pass inside wasm, far cheaper than a JS walk. */
   private readonly collector: Query;
 
@@ -56,13 +58,19 @@ export class Analyzer {
       for (const callee of rule.calls ?? []) this.byCallee.set(callee, [...(this.byCallee.get(callee) ?? []), rule]);
     }
     this.assignmentRules = rules.filter((r) => r.onAssignment);
-    this.triggers = [...new Set(['bitexact', 'deterministic', ...rules.flatMap((r) => r.triggers)])];
+    // Besides the rules' own: suppression comments and the mode switches, whose facts matter to the
+    // whole program even in a file where no rule matches.
+    const own = ['bitexact', 'deterministic', 'use_deterministic_algorithms', 'set_deterministic_debug_mode', 'enable_full_determinism'];
+    const triggers = [...new Set([...own, ...rules.flatMap((r) => r.triggers)])];
+    const words = triggers.filter((t) => /^\w+$/.test(t));
+    this.wordTriggers = new RegExp(`\\b(?:${words.join('|')})\\b`);
+    this.otherTriggers = triggers.filter((t) => !/^\w+$/.test(t));
     this.collector = parser.query(PATTERNS.join(' '));
   }
 
   /** Could any rule match this text? Lets callers skip parsing files that mention none of the triggers. */
   mayMatch(text: string): boolean {
-    return this.triggers.some((t) => text.includes(t));
+    return this.wordTriggers.test(text) || this.otherTriggers.some((t) => text.includes(t));
   }
 
   analyzeText(text: string, options: AnalysisOptions): FileAnalysis {
