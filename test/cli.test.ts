@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { ROOT } from './support/checker.js';
 import { copyFixture, golden, runCli } from './support/cli.js';
 
 let project: string;
@@ -110,5 +111,17 @@ describe('bitexact rule / rules', () => {
     expect(list.length).toBeGreaterThan(3);
     expect(list[0]).toMatchObject({ id: 'BX001', name: 'unknown-suppression' });
     expect(runCli(['rules'], project).stdout).toMatch(/^BX001 {2}unknown-suppression/);
+  });
+});
+
+describe('bundled examples', () => {
+  it('show findings of at least 40 rule kinds, and every example project has some', () => {
+    const result = runCli(['check', '--format', 'json', 'examples'], ROOT);
+    expect(result.status).toBe(1);
+    const report = JSON.parse(result.stdout);
+    const kinds = new Set(report.diagnostics.map((d: { rule: string }) => d.rule));
+    expect(kinds.size).toBeGreaterThanOrEqual(40);
+    const projects = new Set(report.diagnostics.map((d: { path: string }) => d.path.split('/')[1]));
+    expect([...projects].sort()).toEqual(fs.readdirSync(path.join(ROOT, 'examples')).sort());
   });
 });
