@@ -1,7 +1,8 @@
 // A call expression seen through import resolution: what it calls and on which tensor.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
-import { CallArguments, callArguments } from './syntax.js';
+import { CallArguments, callArguments, rangeOf } from './syntax.js';
+import type { Range } from './types.js';
 
 export interface CallSite {
   node: Node;
@@ -57,4 +58,9 @@ export function resolveCall(node: Node, scope: ImportScope, wanted: (callee: str
   const callee = `Tensor.${method.text}`;
   if (!wanted(callee)) return undefined;
   return { node, callee, anchor: { start: method, end: node }, receiver: object, args: callArguments(node) };
+}
+
+/** The span findings underline: the method name through the closing parenthesis, or the whole call. */
+export function callRange(call: CallSite): Range {
+  return { start: rangeOf(call.anchor.start).start, end: rangeOf(call.anchor.end).end };
 }

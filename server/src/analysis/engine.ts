@@ -114,6 +114,8 @@ export class Analyzer {
       if (!call) continue;
       const setting = MODE_SWITCHES.has(call.callee) ? modeSettingOf(call) : undefined;
       if (setting) modeSettings.push(setting);
+      // A method on a value known to be a NumPy or pandas object is never a tensor kernel.
+      if (call.receiver && values.of(call.receiver).origin === 'numpy') continue;
       for (const rule of this.byCallee.get(call.callee) ?? []) {
         current = rule;
         rule.onCall!(call, ctx);

@@ -28,6 +28,9 @@ const LIKE_FACTORIES = new Set(['zeros_like', 'ones_like', 'empty_like', 'clone'
 const SHAPE_METHODS = new Set(['view', 'reshape', 'expand', 'permute', 'new_zeros', 'new_empty', 'new_ones']);
 const SPARSE_MAKERS = /(^|\.)(to_sparse(_csr|_csc|_coo|_bsr|_bsc)?|sparse_(coo|csr|csc|bsr|bsc|compressed)_tensor)$/;
 const SCOPE_TYPES = new Set(['function_definition', 'lambda', 'class_definition', 'module']);
+/** Tensor methods and attributes whose result is not a tensor. */
+const NOT_TENSOR = new Set(['item', 'tolist', 'numpy', 'size', 'dim', 'numel', 'nelement', 'element_size', 'stride', 'data_ptr', 'shape', 'dtype', 'device', 'ndim', 'is_cuda', 'requires_grad', 'names']);
+const MAX_DEPTH = 6;
 
 interface Binding {
   /** The assigned expression; for unpacking, the whole right-hand side. */
@@ -107,6 +110,50 @@ export class ValueHints {
         return this.call(node);
       default:
         return UNKNOWN;
+    }
+  }
+
+  /** The expression a name was last bound to before this use, and whether by unpacking. */
+  definition(identifier: Node): { value: Node; unpacked: boolean } | undefined {
+    if (this.pending.length > 0) this.bindPending();
+    const binding = this.definitionOf(identifier);
+    return binding?.value ? { value: binding.value, unpacked: binding.position !== undefined } : undefined;
+  }
+
+  /**
+   * Is `node` known to be a torch tensor (not a Python number, list or NumPy array)? Follows names,
+   * unpacked torch results, and method chains, slices and arithmetic on a known tensor; a
+   * tensor-only integer method (`.long()`, `.argmax()`) counts as evidence.
+   */
+  isTensor(node: Node | undefined | null, depth = 0): boolean {
+    if (!node || depth > MAX_DEPTH) return false;
+    const expr = unparenthesize(node);
+    if (expr.type === 'identifier') {
+      const def = this.definition(expr);
+      if (!def) return false;
+      if (def.unpacked) return def.value.type === 'call' && this.of(expr).origin === 'torch';
+      return this.isTensor(def.value, depth + 1);
+    }
+    if (literalValueOf(expr)) return false;
+    const hint = this.of(expr);
+    if (hint.origin === 'numpy') return false;
+    if (hint.origin === 'torch') return true;
+    const next = (n: Node | null) => this.isTensor(n, depth + 1);
+    switch (expr.type) {
+      case 'call': {
+        const fn = expr.childForFieldName('function');
+        if (fn?.type !== 'attribute' || this.scope.resolveExpression(fn) !== undefined) return false;
+        if (NOT_TENSOR.has(fn.childForFieldName('attribute')?.text ?? '')) return false;
+        return hint.dtype === 'int' || next(fn.childForFieldName('object'));
+      }
+      case 'attribute':
+        return !NOT_TENSOR.has(expr.childForFieldName('attribute')?.text ?? '') && next(expr.childForFieldName('object'));
+      case 'subscript':
+        return next(expr.childForFieldName('value'));
+      case 'binary_operator':
+        return next(expr.childForFieldName('left')) || next(expr.childForFieldName('right'));
+      default:
+        return false;
     }
   }
 
@@ -238,6 +285,11 @@ function tupleLength(node: Node | undefined): number | undefined {
   if (!node || (node.type !== 'tuple' && node.type !== 'list')) return undefined;
   if (node.namedChildren.some((c) => c.type === 'list_splat')) return undefined;
   return node.namedChildCount;
+}
+
+/** Literal constants (numbers, strings, True/None) are never tensors. */
+function literalValueOf(node: Node): boolean {
+  return ['integer', 'float', 'string', 'concatenated_string', 'true', 'false', 'none'].includes(node.type);
 }
 
 function listDtype(node: Node | undefined): DTypeClass {

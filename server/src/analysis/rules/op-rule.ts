@@ -2,8 +2,7 @@
 // applies (mode=, reduce=, accumulate=...), and per torch version what the op does by default and
 // under torch.use_deterministic_algorithms(True). The severity logic of DESIGN.md lives here once.
 import type { Node } from 'web-tree-sitter';
-import type { CallSite } from '../calls.js';
-import { rangeOf } from '../syntax.js';
+import { CallSite, callRange } from '../calls.js';
 import type { Fix } from '../types.js';
 import { formatTorchVersion, inRange } from '../version.js';
 import type { ModeOutcome, Outcomes, Rule, RuleContext, RuleFact } from './rule.js';
@@ -81,8 +80,7 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
       const byDefault: ByDefault = exact && behaviour.byDefault !== 'stable' ? 'stable' : behaviour.byDefault;
       const outcomes = outcomesFor(spec, { ...behaviour, byDefault }, opDisplay(call, variant.label), formatTorchVersion(ctx.torchVersion), !!exact);
       if (Object.keys(outcomes).length === 0) return;
-      const range = { start: rangeOf(call.anchor.start).start, end: rangeOf(call.anchor.end).end };
-      ctx.report({ node: call.node, range, outcomes, fixes: spec.fixes?.(call, ctx) ?? [] });
+      ctx.report({ node: call.node, range: callRange(call), outcomes, fixes: spec.fixes?.(call, ctx) ?? [] });
     },
   };
 }

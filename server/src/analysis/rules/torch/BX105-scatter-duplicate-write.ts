@@ -19,8 +19,7 @@ export default defineOpRule({
   alternative: 'make the indices unique, or use `scatter_add_` / `scatter_reduce_` with a reduction that deterministic mode supports',
   // Integer add/multiply is exact; a plain overwrite races whatever the dtype.
   accumulator: (call) => (reduceOf(call) ? (call.receiver ?? argument(call.args, 0, 'input')) : undefined),
-  variant: (call, ctx) => {
-    if (call.receiver && ctx.values.of(call.receiver).origin === 'numpy') return undefined;
+  variant: (call) => {
     // scatter_(dim, index, src) / torch.scatter(input, dim, index, src); `value=` is a scalar.
     const src = argument(call.args, call.receiver ? 2 : 3, 'src');
     if (!src || call.args.keywords.has('value') || literalValue(src) !== undefined) return undefined;

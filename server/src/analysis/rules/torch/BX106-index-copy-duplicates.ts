@@ -7,7 +7,6 @@ export default defineOpRule({
   calls: ['torch.index_copy', 'Tensor.index_copy_', 'Tensor.index_copy'],
   why: 'copies rows to the positions in `index` in parallel; when a position appears more than once, the row that is kept depends on which GPU thread wrote last, so the output changes from run to run',
   alternative: 'deduplicate the index (keeping the row you mean to keep) before copying',
-  variant: (call, ctx) => (call.receiver && ctx.values.of(call.receiver).origin === 'numpy' ? undefined : 'default'),
   variants: {
     default: {
       label: '',

@@ -4,94 +4,7 @@ import { argument, literalValue, unparenthesize } from '../../syntax.js';
 import { defineOpRule } from '../op-rule.js';
 import type { AssignmentSite, RuleContext } from '../rule.js';
 
-const SCOPES = new Set(['function_definition', 'lambda', 'class_definition', 'module']);
-const PATTERNS = new Set(['pattern_list', 'tuple_pattern', 'list_pattern']);
-/** Tensor methods and attributes whose result is not a tensor. */
-const NOT_TENSOR = new Set(['item', 'tolist', 'numpy', 'size', 'dim', 'numel', 'nelement', 'element_size', 'stride', 'data_ptr', 'shape', 'dtype', 'device', 'ndim', 'is_cuda', 'requires_grad', 'names']);
 const MASK_CALL = /^(bool|isnan|isinf|isfinite|isneginf|isposinf|isreal|isin|eq|ne|gt|lt|ge|le|greater|less|greater_equal|less_equal|not_equal|logical_(and|or|not|xor))$/;
-
-function scopeOf(node: Node): Node | null {
-  let s = node.parent;
-  while (s && !SCOPES.has(s.type)) s = s.parent;
-  return s;
-}
-
-interface Definition {
-  end: number;
-  value: Node;
-  unpacked: boolean;
-}
-
-/** `name = value` and `a, name = value` bindings per scope and name, built once per tree. */
-const bindingsByTree = new WeakMap<object, Map<number, Map<string, Definition[]>>>();
-
-function bindingsIn(scope: Node): Map<string, Definition[]> {
-  let byScope = bindingsByTree.get(scope.tree);
-  if (!byScope) bindingsByTree.set(scope.tree, (byScope = new Map()));
-  let byName = byScope.get(scope.id);
-  if (byName) return byName;
-  byName = new Map();
-  for (const a of scope.descendantsOfType('assignment')) {
-    const left = a?.childForFieldName('left');
-    const value = a?.childForFieldName('right');
-    if (!a || !left || !value || !scopeOf(a)?.equals(scope)) continue;
-    const add = (name: string, unpacked: boolean) => {
-      const list = byName!.get(name) ?? [];
-      list.push({ end: a.endIndex, value, unpacked });
-      byName!.set(name, list);
-    };
-    if (left.type === 'identifier') add(left.text, false);
-    else if (PATTERNS.has(left.type)) for (const c of left.namedChildren) if (c?.type === 'identifier') add(c.text, true);
-  }
-  byScope.set(scope.id, byName);
-  return byName;
-}
-
-/** The nearest earlier `name = value` (or `a, name = value`) in the scope of `id`. */
-function definitionOf(id: Node): Definition | undefined {
-  const scope = scopeOf(id);
-  let found: Definition | undefined;
-  for (const d of (scope && bindingsIn(scope).get(id.text)) ?? []) if (d.end <= id.startIndex) found = d;
-  return found;
-}
-
-/**
- * Is `node` known to be a torch tensor (not a Python number, list or NumPy array)? Follows names to
- * their assignment in the same function, `a, b = torch.topk(...)` unpacking, and method chains,
- * slices and arithmetic on a known tensor; a tensor-only dtype method (`.long()`, `.argmax()`) counts.
- */
-export function knownTensor(node: Node | undefined | null, ctx: RuleContext, depth = 0): boolean {
-  if (!node || depth > 6) return false;
-  const expr = unparenthesize(node);
-  if (expr.type === 'identifier') {
-    // Followed here rather than through ctx.values: this also handles `a, b = torch.topk(...)` and
-    // is not reset by `x[name] = ...` (which ValueHints treats as rebinding `name`).
-    const def = definitionOf(expr);
-    if (!def || (def.unpacked && def.value.type !== 'call')) return false;
-    return knownTensor(def.value, ctx, depth + 1);
-  }
-  if (literalValue(expr) !== undefined) return false;
-  const hint = ctx.values.of(expr);
-  if (hint.origin === 'numpy') return false;
-  if (hint.origin === 'torch') return true;
-  switch (expr.type) {
-    case 'call': {
-      const fn = expr.childForFieldName('function');
-      if (fn?.type !== 'attribute' || ctx.scope.resolveExpression(fn) !== undefined) return false;
-      if (NOT_TENSOR.has(fn.childForFieldName('attribute')?.text ?? '')) return false;
-      return hint.dtype === 'int' || knownTensor(fn.childForFieldName('object'), ctx, depth + 1);
-    }
-    case 'attribute':
-      if (NOT_TENSOR.has(expr.childForFieldName('attribute')?.text ?? '')) return false;
-      return knownTensor(expr.childForFieldName('object'), ctx, depth + 1);
-    case 'subscript':
-      return knownTensor(expr.childForFieldName('value'), ctx, depth + 1);
-    case 'binary_operator':
-      return knownTensor(expr.childForFieldName('left'), ctx, depth + 1) || knownTensor(expr.childForFieldName('right'), ctx, depth + 1);
-    default:
-      return false;
-  }
-}
 
 /** A boolean mask selects each position at most once: no duplicates, no race. */
 function isMask(node: Node, ctx: RuleContext, depth = 0): boolean {
@@ -101,7 +14,7 @@ function isMask(node: Node, ctx: RuleContext, depth = 0): boolean {
   if (expr.type === 'unary_operator') return expr.childForFieldName('operator')?.text === '~';
   if (expr.type === 'binary_operator') return ['&', '|', '^'].includes(expr.childForFieldName('operator')?.text ?? '');
   if (expr.type === 'identifier') {
-    const def = definitionOf(expr);
+    const def = ctx.values.definition(expr);
     return !!def && !def.unpacked && isMask(def.value, ctx, depth + 1);
   }
   if (expr.type === 'call') {
@@ -128,10 +41,9 @@ const rule = defineOpRule({
   triggers: ['torch'],
   why: 'stores through an index tensor; where an index repeats, whichever write lands last wins, and that is decided by thread scheduling, so the stored values change from run to run',
   alternative: 'make the indices unique first (for example with `torch.unique`) or accumulate with `index_put_(..., accumulate=True)`',
-  variant(call, ctx) {
+  variant(call) {
     if (call.node.type === 'assignment') return 'assign';
     if (call.node.type === 'augmented_assignment') return 'update';
-    if (call.receiver && ctx.values.of(call.receiver).origin === 'numpy') return undefined;
     const accumulate = argument(call.args, call.receiver ? 2 : 3, 'accumulate');
     if (accumulate === undefined) return call.args.hasSplat ? undefined : 'default';
     const value = literalValue(accumulate);
@@ -194,7 +106,7 @@ function onAssignment(site: AssignmentSite, ctx: RuleContext): void {
   const left = unparenthesize(site.left);
   if (left.type !== 'subscript' || isScalar(site.right)) return;
   const indices = left.childrenForFieldName('subscript').filter((i): i is Node => !!i && i.type !== 'slice');
-  if (!indices.some((i) => knownTensor(i, ctx) && !isMask(i, ctx))) return;
+  if (!indices.some((i) => ctx.values.isTensor(i) && !isMask(i, ctx))) return;
   if (ctx.values.of(left.childForFieldName('value') ?? undefined).origin === 'numpy') return;
   const op = site.node.type === 'augmented_assignment' ? (site.node.childForFieldName('operator')?.text ?? '=') : '=';
   const call: CallSite = {

@@ -1,6 +1,5 @@
 import { argument, literalValue } from '../../syntax.js';
 import { defineOpRule } from '../op-rule.js';
-import { knownTensor } from './BX107-index-put-duplicates.js';
 
 export default defineOpRule({
   id: 'BX108',
@@ -17,10 +16,9 @@ export default defineOpRule({
     const source = argument(call.args, call.receiver ? 1 : 2, 'source');
     if (!index || !source) return undefined;
     if (call.receiver) {
-      if (ctx.values.of(call.receiver).origin === 'numpy') return undefined;
       // `put` is a common method name (queues, caches): out of place, ask for tensor evidence.
       const evidence = call.callee === 'Tensor.put_' || call.args.keywords.has('index') || call.args.keywords.has('source');
-      if (!evidence && !knownTensor(call.receiver, ctx) && !knownTensor(index, ctx)) return undefined;
+      if (!evidence && !ctx.values.isTensor(call.receiver) && !ctx.values.isTensor(index)) return undefined;
     }
     return literalValue(argument(call.args, call.receiver ? 2 : 3, 'accumulate')) === true ? 'accumulate' : 'default';
   },

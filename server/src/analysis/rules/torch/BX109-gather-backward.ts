@@ -10,8 +10,7 @@ export default defineOpRule({
   alternative: 'detach the source when no gradient is needed, or gather from unique positions',
   backwardOnly: true,
   // gather(dim, index) / torch.gather(input, dim, index): other objects' `.gather(x)` take fewer arguments.
-  variant: (call, ctx) => {
-    if (call.receiver && ctx.values.of(call.receiver).origin === 'numpy') return undefined;
+  variant: (call) => {
     return argument(call.args, call.receiver ? 1 : 2, 'index') ? 'default' : undefined;
   },
   variants: {

@@ -9,8 +9,7 @@ export default defineOpRule({
   why: 'has a backward pass that sums the gradient of every selected row back into its source row with float atomics; rows selected more than once get their gradient summed in a varying order, so the gradient changes from run to run',
   alternative: 'for dim 0, index with `x[idx]`, whose backward accumulates through a sorted path',
   backwardOnly: true,
-  variant: (call, ctx) => {
-    if (call.receiver && ctx.values.of(call.receiver).origin === 'numpy') return undefined;
+  variant: (call) => {
     return argument(call.args, call.receiver ? 1 : 2, 'index') ? 'default' : undefined;
   },
   variants: {

@@ -1,6 +1,5 @@
 import { argument } from '../../syntax.js';
 import { defineOpRule } from '../op-rule.js';
-import { knownTensor } from './BX107-index-put-duplicates.js';
 
 export default defineOpRule({
   id: 'BX111',
@@ -14,9 +13,8 @@ export default defineOpRule({
   // repeats expands and reshapes instead (stable backward); torch.repeat_interleave(repeats) alone
   // returns integer indices with no gradient.
   variant: (call, ctx) => {
-    if (call.receiver && ctx.values.of(call.receiver).origin === 'numpy') return undefined;
     const repeats = argument(call.args, call.receiver ? 0 : 1, 'repeats');
-    return knownTensor(repeats, ctx) ? 'tensor' : undefined;
+    return ctx.values.isTensor(repeats) ? 'tensor' : undefined;
   },
   variants: {
     tensor: {

@@ -1,6 +1,5 @@
 import { argument } from '../../syntax.js';
 import { defineOpRule } from '../op-rule.js';
-import { knownTensor } from './BX107-index-put-duplicates.js';
 
 export default defineOpRule({
   id: 'BX112',
@@ -14,7 +13,7 @@ export default defineOpRule({
     const index = argument(call.args, call.receiver ? 0 : 1, 'index');
     if (!index) return undefined;
     // `.take(n)` is common outside torch (datasets, dataframes): ask for tensor evidence.
-    if (call.receiver && !knownTensor(call.receiver, ctx) && !knownTensor(index, ctx)) return undefined;
+    if (call.receiver && !ctx.values.isTensor(call.receiver) && !ctx.values.isTensor(index)) return undefined;
     return 'default';
   },
   variants: {

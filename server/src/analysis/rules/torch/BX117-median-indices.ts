@@ -9,8 +9,7 @@ export default defineOpRule({
   why: 'also returns the position of the median, and on CUDA the position picked among tied values changes from run to run',
   alternative: 'take the middle element of `sort(dim, stable=True)` when the indices matter, or `torch.quantile(x, 0.5, dim)` when only the values are needed',
   // median(dim, keepdim) / torch.median(input, dim, keepdim); without a dim only the value comes back.
-  variant: (call, ctx) => {
-    if (call.receiver && ctx.values.of(call.receiver).origin === 'numpy') return undefined;
+  variant: (call) => {
     const dim = argument(call.args, call.receiver ? 0 : 1, 'dim');
     return dim && literalValue(dim) !== null ? 'dim' : undefined;
   },

@@ -11,7 +11,6 @@ const INT_DTYPE = /^torch\.(u?int(8|16|32|64)|long|int|short|bool|uint8|int8)$/;
  * filtered here. An explicit `dtype=` decides the accumulator.
  */
 function variant(call: CallSite, ctx: RuleContext): string | undefined {
-  if (call.receiver && ctx.values.of(call.receiver).origin === 'numpy') return undefined;
   const dtype = call.args.keywords.get('dtype');
   if (dtype) return INT_DTYPE.test(ctx.scope.resolveExpression(dtype) ?? '') ? undefined : 'default';
   return ctx.values.of(call.receiver ?? argument(call.args, 0, 'input')).dtype === 'int' ? undefined : 'default';

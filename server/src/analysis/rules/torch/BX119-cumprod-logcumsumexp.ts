@@ -1,10 +1,8 @@
 import type { CallSite } from '../../calls.js';
 import { argument } from '../../syntax.js';
 import { defineOpRule } from '../op-rule.js';
-import type { RuleContext } from '../rule.js';
 
-function variant(call: CallSite, ctx: RuleContext): string | undefined {
-  if (call.receiver && ctx.values.of(call.receiver).origin === 'numpy') return undefined;
+function variant(call: CallSite): string | undefined {
   return call.callee.endsWith('logcumsumexp') ? 'logcumsumexp' : 'cumprod';
 }
 

@@ -1,6 +1,7 @@
+import { callRange } from '../../calls.js';
 import { argument, literalValue } from '../../syntax.js';
 import { always, Rule } from '../rule.js';
-import { anchorRange, indicesUsed, isTorchLike, keywordFix } from './BX135-sort-unstable-indices.js';
+import { indicesUsed, isTorchLike, keywordFix } from './ordering-shared.js';
 
 const rule: Rule = {
   id: 'BX136',
@@ -21,7 +22,7 @@ const rule: Rule = {
   triggers: ['topk'],
   calls: ['torch.topk', 'Tensor.topk'],
   onCall(call, ctx) {
-    if (!isTorchLike(call, ctx)) return;
+    if (!isTorchLike(call)) return;
     // torch.topk(input, k, dim, largest, sorted) and Tensor.topk(k, dim, largest, sorted).
     const flag = argument(call.args, call.receiver ? 3 : 4, 'sorted');
     if (!flag || literalValue(flag) !== false) return;
@@ -29,7 +30,7 @@ const rule: Rule = {
     const fix = keywordFix(call, 'sorted', 'True', 'Return the top-k sorted (sorted=True)', flag);
     ctx.report({
       node: call.node,
-      range: anchorRange(call),
+      range: callRange(call),
       outcomes: always(
         'info',
         'With `sorted=False` the k selected indices come back in whatever slot order the kernel produced, so anything that depends on their position (routing slots, a softmax or sum over them, atomics keyed by slot) can change between runs; use `sorted=True` or sort the ids yourself.',
