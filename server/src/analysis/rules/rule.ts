@@ -7,7 +7,7 @@ import type { DeterministicMode, Fix, GuardKind, Range, Severity } from '../type
 import type { ValueHints } from '../values.js';
 import type { TorchVersion } from '../version.js';
 
-export type RuleFamily = 'meta' | 'torch-op' | 'config';
+export type RuleFamily = 'meta' | 'torch-op' | 'config' | 'rng-data' | 'custom-kernel' | 'attention' | 'distributed';
 
 /** A versioned fact a rule relies on, shown in its doc page. */
 export interface RuleFact {
