@@ -24,6 +24,8 @@ export interface Candidate {
   rule: Rule;
   range: Range;
   guard: GuardKind;
+  /** The condition that puts the hit in a guarded branch. */
+  guardCondition?: Range;
   outcomes: Outcomes;
   fixes: Fix[];
 }
@@ -143,8 +145,8 @@ export class Analyzer {
 function toCandidate(rule: Rule, hit: Hit, guards: GuardFinder): Candidate {
   const range = hit.range ?? (hit.node ? rangeOf(hit.node) : undefined);
   if (!range) throw new Error(`${rule.id} reported a hit with neither node nor range`);
-  const guard = hit.guard ?? (hit.node ? guards.guardOf(hit.node) : 'none');
-  return { rule, range, guard, outcomes: hit.outcomes, fixes: hit.fixes ?? [] };
+  const found = hit.node && !hit.guard ? guards.guardWithCondition(hit.node) : { kind: hit.guard ?? 'none' };
+  return { rule, range, guard: found.kind, guardCondition: found.condition, outcomes: hit.outcomes, fixes: hit.fixes ?? [] };
 }
 
 /** Every node of the collected types, grouped by type, in document order. */

@@ -3,8 +3,8 @@
 // `if not det: return fast(x)`, `slow() if det else fast()`). The innermost guard around a node wins.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
-import { callArguments, dottedParts, endsFlow, literalValue, unparenthesize } from './syntax.js';
-import type { GuardKind } from './types.js';
+import { callArguments, dottedParts, endsFlow, literalValue, rangeOf, unparenthesize } from './syntax.js';
+import type { GuardKind, Range } from './types.js';
 
 /** Flag names that mean "deterministic mode is on" wherever they appear (`cfg.x`, `self.x`, `x`). */
 export const DEFAULT_GUARD_NAMES = [
@@ -26,19 +26,31 @@ interface Polarity {
 const NEUTRAL: Polarity = { then: undefined, else: undefined };
 const DET: Polarity = { then: 'deterministic-branch', else: 'default-branch' };
 
+/** A guard and the condition that sets it (shown to users as related information). */
+export interface Guard {
+  kind: GuardKind;
+  condition?: Range;
+}
+
+const UNGUARDED: Guard = { kind: 'none' };
+
 export class GuardFinder {
   private readonly names: Set<string>;
-  private readonly memo = new Map<number, GuardKind>();
+  private readonly memo = new Map<number, Guard>();
 
   constructor(private readonly scope: ImportScope, extraNames: readonly string[] = []) {
     this.names = new Set([...DEFAULT_GUARD_NAMES, ...extraNames]);
   }
 
   guardOf(node: Node): GuardKind {
+    return this.guardWithCondition(node).kind;
+  }
+
+  guardWithCondition(node: Node): Guard {
     // Every node passed on the way up shares the answer, so remember it for all of them: the calls
     // of one function then cost one walk between them.
     const visited: Node[] = [];
-    let result: GuardKind = 'none';
+    let result: Guard = UNGUARDED;
     let child = node;
     for (let parent = node.parent; parent; child = parent, parent = parent.parent) {
       const cached = this.memo.get(child.id);
@@ -58,27 +70,28 @@ export class GuardFinder {
   }
 
   /** The guard a branching parent puts on one of its children. */
-  private branchGuard(parent: Node, child: Node): GuardKind | undefined {
+  private branchGuard(parent: Node, child: Node): Guard | undefined {
     if (parent.type === 'if_statement' || parent.type === 'elif_clause') {
       const condition = parent.childForFieldName('condition');
       if (!condition || child.equals(condition)) return undefined;
       const polarity = this.polarity(condition);
-      if (child.equals(parent.childForFieldName('consequence') ?? condition)) return polarity.then;
-      return polarity.else; // an elif_clause or else_clause of this if
+      // The consequence takes the then-side; an elif_clause or else_clause of this if the else-side.
+      const kind = child.equals(parent.childForFieldName('consequence') ?? condition) ? polarity.then : polarity.else;
+      return kind && { kind, condition: rangeOf(condition) };
     }
     if (parent.type === 'conditional_expression') {
       // body if condition else alternative
       const [body, condition, alternative] = parent.namedChildren;
       if (!body || !condition || !alternative) return undefined;
       const polarity = this.polarity(condition);
-      if (child.equals(body)) return polarity.then;
-      if (child.equals(alternative)) return polarity.else;
+      const kind = child.equals(body) ? polarity.then : child.equals(alternative) ? polarity.else : undefined;
+      return kind && { kind, condition: rangeOf(condition) };
     }
     return undefined;
   }
 
   /** `if not det: return fast(x)` before `child` in the same block: the rest runs only when det. */
-  private earlyExitGuard(block: Node, child: Node): GuardKind | undefined {
+  private earlyExitGuard(block: Node, child: Node): Guard | undefined {
     if (block.type !== 'block' && block.type !== 'module') return undefined;
     for (let sibling = child.previousNamedSibling; sibling; sibling = sibling.previousNamedSibling) {
       if (sibling.type !== 'if_statement') continue;
@@ -86,7 +99,7 @@ export class GuardFinder {
       if (!endsFlow(sibling.childForFieldName('consequence'))) continue;
       const condition = sibling.childForFieldName('condition');
       const polarity = condition ? this.polarity(condition) : NEUTRAL;
-      if (polarity.else) return polarity.else;
+      if (polarity.else && condition) return { kind: polarity.else, condition: rangeOf(condition) };
     }
     return undefined;
   }

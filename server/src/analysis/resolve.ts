@@ -40,6 +40,7 @@ export function resolveFindings(analysis: FileAnalysis, text: string, options: R
       message: outcome.message,
       range: candidate.range,
       guard: candidate.guard,
+      ...(candidate.guardCondition ? { guardCondition: candidate.guardCondition } : {}),
       fixes: [...candidate.fixes, ...(outcome.fixes ?? []), suppressionFix(candidate.rule.id, candidate.range.start.line, lines)],
     });
   }

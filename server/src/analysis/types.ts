@@ -45,6 +45,8 @@ export interface Finding {
   message: string;
   range: Range;
   guard: GuardKind;
+  /** The condition of the guard, when `guard` is not 'none' (editors show it as related information). */
+  guardCondition?: Range;
   fixes: Fix[];
 }
 
