@@ -2,6 +2,7 @@
 // two wasm files next to the bundle. web-tree-sitter's ESM build calls createRequire(import.meta.url),
 // which is undefined in CJS output, hence the define + banner pair.
 import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +13,8 @@ fs.mkdirSync(dist, { recursive: true });
 
 await build({
   absWorkingDir: root,
-  entryPoints: { cli: 'server/src/cli/main.ts' },
+  // cli.cjs is also the language server (`bitexact lsp`); extension.cjs is the VS Code client.
+  entryPoints: { cli: 'server/src/cli/main.ts', extension: 'client/src/extension.ts' },
   outdir: dist,
   outExtension: { '.js': '.cjs' },
   bundle: true,
@@ -29,3 +31,6 @@ await build({
 for (const file of ['node_modules/web-tree-sitter/web-tree-sitter.wasm', 'node_modules/tree-sitter-python/tree-sitter-python.wasm']) {
   fs.copyFileSync(path.join(root, file), path.join(dist, path.basename(file)));
 }
+
+// The rule pages diagnostics link to (codeDescription.href).
+execFileSync(process.execPath, [path.join(dist, 'cli.cjs'), 'rules', '--write-docs', path.join(dist, 'rules')], { stdio: 'inherit' });

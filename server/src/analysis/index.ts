@@ -36,6 +36,11 @@ export class Checker {
     return new Checker(parser, new Analyzer(parser, rules));
   }
 
+  /** False when no rule can match the text (the file need not even be parsed). */
+  mayMatch(text: string): boolean {
+    return this.analyzer.mayMatch(text);
+  }
+
   analyze(text: string, settings: Settings): FileAnalysis {
     return this.analyzer.analyzeText(text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames });
   }

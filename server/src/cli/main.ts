@@ -9,7 +9,8 @@ import { formatJson } from './format-json.js';
 import { formatSarif } from './format-sarif.js';
 import { formatText } from './format-text.js';
 import { bundledGrammar } from './grammar.js';
-import { formatRuleList, formatRulePage } from './rules-command.js';
+import { formatRuleList, formatRulePage, writeRulePages } from './rules-command.js';
+import { startLanguageServer } from '../lsp/server.js';
 import packageJson from '../../../package.json';
 
 const USAGE = `Usage: bitexact <command> [options]
@@ -17,7 +18,8 @@ const USAGE = `Usage: bitexact <command> [options]
 Commands:
   check [PATH...]      check Python files and directories (default: .)
   rule ID              print a rule's documentation
-  rules                list every rule
+  rules                list every rule (--format json; --write-docs DIR writes every page)
+  lsp --stdio          run the language server on stdin/stdout
 
 Options for check:
   --format FORMAT          text (default), json or sarif
@@ -43,10 +45,20 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`bitexact ${packageJson.version}\n`);
     return 0;
   }
+  if (command === 'lsp') {
+    // Speaks LSP on stdio (`--stdio`) or on the IPC channel VS Code's client opens (`--node-ipc`);
+    // vscode-languageserver reads the transport from the process arguments.
+    startLanguageServer(await Checker.create(bundledGrammar()));
+    return new Promise<number>(() => undefined); // runs until the client shuts it down
+  }
   const checker = await Checker.create(bundledGrammar());
   const rules = [...checker.rules.values()];
   if (command === 'rules') {
-    const { values } = parseArgs({ args: rest, options: { format: { type: 'string', default: 'text' } } });
+    const { values } = parseArgs({ args: rest, options: { format: { type: 'string', default: 'text' }, 'write-docs': { type: 'string' } } });
+    if (values['write-docs']) {
+      writeRulePages(rules, values['write-docs']);
+      return 0;
+    }
     process.stdout.write(formatRuleList(rules, values.format === 'json'));
     return 0;
   }

@@ -1,4 +1,6 @@
 // `bitexact rule ID` (one rule's page) and `bitexact rules` (the catalogue).
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Rule } from '../analysis/rules/rule.js';
 
 export function formatRulePage(rule: Rule): string {
@@ -31,4 +33,10 @@ export function formatRuleList(rules: readonly Rule[], json: boolean): string {
   }
   const width = Math.max(...rules.map((r) => r.name.length));
   return `${rules.map((r) => `${r.id}  ${r.name.padEnd(width)}  ${r.defaultSeverity.padEnd(7)}  ${r.summary}`).join('\n')}\n`;
+}
+
+/** One markdown page per rule (the language server links diagnostics to them). */
+export function writeRulePages(rules: readonly Rule[], dir: string): void {
+  fs.mkdirSync(dir, { recursive: true });
+  for (const rule of rules) fs.writeFileSync(path.join(dir, `${rule.id}.md`), formatRulePage(rule));
 }

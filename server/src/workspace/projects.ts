@@ -33,8 +33,12 @@ export class ProjectResolver {
   }
 
   settingsFor(file: string): Settings {
-    const layer = this.explicit ?? this.nearestConfig(path.dirname(file));
-    return mergeSettings(layer?.overrides, this.cli);
+    return mergeSettings(this.configFor(file), this.cli);
+  }
+
+  /** The configuration-file layer that applies to a file (explicit --config, else the nearest). */
+  configFor(file: string): SettingsOverrides | undefined {
+    return (this.explicit ?? this.nearestConfig(path.dirname(file)))?.overrides;
   }
 
   /** True when the file matches an `exclude` glob of the configuration that applies to it. */

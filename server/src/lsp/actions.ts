@@ -1,0 +1,83 @@
+// Code actions: one quick fix per fix carried by a diagnostic, "disable for this line/file", and
+// `source.fixAll.bitexact`, whose edit is computed on resolve.
+import { CodeAction, CodeActionKind, Diagnostic, TextEdit as LspTextEdit } from 'vscode-languageserver';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { applyFixes } from '../analysis/fixes.js';
+import type { Finding } from '../analysis/types.js';
+import { diagnosticData, toLspEdits } from './convert.js';
+
+export const FIX_ALL_KIND = `${CodeActionKind.SourceFixAll}.bitexact`;
+
+export interface FixAllData {
+  uri: string;
+  version: number;
+}
+
+export function quickFixes(document: TextDocument, diagnostics: readonly Diagnostic[]): CodeAction[] {
+  const actions: CodeAction[] = [];
+  const uri = document.uri;
+  for (const diagnostic of diagnostics) {
+    const data = diagnosticData(diagnostic);
+    if (!data) continue;
+    let preferred = false;
+    for (const fix of data.fixes) {
+      if (fix.isSuppression) continue;
+      const isPreferred: boolean = fix.safety === 'safe' && !preferred;
+      preferred ||= isPreferred;
+      actions.push({
+        title: `${data.rule}: ${fix.title}${fix.safety === 'unsafe' ? ' (unsafe: may change results)' : ''}`,
+        kind: CodeActionKind.QuickFix,
+        diagnostics: [diagnostic],
+        isPreferred,
+        edit: { changes: { [uri]: toLspEdits(fix.edits) } },
+      });
+    }
+    const line = data.fixes.find((f) => f.isSuppression);
+    if (line) {
+      actions.push({
+        title: `Disable ${data.rule} for this line`,
+        kind: CodeActionKind.QuickFix,
+        diagnostics: [diagnostic],
+        edit: { changes: { [uri]: toLspEdits(line.edits) } },
+      });
+    }
+    actions.push({
+      title: `Disable ${data.rule} for this file`,
+      kind: CodeActionKind.QuickFix,
+      diagnostics: [diagnostic],
+      edit: { changes: { [uri]: [fileSuppressionEdit(document, data.rule)] } },
+    });
+  }
+  return actions;
+}
+
+export function fixAllAction(document: TextDocument): CodeAction {
+  return { title: 'bitexact: fix all auto-fixable problems', kind: FIX_ALL_KIND, data: { uri: document.uri, version: document.version } satisfies FixAllData };
+}
+
+/** The edits of every applicable fix that does not overlap another (safe ones unless `unsafe`). */
+export function fixAllEdits(text: string, findings: readonly Finding[], unsafe: boolean): LspTextEdit[] {
+  const { applied } = applyFixes(text, findings, { unsafe });
+  return applied.flatMap(({ fix }) => toLspEdits(fix.edits));
+}
+
+/**
+ * Adds the id to an existing `# bitexact: ignore-file[...]` header comment, or inserts one after the
+ * shebang and encoding lines.
+ */
+export function fileSuppressionEdit(document: TextDocument, rule: string): LspTextEdit {
+  const lines = document.getText().split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.trim() !== '' && !line.trimStart().startsWith('#')) break;
+    const match = /#\s*bitexact:\s*ignore-file\[([^\]]*)\]/.exec(line);
+    if (match) {
+      const at = { line: i, character: match.index + match[0].length - 1 };
+      return { range: { start: at, end: at }, newText: match[1]!.trim() ? `, ${rule}` : rule };
+    }
+  }
+  let insertAt = 0;
+  while (insertAt < lines.length && insertAt < 2 && /^#!|^#.*coding[:=]/.test(lines[insertAt]!)) insertAt++;
+  const at = { line: insertAt, character: 0 };
+  return { range: { start: at, end: at }, newText: `# bitexact: ignore-file[${rule}]\n` };
+}

@@ -1,0 +1,62 @@
+// Findings → LSP diagnostics. Each diagnostic carries its fixes in `data`, so code actions never
+// re-run the analysis, and the guard condition as related information.
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Diagnostic, DiagnosticSeverity, DiagnosticTag, TextEdit as LspTextEdit } from 'vscode-languageserver';
+import type { Finding, Fix, Severity, TextEdit } from '../analysis/types.js';
+import { UNUSED_SUPPRESSION } from '../analysis/resolve.js';
+
+const SEVERITY: Record<Severity, DiagnosticSeverity> = {
+  error: DiagnosticSeverity.Error,
+  warning: DiagnosticSeverity.Warning,
+  info: DiagnosticSeverity.Information,
+  hint: DiagnosticSeverity.Hint,
+};
+
+export interface DiagnosticData {
+  rule: string;
+  fixes: Fix[];
+}
+
+/** The rule's page, written next to the bundle by the build (`bitexact rules --write-docs`). */
+export function ruleDocUri(rule: string): string {
+  return pathToFileURL(path.join(__dirname, 'rules', `${rule}.md`)).href;
+}
+
+export function toDiagnostic(uri: string, finding: Finding): Diagnostic {
+  const diagnostic: Diagnostic = {
+    range: toLspRange(finding.range),
+    severity: SEVERITY[finding.severity],
+    code: finding.rule,
+    codeDescription: { href: ruleDocUri(finding.rule) },
+    source: 'bitexact',
+    message: finding.message,
+    data: { rule: finding.rule, fixes: finding.fixes } satisfies DiagnosticData,
+  };
+  if (finding.rule === UNUSED_SUPPRESSION) diagnostic.tags = [DiagnosticTag.Unnecessary];
+  if (finding.guardCondition) {
+    diagnostic.relatedInformation = [
+      {
+        location: { uri, range: toLspRange(finding.guardCondition) },
+        message:
+          finding.guard === 'default-branch'
+            ? 'Determinism guard: the flagged call is on the path taken when determinism is off.'
+            : 'Determinism guard: the flagged call is on the deterministic path.',
+      },
+    ];
+  }
+  return diagnostic;
+}
+
+export function toLspRange(range: Finding['range']) {
+  return { start: { line: range.start.line, character: range.start.column }, end: { line: range.end.line, character: range.end.column } };
+}
+
+export function toLspEdits(edits: readonly TextEdit[]): LspTextEdit[] {
+  return edits.map((e) => ({ range: toLspRange(e.range), newText: e.newText }));
+}
+
+export function diagnosticData(diagnostic: Diagnostic): DiagnosticData | undefined {
+  const data = diagnostic.data as Partial<DiagnosticData> | undefined;
+  return diagnostic.source === 'bitexact' && typeof data?.rule === 'string' && Array.isArray(data.fixes) ? (data as DiagnosticData) : undefined;
+}

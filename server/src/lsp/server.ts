@@ -1,0 +1,304 @@
+// The language server: wiring only. Analysis is the core's (the same Checker the CLI uses), so the
+// editor shows what `bitexact check` prints for the same file and configuration.
+import {
+  CodeAction,
+  CodeActionKind,
+  Connection,
+  createConnection,
+  Diagnostic,
+  DocumentDiagnosticReportKind,
+  LSPErrorCodes,
+  ResponseError,
+  TextDocumentSyncKind,
+} from 'vscode-languageserver/node';
+import { pathToFileURL } from 'node:url';
+import { Checker, effectiveMode } from '../analysis/index.js';
+import { programMode } from '../analysis/facts.js';
+import type { Finding } from '../analysis/types.js';
+import { formatTorchVersion } from '../analysis/version.js';
+import { collectPythonFiles, readSource } from '../workspace/files.js';
+import { FIX_ALL_KIND, FixAllData, fixAllAction, fixAllEdits, quickFixes } from './actions.js';
+import { toDiagnostic } from './convert.js';
+import { DocumentStore, OpenDocument } from './documents.js';
+import { hoverFor } from './hover.js';
+import { DEFAULT_EDITOR_SETTINGS, EditorSettings, readEditorSettings } from './settings.js';
+import { uriToPath, WorkspaceModel } from './workspace.js';
+import packageJson from '../../../package.json';
+
+export const CHECK_WORKSPACE_COMMAND = 'bitexact.server.checkWorkspace';
+export const SHOW_CONFIGURATION_COMMAND = 'bitexact.server.showConfiguration';
+/** Cheap text test for files that may switch deterministic mode (the workspace scan reads only these). */
+const MODE_SWITCH_TEXT = /use_deterministic_algorithms|set_deterministic_debug_mode|enable_full_determinism|deterministic\s*=/;
+const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+
+interface CachedResult {
+  version: number;
+  generation: number;
+  findings: Finding[];
+}
+
+export function startLanguageServer(checker: Checker, connection: Connection = createConnection()): void {
+  const docs = new DocumentStore(checker.parser);
+  const workspace = new WorkspaceModel();
+  const results = new Map<string, CachedResult>();
+  const editorCache = new Map<string, Promise<EditorSettings>>();
+  const pending = new Set<string>();
+  let folders: string[] = [];
+  let pull = false;
+  let refreshSupport = false;
+  let configurationSupport = false;
+  let resolveEdits = false;
+  let globalEditor = DEFAULT_EDITOR_SETTINGS;
+  /** Bumped when settings or a project's mode change: every cached result is stale then. */
+  let generation = 0;
+
+  const log = (level: (typeof LOG_LEVELS)[number], message: string) => {
+    if (LOG_LEVELS.indexOf(level) <= LOG_LEVELS.indexOf(globalEditor.logLevel)) connection.console[level === 'debug' ? 'log' : level](message);
+  };
+
+  connection.onInitialize((params) => {
+    const caps = params.capabilities;
+    pull = !!caps.textDocument?.diagnostic;
+    refreshSupport = !!caps.workspace?.diagnostics?.refreshSupport;
+    configurationSupport = !!caps.workspace?.configuration;
+    resolveEdits = !!caps.textDocument?.codeAction?.resolveSupport?.properties.includes('edit');
+    folders = (params.workspaceFolders?.map((f) => f.uri) ?? (params.rootUri ? [params.rootUri] : [])).flatMap((u) => uriToPath(u) ?? []);
+    globalEditor = readEditorSettings(params.initializationOptions?.settings ?? {}).settings;
+    return {
+      capabilities: {
+        textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
+        ...(pull ? { diagnosticProvider: { identifier: 'bitexact', interFileDependencies: true, workspaceDiagnostics: false } } : {}),
+        codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, FIX_ALL_KIND], resolveProvider: true },
+        hoverProvider: true,
+        executeCommandProvider: { commands: [CHECK_WORKSPACE_COMMAND, SHOW_CONFIGURATION_COMMAND] },
+      },
+      serverInfo: { name: 'bitexact', version: packageJson.version },
+    };
+  });
+
+  connection.onInitialized(() => {
+    log('info', `bitexact ${packageJson.version}: ${pull ? 'pull' : 'push'} diagnostics, ${checker.rules.size} rules`);
+    void scanModes();
+  });
+
+  async function editorSettings(uri: string): Promise<EditorSettings> {
+    if (!configurationSupport) return globalEditor;
+    let cached = editorCache.get(uri);
+    if (!cached) {
+      cached = connection.workspace.getConfiguration({ scopeUri: uri, section: 'bitexact' }).then((raw) => {
+        const { settings, problems } = readEditorSettings(raw);
+        for (const p of problems) log('warn', p);
+        return settings;
+      });
+      editorCache.set(uri, cached);
+    }
+    return cached;
+  }
+
+  /** Findings for the document as it is now; cached per version and settings generation. */
+  async function findingsFor(entry: OpenDocument): Promise<Finding[]> {
+    const { uri, version } = entry.document;
+    const cached = results.get(uri);
+    if (cached && cached.version === version && cached.generation === generation) return cached.findings;
+    const editor = await editorSettings(uri);
+    if (entry !== docs.get(uri) || entry.document.version !== version) return findingsFor(docs.get(uri) ?? entry);
+    let findings: Finding[] = [];
+    if (editor.enable) {
+      const effective = workspace.effectiveSettings(uri, editor);
+      for (const p of effective.problems) log('warn', p);
+      const text = entry.document.getText();
+      const settings = effective.settings;
+      const analysis = checker.mayMatch(text) ? checker.analyzeTree(docs.treeOf(entry), text, settings) : checker.analyze(text, settings);
+      const file = uriToPath(uri);
+      if (file && workspace.setModeSettings(file, analysis.modeSettings)) {
+        generation++;
+        refreshOthers(uri);
+      }
+      const detected = file ? workspace.detectedMode(file) : programMode(analysis.modeSettings);
+      findings = checker.resolve(analysis, text, settings, effectiveMode(settings, detected));
+    }
+    results.set(uri, { version, generation, findings });
+    return findings;
+  }
+
+  function refreshOthers(changedUri: string): void {
+    if (pull) {
+      if (refreshSupport) void connection.languages.diagnostics.refresh();
+    } else {
+      for (const entry of docs.all()) if (entry.document.uri !== changedUri) schedulePublish(entry.document.uri);
+    }
+  }
+
+  function refreshAll(): void {
+    generation++;
+    if (pull) {
+      if (refreshSupport) void connection.languages.diagnostics.refresh();
+    } else {
+      for (const entry of docs.all()) schedulePublish(entry.document.uri);
+    }
+  }
+
+  /** Push mode: publish once per burst of changes, and never for a version that has moved on. */
+  function schedulePublish(uri: string): void {
+    if (pull || pending.has(uri)) return;
+    pending.add(uri);
+    setImmediate(async () => {
+      pending.delete(uri);
+      const entry = docs.get(uri);
+      if (!entry) return;
+      const version = entry.document.version;
+      const findings = await findingsFor(entry);
+      if (docs.get(uri)?.document.version !== version) return;
+      void connection.sendDiagnostics({ uri, version, diagnostics: findings.map((f) => toDiagnostic(uri, f)) });
+    });
+  }
+
+  connection.onDidOpenTextDocument(({ textDocument: t }) => {
+    docs.opened(t.uri, t.languageId, t.version, t.text);
+    schedulePublish(t.uri);
+  });
+
+  connection.onDidChangeTextDocument(({ textDocument: t, contentChanges }) => {
+    docs.changed(t.uri, t.version, contentChanges);
+    schedulePublish(t.uri);
+  });
+
+  connection.onDidCloseTextDocument(({ textDocument: t }) => {
+    docs.closed(t.uri);
+    results.delete(t.uri);
+    editorCache.delete(t.uri);
+    if (!pull) void connection.sendDiagnostics({ uri: t.uri, diagnostics: [] });
+  });
+
+  connection.languages.diagnostics.on(async (params, token) => {
+    const entry = docs.get(params.textDocument.uri);
+    if (!entry) return { kind: DocumentDiagnosticReportKind.Full, items: [] };
+    if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
+    const findings = await findingsFor(entry);
+    if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
+    const resultId = `${entry.document.version}:${generation}`;
+    if (params.previousResultId === resultId) return { kind: DocumentDiagnosticReportKind.Unchanged, resultId };
+    return { kind: DocumentDiagnosticReportKind.Full, resultId, items: findings.map((f) => toDiagnostic(entry.document.uri, f)) };
+  });
+
+  connection.onCodeAction(async (params) => {
+    const entry = docs.get(params.textDocument.uri);
+    if (!entry) return [];
+    const only = params.context.only;
+    const wants = (kind: string) => !only || only.some((o) => kind === o || kind.startsWith(`${o}.`));
+    const actions: CodeAction[] = [];
+    if (wants(CodeActionKind.QuickFix)) actions.push(...quickFixes(entry.document, params.context.diagnostics as Diagnostic[]));
+    if (wants(FIX_ALL_KIND)) {
+      const action = fixAllAction(entry.document);
+      actions.push(resolveEdits ? action : await resolveFixAll(action));
+    }
+    return actions;
+  });
+
+  async function resolveFixAll(action: CodeAction): Promise<CodeAction> {
+    const data = action.data as FixAllData | undefined;
+    const entry = data && docs.get(data.uri);
+    if (!data || !entry || entry.document.version !== data.version) return action;
+    const findings = await findingsFor(entry);
+    const editor = await editorSettings(data.uri);
+    return { ...action, edit: { changes: { [data.uri]: fixAllEdits(entry.document.getText(), findings, editor.unsafeFixes) } } };
+  }
+
+  connection.onCodeActionResolve((action) => (action.kind === FIX_ALL_KIND ? resolveFixAll(action) : action));
+
+  connection.onHover(async (params) => {
+    const entry = docs.get(params.textDocument.uri);
+    return entry ? hoverFor(await findingsFor(entry), checker.rules, params.position) : null;
+  });
+
+  connection.onDidChangeConfiguration((params) => {
+    const raw = (params.settings as { bitexact?: unknown } | undefined)?.bitexact;
+    if (raw !== undefined) globalEditor = readEditorSettings(raw).settings;
+    editorCache.clear();
+    workspace.reloadConfiguration();
+    refreshAll();
+  });
+
+  connection.onDidChangeWatchedFiles(() => {
+    // pyproject.toml changed (the client watches it): settings may differ now.
+    workspace.reloadConfiguration();
+    refreshAll();
+  });
+
+  connection.onExecuteCommand(async (params, token) => {
+    if (params.command === SHOW_CONFIGURATION_COMMAND) {
+      const uri = String(params.arguments?.[0] ?? '');
+      const editor = await editorSettings(uri);
+      const effective = workspace.effectiveSettings(uri, editor);
+      const mode = effectiveMode(effective.settings, workspace.detectedMode(uriToPath(uri)));
+      return { uri, settings: { ...effective.settings, torchVersion: formatTorchVersion(effective.settings.torchVersion) }, deterministicModeInEffect: mode, sources: effective.sources, problems: effective.problems };
+    }
+    if (params.command === CHECK_WORKSPACE_COMMAND) return checkWorkspace(token);
+    throw new ResponseError(-32602, `unknown command ${params.command}`);
+  });
+
+  /** Reports every Python file of the workspace (open ones keep their live diagnostics). */
+  async function checkWorkspace(token: { isCancellationRequested: boolean }): Promise<{ files: number; findings: number }> {
+    const progress = await connection.window.createWorkDoneProgress();
+    const files = await includedFiles();
+    progress.begin('bitexact: checking workspace', 0, `${files.length} files`, true);
+    let findings = 0;
+    for (const [i, file] of files.entries()) {
+      if (token.isCancellationRequested || progress.token.isCancellationRequested) break;
+      const uri = pathToFileURL(file).href;
+      const open = docs.get(uri);
+      const found = open ? await findingsFor(open) : await checkClosedFile(file, uri);
+      findings += found.length;
+      if (!open) void connection.sendDiagnostics({ uri, diagnostics: found.map((f) => toDiagnostic(uri, f)) });
+      if (i % 20 === 0) {
+        progress.report(Math.round((100 * i) / files.length), file);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    progress.done();
+    return { files: files.length, findings };
+  }
+
+  async function checkClosedFile(file: string, uri: string): Promise<Finding[]> {
+    const read = readSource(file);
+    if (!read.ok) return [];
+    const editor = await editorSettings(uri);
+    if (!editor.enable) return [];
+    const { settings } = workspace.effectiveSettings(uri, editor);
+    const analysis = checker.analyze(read.text, settings);
+    workspace.setModeSettings(file, analysis.modeSettings);
+    return checker.resolve(analysis, read.text, settings, effectiveMode(settings, workspace.detectedMode(file)));
+  }
+
+  /** The workspace's Python files that `bitexact check` on each folder would check. */
+  async function includedFiles(): Promise<string[]> {
+    const included: string[] = [];
+    for (const folder of folders) {
+      // Editor settings per folder: one configuration request each, not one per file.
+      const editor = await editorSettings(pathToFileURL(folder).href);
+      for (const file of collectPythonFiles([folder], process.cwd())) {
+        const { settings } = workspace.effectiveSettings(pathToFileURL(file).href, editor);
+        if (!workspace.isExcluded(file, settings)) included.push(file);
+      }
+    }
+    return included;
+  }
+
+  /** Finds the files that switch deterministic mode, so open files see their whole project's mode. */
+  async function scanModes(): Promise<void> {
+    let changed = false;
+    const files = await includedFiles();
+    for (const [i, file] of files.entries()) {
+      if (docs.get(pathToFileURL(file).href)) continue;
+      const read = readSource(file);
+      if (!read.ok || !MODE_SWITCH_TEXT.test(read.text)) continue;
+      const { settings } = workspace.effectiveSettings(pathToFileURL(file).href, globalEditor);
+      changed = workspace.setModeSettings(file, checker.analyze(read.text, settings).modeSettings) || changed;
+      if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    log('info', `scanned ${files.length} workspace files for deterministic-mode switches`);
+    if (changed) refreshAll();
+  }
+
+  connection.listen();
+}

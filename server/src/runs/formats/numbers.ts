@@ -1,0 +1,111 @@
+// Numbers as printed in logs: parse them, and judge from the printed text how many bits survived.
+// A rounded print (`%.6E`, `round(x, 4)`) can only show that two runs agree to that many digits; a
+// repr (shortest round-trip) or a 17-digit print carries the whole double.
+import type { Precision } from '../series.js';
+
+/** A decimal, exponent, hex-float or nan/inf token, anchored. */
+export const NUMBER_SOURCE = String.raw`[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?0[xX][0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?[pP][-+]?\d+|[-+]?(?:nan|inf(?:inity)?)`;
+const NUMBER = new RegExp(`^(?:${NUMBER_SOURCE})$`, 'i');
+const INTEGER = /^[-+]?\d+$/;
+
+/** The number a token stands for, or undefined when it is not a number. */
+export function parseNumberText(raw: string): number | undefined {
+  const text = raw.trim();
+  if (!NUMBER.test(text)) return undefined;
+  const lower = text.toLowerCase();
+  const sign = lower.startsWith('-') ? -1 : 1;
+  const unsigned = lower.replace(/^[-+]/, '');
+  if (unsigned === 'nan') return NaN;
+  if (unsigned === 'inf' || unsigned === 'infinity') return sign * Infinity;
+  if (unsigned.startsWith('0x')) return sign * parseHexFloat(unsigned);
+  return Number(text);
+}
+
+/** Python float.hex() / C %a: 0x1.91eb851eb851fp+1. Exact, as every hex digit is four bits. */
+function parseHexFloat(text: string): number {
+  const m = /^0x([0-9a-f]+)(?:\.([0-9a-f]*))?p([-+]?\d+)$/.exec(text)!;
+  const fraction = m[2] ?? '';
+  let value = 0;
+  for (const digit of m[1]! + fraction) value = value * 16 + parseInt(digit, 16);
+  // value < 2^53 for the 13 fraction digits Python prints, so the scaling below is exact.
+  return value * 2 ** (Number(m[3]) - 4 * fraction.length);
+}
+
+export function isHexFloatText(text: string): boolean {
+  return /^[-+]?0x/i.test(text.trim());
+}
+
+export function isIntegerText(text: string): boolean {
+  return INTEGER.test(text.trim());
+}
+
+/** Significant decimal digits written in a decimal token ("0.0012300" → 5, "1.500000E+00" → 7). */
+export function significantDigits(text: string): number {
+  const mantissa = text.trim().replace(/^[-+]/, '').split(/[eE]/)[0]!;
+  const digits = mantissa.replace('.', '').replace(/^0+/, '');
+  return digits.length;
+}
+
+/**
+ * True when the text is the shortest round-trip form of its double (Python repr, JSON.stringify), or
+ * has 17 significant digits (enough for any double). Zero padding ("1.500000") rules it out: repr
+ * never pads, except the single ".0" of a whole float.
+ */
+export function isRoundTripText(text: string): boolean {
+  const t = text.trim();
+  const value = parseNumberText(t);
+  if (value === undefined) return false;
+  if (!Number.isFinite(value) || isHexFloatText(t)) return true;
+  const mantissa = t.replace(/^[-+]/, '').split(/[eE]/)[0]!;
+  const dot = mantissa.indexOf('.');
+  if (dot >= 0 && /0$/.test(mantissa) && mantissa.slice(dot + 1) !== '0') return false;
+  if (significantDigits(t) >= 17) return true;
+  const shortest = Math.abs(value).toExponential().split('e')[0]!.replace('.', '');
+  const written = mantissa.replace('.', '').replace(/^0+/, '').replace(/0+$/, '') || '0';
+  return written === shortest.replace(/0+$/, '') || (value === 0 && written === '0');
+}
+
+/** How a rounded print looks: `%.6E (7 significant digits)`, `4 decimals`, or a digit count. */
+export function describePrinted(texts: readonly string[]): string {
+  const finite = texts.map((t) => t.trim()).filter((t) => /\d/.test(t) && !isHexFloatText(t));
+  if (finite.length === 0) return 'as printed';
+  const expDecimals = new Set<number>();
+  const fixedDecimals = new Set<number>();
+  let maxDigits = 0;
+  for (const t of finite) {
+    maxDigits = Math.max(maxDigits, significantDigits(t));
+    const exp = /^[-+]?\d\.(\d*)[eE][-+]?\d+$/.exec(t);
+    if (exp) expDecimals.add(exp[1]!.length);
+    else {
+      const fixed = /^[-+]?\d*\.(\d+)$/.exec(t);
+      fixedDecimals.add(fixed ? fixed[1]!.length : 0);
+    }
+  }
+  if (fixedDecimals.size === 0 && expDecimals.size === 1) {
+    const d = [...expDecimals][0]!;
+    return `%.${d}E (${d + 1} significant digits)`;
+  }
+  if (expDecimals.size === 0 && fixedDecimals.size === 1) {
+    const d = [...fixedDecimals][0]!;
+    return d === 0 ? 'whole numbers as printed' : `${d} decimals`;
+  }
+  // Mixed shapes: round(x, 4) prints 0.1 as "0.1", so the widest fixed count is the rounding.
+  if (expDecimals.size === 0) return `at most ${Math.max(...fixedDecimals)} decimals`;
+  return `at most ${maxDigits} significant digits`;
+}
+
+/**
+ * Precision of a text series with no format contract (generic key: value logs, HF dicts): whole
+ * numbers are exact; decimals are full precision only when every value is round-trip text and at least
+ * one shows 12 or more digits (a rounded print never does; a repr of a typical double does).
+ */
+export function judgeTextPrecision(texts: readonly string[]): Precision {
+  const measured = texts.filter((t) => Number.isFinite(parseNumberText(t) ?? NaN));
+  if (measured.length === 0) return { exact: false, what: 'no finite values' };
+  if (measured.every(isIntegerText)) return { exact: true, what: 'whole numbers' };
+  if (measured.every(isHexFloatText)) return { exact: true, what: 'hex floats' };
+  if (measured.every(isRoundTripText) && measured.some((t) => isHexFloatText(t) || significantDigits(t) >= 12)) {
+    return { exact: true, what: 'full precision (repr)' };
+  }
+  return { exact: false, what: describePrinted(measured) };
+}
