@@ -1,0 +1,61 @@
+// The extension manifest against the server's settings table, and the packaged .vsix itself.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SETTING_DESCRIPTORS } from '../../server/src/lsp/settings.js';
+import { ROOT } from '../support/checker.js';
+
+const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+
+describe('package.json contributes', () => {
+  it('declares every server setting with the same type, enum and default', () => {
+    const properties = manifest.contributes.configuration.properties as Record<string, { type: string; default: unknown; enum?: string[]; items?: { type: string } }>;
+    for (const d of SETTING_DESCRIPTORS) {
+      const p = properties[`bitexact.${d.key}`];
+      expect(p, `bitexact.${d.key}`).toBeDefined();
+      expect(p!.type).toBe(d.type);
+      expect(p!.default).toEqual(d.default);
+      expect(p!.enum).toEqual(d.enum);
+      if (d.type === 'array') expect(p!.items).toEqual({ type: 'string' });
+    }
+    // Only the server's settings, plus the client library's own trace setting.
+    expect(Object.keys(properties).sort()).toEqual([...SETTING_DESCRIPTORS.map((d) => `bitexact.${d.key}`), 'bitexact.trace.server'].sort());
+  });
+
+  it('puts every command in the bitexact category and works in untrusted workspaces', () => {
+    for (const c of manifest.contributes.commands) expect(c.category).toBe('bitexact');
+    expect(manifest.capabilities.untrustedWorkspaces.supported).toBe(true);
+    expect(manifest.activationEvents).toEqual(['onLanguage:python']);
+    for (const g of manifest.contributes.grammars) expect(fs.existsSync(path.join(ROOT, g.path))).toBe(true);
+  });
+});
+
+describe('npm run package', () => {
+  it('makes a .vsix under 2 MB with both bundles, both wasm files, the rule pages and the grammar', () => {
+    const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-vsix-')), 'bitexact.vsix');
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--out', out], {
+      cwd: ROOT,
+      stdio: 'pipe',
+    });
+    const size = fs.statSync(out).size;
+    expect(size).toBeLessThan(2 * 1024 * 1024);
+    // python3 is on every machine; its zipfile module lists the archive.
+    const names: string[] = JSON.parse(
+      execFileSync('python3', ['-c', 'import json,sys,zipfile; print(json.dumps(zipfile.ZipFile(sys.argv[1]).namelist()))', out], { encoding: 'utf8' }),
+    );
+    for (const required of [
+      'extension/package.json',
+      'extension/dist/cli.cjs',
+      'extension/dist/extension.cjs',
+      'extension/dist/web-tree-sitter.wasm',
+      'extension/dist/tree-sitter-python.wasm',
+      'extension/dist/rules/BX102.md',
+      'extension/syntaxes/bitexact-suppression.tmLanguage.json',
+    ]) {
+      expect(names).toContain(required);
+    }
+    expect(names.some((n) => n.includes('node_modules') || n.endsWith('.map') || n.includes('/test/'))).toBe(false);
+  }, 60_000);
+});
