@@ -44,8 +44,8 @@ const PATTERNS = [...COLLECTED.map((type) => `(${type}) @${type}`), '(binary_ope
 const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [] };
 
 export class Analyzer {
-  private readonly byCallee = new Map<string, Rule[]>();
-  private readonly assignmentRules: Rule[];
+  /** Word triggers found anywhere: a rule whose triggers (and `requires`) are absent cannot match. */
+  private readonly allWords: RegExp;
   /** Whole-word triggers in one regex (a `put` trigger must not fire on every `input`), plus the rest. */
   private readonly wordTriggers: RegExp;
   private readonly otherTriggers: string[];
@@ -56,18 +56,33 @@ export class Analyzer {
     private readonly parser: PythonParser,
     readonly rules: readonly Rule[],
   ) {
-    for (const rule of rules) {
-      for (const callee of rule.calls ?? []) this.byCallee.set(callee, [...(this.byCallee.get(callee) ?? []), rule]);
-    }
-    this.assignmentRules = rules.filter((r) => r.onAssignment);
     // Besides the rules' own: suppression comments and the mode switches, whose facts matter to the
     // whole program even in a file where no rule matches.
     const own = ['bitexact', 'deterministic', 'use_deterministic_algorithms', 'set_deterministic_debug_mode', 'enable_full_determinism'];
     const triggers = [...new Set([...own, ...rules.flatMap((r) => r.triggers)])];
     const words = triggers.filter((t) => /^\w+$/.test(t));
     this.wordTriggers = new RegExp(`\\b(?:${words.join('|')})\\b`);
+    this.allWords = new RegExp(`\\b(?:${words.join('|')})\\b`, 'g');
     this.otherTriggers = triggers.filter((t) => !/^\w+$/.test(t));
     this.collector = parser.query(PATTERNS.join(' '));
+  }
+
+  /** The rules that can match this text, indexed for dispatch (one regex pass over the text). */
+  private activeRules(text: string): { byCallee: Map<string, Rule[]>; assignmentRules: Rule[] } {
+    const present = new Set(text.match(this.allWords) ?? []);
+    const has = (t: string) => (/^\w+$/.test(t) ? present.has(t) : text.includes(t));
+    const byCallee = new Map<string, Rule[]>();
+    const assignmentRules: Rule[] = [];
+    for (const rule of this.rules) {
+      if (!rule.triggers.some(has) || (rule.requires && !rule.requires.some((r) => text.includes(r)))) continue;
+      for (const callee of rule.calls ?? []) {
+        const list = byCallee.get(callee);
+        if (list) list.push(rule);
+        else byCallee.set(callee, [rule]);
+      }
+      if (rule.onAssignment) assignmentRules.push(rule);
+    }
+    return { byCallee, assignmentRules };
   }
 
   /** Could any rule match this text? Lets callers skip parsing files that mention none of the triggers. */
@@ -110,24 +125,25 @@ export class Analyzer {
       report: (hit: Hit) => candidates.push(toCandidate(current!, hit, guards)),
     };
     const modeSettings: ModeSetting[] = [];
-    const wanted = (callee: string) => this.byCallee.has(callee) || MODE_SWITCHES.has(callee);
-    const operatorCalls = this.byCallee.has('operator.matmul') ? (nodes.get('matmul') ?? []).map(matmulOperatorCall) : [];
+    const { byCallee, assignmentRules } = this.activeRules(text);
+    const wanted = (callee: string) => byCallee.has(callee) || MODE_SWITCHES.has(callee);
+    const operatorCalls = byCallee.has('operator.matmul') ? (nodes.get('matmul') ?? []).map(matmulOperatorCall) : [];
     for (const call of [...(nodes.get('call') ?? []).map((node) => resolveCall(node, scope, wanted)), ...operatorCalls]) {
       if (!call) continue;
       const setting = MODE_SWITCHES.has(call.callee) ? modeSettingOf(call) : undefined;
       if (setting) modeSettings.push(setting);
       // A method on a value known to be a NumPy or pandas object is never a tensor kernel.
       if (call.receiver && values.of(call.receiver).origin === 'numpy') continue;
-      for (const rule of this.byCallee.get(call.callee) ?? []) {
+      for (const rule of byCallee.get(call.callee) ?? []) {
         current = rule;
         rule.onCall!(call, ctx);
       }
     }
-    if (this.assignmentRules.length > 0) {
+    if (assignmentRules.length > 0) {
       const sites = [...assignments, ...(nodes.get('augmented_assignment') ?? [])].map((n) => assignmentSite(n, scope));
       for (const site of sites) {
         if (!site) continue;
-        for (const rule of this.assignmentRules) {
+        for (const rule of assignmentRules) {
           current = rule;
           rule.onAssignment!(site, ctx);
         }

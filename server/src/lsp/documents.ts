@@ -11,8 +11,13 @@ export interface OpenDocument {
   tree?: Tree;
 }
 
+/** Trees kept for incremental re-parsing; other documents are re-parsed from text when they change. */
+const KEPT_TREES = 8;
+
 export class DocumentStore {
   private readonly open = new Map<string, OpenDocument>();
+  /** Most recently edited first: their trees stay, the rest are freed (wasm memory is the cost). */
+  private readonly recent: string[] = [];
 
   constructor(private readonly parser: PythonParser) {}
 
@@ -53,14 +58,25 @@ export class DocumentStore {
     return entry;
   }
 
-  /** The document's tree, parsing it now if it has none yet. */
+  /** The document's tree, parsing it now if it has none yet; frees the trees of documents idle longest. */
   treeOf(entry: OpenDocument): Tree {
     entry.tree ??= this.parser.parse(entry.document.getText());
+    const uri = entry.document.uri;
+    const at = this.recent.indexOf(uri);
+    if (at >= 0) this.recent.splice(at, 1);
+    this.recent.unshift(uri);
+    for (const stale of this.recent.splice(KEPT_TREES)) {
+      const other = this.open.get(stale);
+      other?.tree?.delete();
+      if (other) other.tree = undefined;
+    }
     return entry.tree;
   }
 
   closed(uri: string): void {
     this.open.get(uri)?.tree?.delete();
     this.open.delete(uri);
+    const at = this.recent.indexOf(uri);
+    if (at >= 0) this.recent.splice(at, 1);
   }
 }

@@ -39,6 +39,8 @@ export interface OpRuleSpec {
   calls: string[];
   /** Extra text triggers beyond the callees' own names. */
   triggers?: string[];
+  /** Words of which one must also be in the file (see Rule.requires). */
+  requires?: string[];
   /** Why it is nondeterministic, as a clause: "adds floats with atomics, so ...". */
   why: string;
   /** The deterministic alternative to name when the mode cannot help (raises or still varies). */
@@ -67,6 +69,7 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
     docs: spec.docs,
     facts: factsOf(spec),
     triggers,
+    requires: spec.requires,
     calls,
     onCall(call, ctx) {
       const key = spec.variant ? spec.variant(call, ctx) : 'default';

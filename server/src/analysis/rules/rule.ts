@@ -76,8 +76,10 @@ export interface Rule {
   /** Markdown body of `bitexact rule ID`: why, the deterministic alternative, its cost, examples. */
   docs: string;
   facts: readonly RuleFact[];
-  /** Substrings of which at least one must occur in a file for the rule to match anything. */
+  /** Words (or substrings) of which at least one must occur in a file for the rule to match anything. */
   triggers: readonly string[];
+  /** Substrings of which at least one must also occur (e.g. 'sparse' for sparse-operand rules). */
+  requires?: readonly string[];
   /** Canonical callees this rule inspects (see CallSite.callee). */
   calls?: readonly string[];
   onCall?(call: CallSite, ctx: RuleContext): void;

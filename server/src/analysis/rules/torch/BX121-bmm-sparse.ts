@@ -14,7 +14,7 @@ export default defineOpRule({
   name: 'bmm-sparse',
   summary: '`torch.bmm` with a sparse first operand varies run to run on CUDA unless deterministic mode is on.',
   calls: ['torch.bmm', 'Tensor.bmm'],
-  triggers: ['sparse'],
+  requires: ['sparse'],
   why: 'multiplies a batch of sparse matrices by dense ones with atomic accumulation, so the float sums land in a different order on each run',
   alternative: 'multiply with the dense form (`.to_dense()`) or do the product on the CPU',
   variant,

@@ -26,7 +26,7 @@ const rule: Rule = {
       text: 'the stable sort of the same rows took 0.102 ms against 0.096 ms for the unstable one',
     },
   ],
-  triggers: ['sort'],
+  triggers: ['sort', 'argsort'],
   calls: ['torch.sort', 'Tensor.sort', 'torch.argsort', 'Tensor.argsort'],
   onCall(call, ctx) {
     if (!isTorchLike(call)) return;

@@ -1,0 +1,67 @@
+// `npm run bench:lsp`: edit-to-diagnostics latency through a real stdio LSP client on a 5,000-line
+// file (p50/p95 over 200 one-character edits, each followed by a diagnostics pull), and the server's
+// RSS after opening 50 such files. Targets: p95 <= 15 ms, RSS <= 200 MB.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import rpc from 'vscode-languageserver-protocol/node';
+import { writeRealisticFile } from './realistic-corpus.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dir = path.join(os.tmpdir(), 'bitexact-bench-lsp');
+fs.rmSync(dir, { recursive: true, force: true });
+fs.mkdirSync(dir, { recursive: true });
+const files = Array.from({ length: 50 }, (_, i) => path.join(dir, `model_${String(i).padStart(2, '0')}.py`));
+for (const file of files) writeRealisticFile(file, 5000);
+
+const child = spawn(process.execPath, [path.join(root, 'bin/bitexact.cjs'), 'lsp', '--stdio'], { cwd: dir, stdio: ['pipe', 'pipe', 'inherit'] });
+const connection = rpc.createProtocolConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+connection.onRequest('window/workDoneProgress/create', () => null);
+connection.listen();
+await connection.sendRequest(rpc.InitializeRequest.type, {
+  processId: process.pid,
+  rootUri: pathToFileURL(dir).href,
+  workspaceFolders: [{ uri: pathToFileURL(dir).href, name: 'bench' }],
+  capabilities: { textDocument: { diagnostic: {} } },
+});
+await connection.sendNotification(rpc.InitializedNotification.type, {});
+
+const pull = (uri) => connection.sendRequest(rpc.DocumentDiagnosticRequest.type, { textDocument: { uri } });
+const uri = pathToFileURL(files[0]).href;
+const text = fs.readFileSync(files[0], 'utf8');
+await connection.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: 'python', version: 1, text } });
+const first = await pull(uri);
+console.log(`bitexact LSP bench: ${text.split('\n').length} lines, ${first.items.length} diagnostics on open`);
+
+// 200 edits: type a character into a line in the middle of the file, then delete it again.
+const line = Math.floor(text.split('\n').length / 2);
+const latencies = [];
+for (let version = 2; version <= 201; version++) {
+  const insert = version % 2 === 0;
+  const change = insert
+    ? { range: { start: { line, character: 0 }, end: { line, character: 0 } }, text: '#' }
+    : { range: { start: { line, character: 0 }, end: { line, character: 1 } }, text: '' };
+  const start = process.hrtime.bigint();
+  await connection.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri, version }, contentChanges: [change] });
+  await pull(uri);
+  latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
+}
+latencies.sort((a, b) => a - b);
+const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
+console.log(`edit -> diagnostics: p50 ${pct(50).toFixed(1)} ms, p95 ${pct(95).toFixed(1)} ms, max ${latencies.at(-1).toFixed(1)} ms (target p95 <= 15 ms)`);
+
+for (const [i, file] of files.entries()) {
+  if (i === 0) continue;
+  const u = pathToFileURL(file).href;
+  await connection.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri: u, languageId: 'python', version: 1, text: fs.readFileSync(file, 'utf8') } });
+  await pull(u);
+}
+const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
+const rssMb = Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
+console.log(`server RSS with ${files.length} open files of ~5,000 lines: ${rssMb.toFixed(0)} MB (target <= 200 MB)`);
+await connection.sendRequest('shutdown');
+await connection.sendNotification('exit');
+child.kill();
+process.exit(0);
