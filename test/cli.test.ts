@@ -87,6 +87,7 @@ describe('bitexact check', () => {
     expect(runCli(['check', '--select', 'E501'], project).status).toBe(2);
     expect(runCli(['check', '--torch-version', 'two'], project).status).toBe(2);
     expect(runCli(['frobnicate'], project).status).toBe(2);
+    expect(runCli(['lsp'], project).stderr).toContain('lsp needs a transport');
   });
 
   it('reports a bad configuration clearly', () => {

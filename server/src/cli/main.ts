@@ -10,6 +10,7 @@ import { formatSarif } from './format-sarif.js';
 import { formatText } from './format-text.js';
 import { bundledGrammar } from './grammar.js';
 import { formatRuleList, formatRulePage, writeRulePages } from './rules-command.js';
+import { runCompareCommand, runPairCommand } from './runs-commands.js';
 import { startLanguageServer } from '../lsp/server.js';
 import packageJson from '../../../package.json';
 
@@ -20,6 +21,8 @@ Commands:
   rule ID              print a rule's documentation
   rules                list every rule (--format json; --write-docs DIR writes every page)
   lsp --stdio          run the language server on stdin/stdout
+  pair [...] -- CMD    run CMD several times and compare the metrics it logs (pair --help)
+  compare PATH...      compare training logs already on disk (compare --help)
 
 Options for check:
   --format FORMAT          text (default), json or sarif
@@ -46,11 +49,16 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'lsp') {
+    if (!rest.some((a) => a === '--stdio' || a === '--node-ipc' || a.startsWith('--socket=') || a.startsWith('--pipe='))) {
+      throw new UsageError('lsp needs a transport: --stdio (or --node-ipc, --socket=PORT, --pipe=NAME)');
+    }
     // Speaks LSP on stdio (`--stdio`) or on the IPC channel VS Code's client opens (`--node-ipc`);
     // vscode-languageserver reads the transport from the process arguments.
     startLanguageServer(await Checker.create(bundledGrammar()));
     return new Promise<number>(() => undefined); // runs until the client shuts it down
   }
+  if (command === 'pair') return runPairCommand(rest);
+  if (command === 'compare') return runCompareCommand(rest);
   const checker = await Checker.create(bundledGrammar());
   const rules = [...checker.rules.values()];
   if (command === 'rules') {
