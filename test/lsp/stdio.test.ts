@@ -5,6 +5,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  ClientCapabilities,
   CodeAction,
   CodeActionRequest,
   CodeActionResolveRequest,
@@ -16,21 +17,22 @@ import {
   DocumentDiagnosticRequest,
   ExecuteCommandRequest,
   HoverRequest,
+  MarkupKind,
   TextEdit,
 } from 'vscode-languageserver-protocol/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { copyFixture, runCli } from '../support/cli.js';
 import { LspSession, startLsp } from '../support/lsp.js';
 
-const PULL = {
+const PULL: ClientCapabilities = {
   textDocument: {
     diagnostic: { dynamicRegistration: false },
     codeAction: { resolveSupport: { properties: ['edit'] }, codeActionLiteralSupport: { codeActionKind: { valueSet: ['quickfix', 'source'] } } },
-    hover: { contentFormat: ['markdown'] },
+    hover: { contentFormat: [MarkupKind.Markdown] },
   },
   window: { workDoneProgress: true },
 };
-const PUSH = { textDocument: { publishDiagnostics: { versionSupport: true } } };
+const PUSH: ClientCapabilities = { textDocument: { publishDiagnostics: { versionSupport: true } } };
 
 let session: LspSession | undefined;
 afterEach(async () => {

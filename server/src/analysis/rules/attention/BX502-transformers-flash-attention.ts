@@ -1,0 +1,165 @@
+import type { Node } from 'web-tree-sitter';
+import { literalValue } from '../../syntax.js';
+import type { ModeOutcome, Rule, RuleContext } from '../rule.js';
+import { envWritesInFile, firstVisit, rootOf } from './shared.js';
+
+const VARIABLE = 'FLASH_ATTENTION_DETERMINISTIC';
+const IMPLEMENTATIONS = new Set(['flash_attention_2', 'flash_attention_3']);
+const SETS_VARIABLE = new Set([
+  'transformers.enable_full_determinism', 'transformers.trainer_utils.enable_full_determinism',
+]);
+const SET_SEED = new Set(['transformers.set_seed', 'transformers.trainer_utils.set_seed']);
+/** Signs that the file trains (the flag only matters for the backward pass). */
+const TRAINING = /\.backward\(|\b(Trainer|SFTTrainer|DPOTrainer|GRPOTrainer|TrainingArguments|Seq2SeqTrainer|Accelerator)\b|\boptim\.|\.train\(\)|\bget_peft_model\b/;
+
+const visited = new WeakSet<RuleContext>();
+
+/** Hooks for files without any assignment: the common loaders. */
+const AUTO_CLASSES = [
+  'AutoModel', 'AutoModelForCausalLM', 'AutoModelForSeq2SeqLM', 'AutoModelForSequenceClassification',
+  'AutoModelForTokenClassification', 'AutoModelForMaskedLM', 'AutoModelForQuestionAnswering',
+  'AutoModelForVision2Seq', 'AutoModelForImageTextToText', 'AutoModelForSpeechSeq2Seq', 'AutoConfig',
+];
+const LOADERS = AUTO_CLASSES.flatMap((c) => [`transformers.${c}.from_pretrained`, `transformers.${c}.from_config`]);
+
+/** Is this string the value of an attention-implementation setting? */
+function isImplementationSetting(string: Node, ctx: RuleContext): boolean {
+  // `"sdpa" if args.deterministic else "flash_attention_2"`: the setting is the whole expression.
+  let value = string;
+  while (value.parent?.type === 'conditional_expression' || value.parent?.type === 'parenthesized_expression') {
+    if (value.parent.type === 'conditional_expression' && value.parent.namedChildren[1]?.equals(value)) return false;
+    value = value.parent;
+  }
+  const parent = value.parent;
+  if (!parent) return false;
+  const endsWithName = (n: Node | null | undefined) => !!n && /attn_implementation$/.test(n.text);
+  switch (parent.type) {
+    case 'keyword_argument': {
+      const name = parent.childForFieldName('name')?.text;
+      if (name === 'attn_implementation') return true;
+      if (name !== 'default') return false;
+      // parser.add_argument("--attn_implementation", default=...) / field(default=...)
+      const call = parent.parent?.parent;
+      const first = call?.childForFieldName('arguments')?.namedChildren[0];
+      const flag = literalValue(first);
+      if (typeof flag === 'string' && /attn[_-]implementation$/.test(flag)) return true;
+      return call?.parent?.type === 'assignment' && endsWithName(call.parent.childForFieldName('left'));
+    }
+    case 'pair':
+      return literalValue(parent.childForFieldName('key')) === 'attn_implementation';
+    case 'assignment':
+      return endsWithName(parent.childForFieldName('left'));
+    case 'argument_list': {
+      const fn = parent.parent?.childForFieldName('function');
+      return fn?.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'set_attn_implementation' && ctx.scope.resolveExpression(fn) === undefined;
+    }
+    default:
+      return false;
+  }
+}
+
+/** Does the file set FLASH_ATTENTION_DETERMINISTIC=1 itself, or call a helper that does? */
+function fileSetsVariable(root: Node, ctx: RuleContext): boolean {
+  if (envWritesInFile(root, ctx, VARIABLE).some((v) => v === '1' || v === undefined)) return true;
+  if (!/enable_full_determinism|set_seed|full_determinism/.test(ctx.text)) return false;
+  for (const call of root.descendantsOfType('call')) {
+    const fn = call.childForFieldName('function');
+    const callee = fn ? ctx.scope.resolveExpression(fn) : undefined;
+    if (callee && SETS_VARIABLE.has(callee)) return true;
+    const list = call.childForFieldName('arguments');
+    for (const arg of list?.namedChildren ?? []) {
+      if (arg.type !== 'keyword_argument') continue;
+      const key = arg.childForFieldName('name')?.text;
+      const value = literalValue(arg.childForFieldName('value'));
+      // set_seed(seed, deterministic=True); TrainingArguments(full_determinism=True) makes Trainer call enable_full_determinism.
+      const flag = (key === 'deterministic' && callee !== undefined && SET_SEED.has(callee)) || key === 'full_determinism';
+      if (flag && value !== false && value !== null) return true;
+    }
+    if (callee && SET_SEED.has(callee) && list?.namedChildren.filter((c) => c.type !== 'keyword_argument').length === 2) {
+      if (literalValue(list.namedChildren[1]) !== false) return true;
+    }
+  }
+  return false;
+}
+
+function scan(anchor: Node, ctx: RuleContext): void {
+  if (!firstVisit(visited, ctx)) return;
+  if (!/flash_attention_[23]/.test(ctx.text)) return;
+  const root = rootOf(anchor);
+  const settings = root.descendantsOfType('string').filter((s) => IMPLEMENTATIONS.has(String(literalValue(s))) && isImplementationSetting(s, ctx));
+  if (settings.length === 0 || fileSetsVariable(root, ctx)) return;
+  const trains = TRAINING.test(ctx.text);
+  for (const node of settings) {
+    if (ctx.runsWithoutGrad(node)) continue;
+    const impl = literalValue(node);
+    const why = `transformers calls flash-attn with deterministic=False for ${JSON.stringify(impl)} unless ${VARIABLE}=1 is in the environment when the model runs, so the attention backward adds gradients with atomics and they vary from run to run`;
+    const fix = `set os.environ["${VARIABLE}"] = "1" early, before the model code is imported (transformers' enable_full_determinism does it for you), at the cost of a slightly slower backward`;
+    const severity = trains ? 'warning' : 'info';
+    const untrained = trains ? '' : ' (nothing in this file trains; inference alone is unaffected)';
+    const off: ModeOutcome = { severity, message: `${why}${untrained}; ${fix}.` };
+    const on: ModeOutcome = {
+      severity,
+      message: `${why}${untrained}; torch.use_deterministic_algorithms(True) does not set the variable (only transformers' enable_full_determinism and set_seed(..., deterministic=True) do), so unless another file sets it, ${fix}.`,
+    };
+    ctx.report({ node, outcomes: { off, on, warn: on } });
+  }
+}
+
+const rule: Rule = {
+  id: 'BX502',
+  name: 'transformers-flash-attention',
+  family: 'attention',
+  defaultSeverity: 'warning',
+  summary: 'transformers `attn_implementation="flash_attention_2"` (or _3) in training code without `FLASH_ATTENTION_DETERMINISTIC=1`.',
+  facts: [
+    { torch: '', source: 'docs', text: 'transformers passes deterministic = os.getenv("FLASH_ATTENTION_DETERMINISTIC", "0") == "1" to flash-attn when the caller gives no explicit value; the shared flash-attention helper reads it at forward time, a few model files read it once at import' },
+    { torch: '', source: 'docs', text: 'transformers.enable_full_determinism (also reached through TrainingArguments(full_determinism=True)) sets FLASH_ATTENTION_DETERMINISTIC=1; torch.use_deterministic_algorithms does not' },
+  ],
+  triggers: ['flash_attention_2', 'flash_attention_3'],
+  // The setting can appear in any call (from_pretrained of any model class, config classes, dicts,
+  // argparse defaults), so the rule scans the file once from whichever hook fires first.
+  calls: [...LOADERS, 'Tensor.from_pretrained', 'Tensor.set_attn_implementation'],
+  onCall(call, ctx) {
+    scan(call.node, ctx);
+  },
+  onAssignment(site, ctx) {
+    scan(site.node, ctx);
+  },
+  docs: `
+With \`attn_implementation="flash_attention_2"\` (or \`"flash_attention_3"\`), transformers runs
+attention through flash-attn. When the model code does not pass \`deterministic\` itself, the
+transformers integration reads \`FLASH_ATTENTION_DETERMINISTIC\` from the environment at forward
+time and passes \`deterministic=True\` to flash-attn only if it equals \`"1"\`. Otherwise flash-attn
+uses its default backward, which adds the Q/K/V gradients with atomics, and two training runs
+from the same seed get different gradients from the first step (see BX501 for flash-attn itself).
+
+\`torch.use_deterministic_algorithms(True)\` does not set the variable. \`transformers.enable_full_determinism()\`
+does, and so do \`set_seed(seed, deterministic=True)\` and \`TrainingArguments(full_determinism=True)\`
+(the Trainer then calls \`enable_full_determinism\`).
+
+**What is reported.** A string \`"flash_attention_2"\` / \`"flash_attention_3"\` used as the attention
+implementation anywhere in a file: \`from_pretrained(..., attn_implementation=...)\` on any model or
+config class, a config constructor, a \`{"attn_implementation": ...}\` dict, an assignment to
+\`config._attn_implementation\`, \`model.set_attn_implementation(...)\`, or an argparse / dataclass
+default for an \`attn_implementation\` option. It is not reported when the same file writes
+\`FLASH_ATTENTION_DETERMINISTIC\` (to \`"1"\` or to a computed value), calls \`enable_full_determinism\`,
+\`set_seed(..., deterministic=True)\`, or passes \`full_determinism=True\`. Only the backward pass is
+affected, so the finding is a warning when the file shows training (\`.backward(\`, a Trainer,
+an optimizer, \`.train()\`, an Accelerator) and information otherwise. A setting chosen by a
+determinism guard (\`"sdpa" if args.deterministic else "flash_attention_2"\`) is information only.
+
+The check is per file: a variable set in another module of the program is not seen, and the
+message says so when deterministic mode is on.
+
+**Fix.** Set the variable at the top of the entry script, before model code is imported: the
+shared transformers helper reads it on every forward, but a few model files copy it into a
+module constant at import. The cost is flash-attn's deterministic backward (slightly slower,
+somewhat more memory).
+
+\`\`\`python
+os.environ["FLASH_ATTENTION_DETERMINISTIC"] = "1"
+model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="flash_attention_2")
+\`\`\`
+`,
+};
+export default rule;

@@ -1,0 +1,252 @@
+import type { Node } from 'web-tree-sitter';
+import type { CallSite } from '../../calls.js';
+import { callRange } from '../../calls.js';
+import { argument, dottedParts, literalValue } from '../../syntax.js';
+import type { ModeOutcome, Outcomes, Rule, RuleContext } from '../rule.js';
+import { moduleValue } from './shared.js';
+
+type Backend = 'FLASH_ATTENTION' | 'EFFICIENT_ATTENTION' | 'CUDNN_ATTENTION' | 'MATH';
+const BACKENDS = new Set<string>(['FLASH_ATTENTION', 'EFFICIENT_ATTENTION', 'CUDNN_ATTENTION', 'MATH']);
+const SDPA = 'torch.nn.functional.scaled_dot_product_attention';
+const CONTEXTS = new Set(['torch.nn.attention.sdpa_kernel', 'torch.backends.cuda.sdp_kernel']);
+const LEGACY_FLAGS: Array<[string, Backend]> = [
+  ['enable_flash', 'FLASH_ATTENTION'], ['enable_math', 'MATH'], ['enable_mem_efficient', 'EFFICIENT_ATTENTION'], ['enable_cudnn', 'CUDNN_ATTENTION'],
+];
+const MODE = 'torch.use_deterministic_algorithms(True)';
+const FLASH_MEASURED = 'flash attention: 20 of 20 runs distinct';
+const EFFICIENT_MEASURED = 'memory-efficient attention: 1 to 8 of 20';
+const MEASURED = `on an H200 with torch 2.11 the backward varied between runs (${FLASH_MEASURED}; ${EFFICIENT_MEASURED})`;
+const COST = 'flash 1.1-1.8x, memory-efficient 1.7-1.9x the default time, measured';
+
+/** The measurements and costs for just the fused backends a context allows. */
+function measuredFor(fused: string[]): { measured: string; cost: string } {
+  if (fused.length === 2) return { measured: MEASURED, cost: COST };
+  const flash = fused[0] === 'FLASH_ATTENTION';
+  return {
+    measured: `on an H200 with torch 2.11 its backward varied between runs (${flash ? FLASH_MEASURED : EFFICIENT_MEASURED})`,
+    cost: flash ? '1.1-1.8x the default time, measured' : '1.7-1.9x the default time, measured',
+  };
+}
+const WARN_ONLY = 'with warn_only=True PyTorch only warns and the memory-efficient backend keeps its split, nondeterministic backward (pytorch#101847)';
+
+/** The backends an `SDPBackend.X` expression, a list of them, or a name bound to one names. */
+function backendsOf(raw: Node | undefined, ctx: RuleContext, depth = 0): Set<Backend> | undefined {
+  if (!raw || depth > 3) return undefined;
+  if (raw.type === 'list' || raw.type === 'tuple') {
+    const all = new Set<Backend>();
+    for (const item of raw.namedChildren) {
+      const one = backendsOf(item, ctx, depth + 1);
+      if (!one) return undefined;
+      for (const b of one) all.add(b);
+    }
+    return all;
+  }
+  if (raw.type === 'identifier') {
+    const def = ctx.values.definition(raw);
+    // A name set in the branches of a determinism guard holds either value: cannot tell.
+    if (def) return def.unpacked || ctx.guardOf(def.value) !== 'none' ? undefined : backendsOf(def.value, ctx, depth + 1);
+    const global = moduleValue(raw);
+    if (global) return backendsOf(global, ctx, depth + 1);
+  }
+  const parts = dottedParts(raw);
+  const qualified = ctx.scope.resolveExpression(raw) ?? parts?.join('.');
+  const match = qualified ? /(?:^|\.)SDPBackend\.(\w+)$/.exec(qualified) : null;
+  return match && BACKENDS.has(match[1]!) ? new Set([match[1] as Backend]) : undefined;
+}
+
+/** `torch.backends.cuda.sdp_kernel(enable_flash=..., ...)`: the backends left enabled. */
+function legacyBackends(call: CallSite): Set<Backend> | undefined {
+  const enabled = new Set<Backend>();
+  let restricted = false;
+  for (const [index, [flag, backend]] of LEGACY_FLAGS.entries()) {
+    const node = argument(call.args, index, flag);
+    const value = node ? literalValue(node) : true;
+    if (value === undefined) return undefined;
+    if (value === false) restricted = true;
+    else enabled.add(backend);
+  }
+  return restricted ? enabled : undefined;
+}
+
+function contextOutcomes(backends: Set<Backend>, shown: string): Outcomes | undefined {
+  const fused = ['FLASH_ATTENTION', 'EFFICIENT_ATTENTION'].filter((b) => backends.has(b as Backend));
+  const cudnn = backends.has('CUDNN_ATTENTION');
+  if (fused.length === 0 && !cudnn) return undefined; // MATH only: stable, measured
+  const cudnnWhy = "cuDNN attention's backward varied in 20 of 20 runs on an H200 (torch 2.11), and PyTorch offers no deterministic cuDNN attention backward";
+  // warn_only: flash follows the mode flag; the memory-efficient backend only warns (pytorch#101847).
+  const warn: ModeOutcome | undefined = cudnn
+    ? { severity: 'warning', message: `${shown} allows CUDNN_ATTENTION: ${cudnnWhy}, so warn_only=True cannot make it reproducible; allow FLASH_ATTENTION or EFFICIENT_ATTENTION with warn_only=False, or MATH.` }
+    : backends.has('EFFICIENT_ATTENTION')
+      ? { severity: 'warning', message: `${shown} allows EFFICIENT_ATTENTION, whose backward varies from run to run; ${WARN_ONLY}, so use warn_only=False.` }
+      : undefined;
+  if (!cudnn) {
+    const { measured, cost } = measuredFor(fused);
+    return {
+      off: { severity: 'warning', message: `${shown} picks ${fused.join(' or ')}: ${measured}; ${MODE} makes it reproducible (${cost}).` },
+      ...(warn ? { warn } : {}),
+    };
+  }
+  if (fused.length > 0 || backends.has('MATH')) {
+    const others = [...fused, ...(backends.has('MATH') ? ['MATH'] : [])].join(', ');
+    return {
+      off: { severity: 'warning', message: `${shown} allows CUDNN_ATTENTION next to ${others}: ${cudnnWhy}${fused.length ? ', and the fused backends vary too' : ''}; under ${MODE} cuDNN attention is not used (on its own it fails, measured), so the others take over${fused.length ? ' and the fused ones become reproducible' : ''}.` },
+      warn,
+    };
+  }
+  return {
+    off: { severity: 'warning', message: `${shown} forces CUDNN_ATTENTION: ${cudnnWhy}; allow FLASH_ATTENTION or EFFICIENT_ATTENTION and turn on ${MODE}, or use MATH.` },
+    on: {
+      severity: 'error',
+      message: `${shown} leaves only CUDNN_ATTENTION, and under deterministic mode scaled_dot_product_attention then fails with "No available kernel. Aborting execution.", a message that does not say determinism is the reason (measured, torch 2.11 on an H200); allow FLASH_ATTENTION or EFFICIENT_ATTENTION (reproducible under the mode) or MATH.`,
+    },
+    warn,
+  };
+}
+
+/** Inside `with sdpa_kernel(...)` or a function decorated with it: the context's own finding covers it. */
+function inSdpaContext(node: Node, ctx: RuleContext): boolean {
+  const isContext = (raw: Node | null | undefined): boolean => {
+    const def = raw?.type === 'identifier' ? ctx.values.definition(raw) : undefined;
+    const expr = def && !def.unpacked ? def.value : raw;
+    const fn = expr?.type === 'call' ? expr.childForFieldName('function') : undefined;
+    const callee = fn ? ctx.scope.resolveExpression(fn) : undefined;
+    return !!callee && CONTEXTS.has(callee);
+  };
+  for (let current = node.parent; current; current = current.parent) {
+    if (current.type === 'with_statement') {
+      const clause = current.namedChildren.find((c) => c.type === 'with_clause');
+      if (clause?.namedChildren.some((item) => item.type === 'with_item' && isContext(item.childForFieldName('value')))) return true;
+    } else if (current.type === 'decorated_definition') {
+      if (current.namedChildren.some((d) => d.type === 'decorator' && isContext(d.namedChildren[0]))) return true;
+    }
+  }
+  return false;
+}
+
+const rule: Rule = {
+  id: 'BX504',
+  name: 'sdpa-backend-choice',
+  family: 'attention',
+  defaultSeverity: 'warning',
+  summary: '`sdpa_kernel` backend choices for scaled_dot_product_attention: flash/efficient backward varies by default, cuDNN attention fails under deterministic mode.',
+  facts: [
+    {
+      torch: '>=2.11',
+      source: 'measured',
+      case: 'scaled_dot_product_attention | flash_attention bf16 (4,16,1024,64) causal=False fwd+bwd',
+      claims: { variesByDefault: true, underMode: 'deterministic', slowdown: 1.831 },
+      text: 'flash backend, non-causal: 20 of 20 runs distinct by default; reproducible under deterministic mode at 1.83x the default time',
+    },
+    {
+      torch: '>=2.11',
+      source: 'measured',
+      case: 'scaled_dot_product_attention | flash_attention bf16 (4,16,1024,64) causal=True fwd+bwd',
+      claims: { variesByDefault: true, underMode: 'deterministic', slowdown: 1.089 },
+      text: 'flash backend, causal: varies by default; reproducible under the mode at 1.09x',
+    },
+    {
+      torch: '>=2.11',
+      source: 'measured',
+      case: 'scaled_dot_product_attention | efficient_attention bf16 (4,16,1024,64) causal=False fwd+bwd',
+      claims: { variesByDefault: true, underMode: 'deterministic', slowdown: 1.668 },
+      text: 'memory-efficient backend, non-causal: varies rarely by default (differences up to 1.2e-4); reproducible under the mode at 1.67x',
+    },
+    {
+      torch: '>=2.11',
+      source: 'measured',
+      case: 'scaled_dot_product_attention | efficient_attention bf16 (4,16,1024,64) causal=True fwd+bwd',
+      claims: { variesByDefault: true, underMode: 'deterministic', slowdown: 1.927 },
+      text: 'memory-efficient backend, causal: 8 of 20 runs distinct by default; reproducible under the mode at 1.93x',
+    },
+    {
+      torch: '>=2.11',
+      source: 'measured',
+      case: 'scaled_dot_product_attention | cudnn_attention bf16 (4,16,1024,64) causal=False fwd+bwd',
+      claims: { variesByDefault: true, underMode: 'raises' },
+      text: 'cuDNN backend: 20 of 20 runs distinct by default; under the mode the call fails with "No available kernel. Aborting execution."',
+    },
+    {
+      torch: '>=2.11',
+      source: 'measured',
+      case: 'scaled_dot_product_attention | cudnn_attention bf16 (4,16,1024,64) causal=True fwd+bwd',
+      claims: { variesByDefault: true, underMode: 'raises' },
+      text: 'cuDNN backend, causal: 7 of 20 runs distinct by default; fails the same way under the mode',
+    },
+    {
+      torch: '>=2.11',
+      source: 'measured',
+      case: 'scaled_dot_product_attention | math bf16 (4,16,1024,64) causal=False fwd+bwd',
+      claims: { variesByDefault: false, underMode: 'deterministic', slowdown: 1.057 },
+      text: 'math backend: stable by default and under the mode, so MATH alone is not reported',
+    },
+  ],
+  triggers: ['sdpa_kernel', 'sdp_kernel', 'scaled_dot_product_attention'],
+  calls: [...CONTEXTS, SDPA],
+  onCall(call, ctx) {
+    if (ctx.runsWithoutGrad(call.node)) return;
+    const shown = `\`${call.node.childForFieldName('function')?.text ?? call.callee}(...)\``;
+    if (call.callee === SDPA) {
+      if (inSdpaContext(call.node, ctx)) return;
+      if (/enable_flash_sdp\(\s*False\s*\)/.test(ctx.text) && /enable_mem_efficient_sdp\(\s*False\s*\)/.test(ctx.text)) return;
+      const note: ModeOutcome = {
+        severity: 'info',
+        message: `${shown} runs the flash or memory-efficient backend on recent NVIDIA GPUs, and ${MEASURED}; if this program must reproduce, ${MODE} fixes it (${COST}).`,
+      };
+      ctx.report({ node: call.node, range: callRange(call), outcomes: { off: note } });
+      return;
+    }
+    const backends = call.callee === 'torch.backends.cuda.sdp_kernel' ? legacyBackends(call) : backendsOf(argument(call.args, 0, 'backends'), ctx);
+    if (!backends) return;
+    const outcomes = contextOutcomes(backends, shown);
+    if (outcomes) ctx.report({ node: call.node, range: callRange(call), outcomes });
+  },
+  docs: `
+\`torch.nn.attention.sdpa_kernel(...)\` (and the older \`torch.backends.cuda.sdp_kernel(...)\`) restricts
+which backends \`F.scaled_dot_product_attention\` may use. The backends differ in how reproducible
+their backward pass is. Measured on an H200 with torch 2.11 (bf16, shape (4, 16, 1024, 64), forward
+and backward, 20 runs):
+
+| backend | by default | under \`torch.use_deterministic_algorithms(True)\` |
+|---|---|---|
+| \`FLASH_ATTENTION\` | varies (20 of 20 distinct) | reproducible, 1.09x to 1.83x the time |
+| \`EFFICIENT_ATTENTION\` | varies, rarely (1 to 8 of 20; up to 1.2e-4) | reproducible, 1.67x to 1.93x |
+| \`CUDNN_ATTENTION\` | varies (7 to 20 of 20) | **fails**: \`No available kernel. Aborting execution.\` |
+| \`MATH\` | stable | stable, 1.06x |
+
+The cuDNN failure is the trap. PyTorch has not integrated cuDNN's deterministic attention backward
+(pytorch#182551), and under deterministic mode the dispatcher found no usable kernel when cuDNN was
+the only backend allowed: the call aborted with a message that never mentions determinism. (The
+dispatcher's source has a \`check_cudnn_deterministic\` test, which fits this reading; the
+measurement is the failure itself.)
+
+**What is reported.**
+
+- \`sdpa_kernel\` allowing flash and/or memory-efficient attention: a warning when the mode is off
+  (the mode fixes it at the cost above), nothing when it is on.
+- \`sdpa_kernel(SDPBackend.CUDNN_ATTENTION)\` alone: a warning when the mode is off, an **error** when
+  it is on (the call will abort). CuDNN next to other backends: a warning when the mode is off;
+  under the mode cuDNN is not usable (alone it fails), so the others are used and nothing is reported.
+- \`MATH\` alone: nothing.
+- A plain \`F.scaled_dot_product_attention(...)\` outside any \`sdpa_kernel\` context: information
+  only, and only when the mode is off (on a recent GPU it runs a fused backend). It is silent under
+  \`torch.no_grad()\` / \`torch.inference_mode()\`, and in a file that disables both
+  \`enable_flash_sdp(False)\` and \`enable_mem_efficient_sdp(False)\`.
+- With \`warn_only=True\` the mode only warns about the memory-efficient backend and keeps its
+  nondeterministic split backward (pytorch#101847), and cannot help cuDNN attention, so contexts
+  allowing either stay warnings; flash attention follows the mode flag itself.
+
+The legacy \`sdp_kernel(enable_flash=..., enable_math=..., enable_mem_efficient=..., enable_cudnn=...)\`
+is read the same way when at least one flag is a literal \`False\`.
+
+**Fix.** Keep flash or memory-efficient attention and turn on deterministic mode, or use \`MATH\`
+where speed does not matter. Do not combine deterministic mode with a cuDNN-only context.
+
+\`\`\`python
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):   # BX504: error under deterministic mode
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+\`\`\`
+`,
+};
+export default rule;

@@ -1,0 +1,123 @@
+// Helpers shared by the attention rules: environment variables set from Python (the forms BX206
+// reads), a keyword argument's literal value, an "add this keyword" fix, and a once-per-file
+// scan for rules whose pattern is not tied to one callee.
+import type { Node } from 'web-tree-sitter';
+import type { CallSite } from '../../calls.js';
+import { literalValue, Literal, rangeOf } from '../../syntax.js';
+import type { Fix } from '../../types.js';
+import type { AssignmentSite, RuleContext } from '../rule.js';
+
+export { moduleValue, rootOf } from '../kernels/module-scope.js';
+
+export const ENV_CALLS = ['os.environ.setdefault', 'os.putenv', 'os.environ.update'];
+
+/** One `VARIABLE = value` write to the process environment. */
+export interface EnvWrite {
+  value: Node;
+  /** The statement or call to report on. */
+  anchor: Node;
+}
+
+/** `os.environ["NAME"] = value` */
+export function envWriteOfAssignment(site: AssignmentSite, ctx: RuleContext, name: string): EnvWrite | undefined {
+  if (site.node.type !== 'assignment' || site.left.type !== 'subscript') return undefined;
+  const object = site.left.childForFieldName('value');
+  const keys = site.left.childrenForFieldName('subscript');
+  if (!object || keys.length !== 1 || literalValue(keys[0]) !== name) return undefined;
+  if (ctx.scope.resolveExpression(object) !== 'os.environ') return undefined;
+  return { value: site.right, anchor: site.node };
+}
+
+/** `os.environ.setdefault(NAME, v)`, `os.putenv(NAME, v)`, `os.environ.update({NAME: v})`, `update(NAME=v)`. */
+export function envWritesOfCall(call: CallSite, name: string): EnvWrite[] {
+  if (call.callee === 'os.environ.update') {
+    const writes: EnvWrite[] = [];
+    const [mapping] = call.args.positional;
+    if (mapping?.type === 'dictionary') {
+      for (const pair of mapping.namedChildren) {
+        const value = pair.type === 'pair' && literalValue(pair.childForFieldName('key')) === name ? pair.childForFieldName('value') : null;
+        if (value) writes.push({ value, anchor: call.node });
+      }
+    }
+    const keyword = call.args.keywords.get(name);
+    if (keyword) writes.push({ value: keyword, anchor: call.node });
+    return writes;
+  }
+  if (!ENV_CALLS.includes(call.callee)) return [];
+  const [key, value] = call.args.positional;
+  return key && value && literalValue(key) === name ? [{ value, anchor: call.node }] : [];
+}
+
+/** Every write of `name` to the environment anywhere in the file, with its literal value if any. */
+export function envWritesInFile(root: Node, ctx: RuleContext, name: string): Array<Literal | undefined> {
+  if (!ctx.text.includes(name)) return [];
+  const values: Array<Literal | undefined> = [];
+  for (const node of root.descendantsOfType('assignment')) {
+    const left = node.childForFieldName('left');
+    const right = node.childForFieldName('right');
+    if (!left || !right) continue;
+    const write = envWriteOfAssignment({ node, left, right, target: undefined }, ctx, name);
+    if (write) values.push(literalValue(write.value));
+  }
+  for (const node of root.descendantsOfType('call')) {
+    const fn = node.childForFieldName('function');
+    const callee = fn ? ctx.scope.resolveExpression(fn) : undefined;
+    if (!callee || !ENV_CALLS.includes(callee)) continue;
+    const list = node.childForFieldName('arguments');
+    const positional = list?.namedChildren.filter((c) => c.type !== 'keyword_argument' && c.type !== 'comment') ?? [];
+    const keywords = new Map<string, Node>();
+    for (const c of list?.namedChildren ?? []) {
+      const k = c.type === 'keyword_argument' ? c.childForFieldName('name')?.text : undefined;
+      const v = c.childForFieldName('value');
+      if (k && v) keywords.set(k, v);
+    }
+    const site: CallSite = { node, callee, anchor: { start: node, end: node }, args: { positional, keywords, hasSplat: false } };
+    for (const write of envWritesOfCall(site, name)) values.push(literalValue(write.value));
+  }
+  return values;
+}
+
+/** True the first time a rule asks about this analysis (one file), false afterwards. */
+export function firstVisit(seen: WeakSet<RuleContext>, ctx: RuleContext): boolean {
+  if (seen.has(ctx)) return false;
+  seen.add(ctx);
+  return true;
+}
+
+/** A fix that sets `name=value` on a call: replaces an existing keyword, else appends one. */
+export function keywordFix(call: CallSite, name: string, value: string, title: string, safety: Fix['safety']): Fix | undefined {
+  const existing = call.args.keywords.get(name);
+  if (existing) return { title, safety, edits: [{ range: rangeOf(existing), newText: value }] };
+  const list = call.node.childForFieldName('arguments');
+  if (!list || list.type !== 'argument_list') return undefined;
+  const last = list.namedChildren.filter((c) => c.type !== 'comment').at(-1);
+  if (!last) {
+    const end = rangeOf(list).end;
+    const at = { line: end.line, column: end.column - 1 };
+    return { title, safety, edits: [{ range: { start: at, end: at }, newText: `${name}=${value}` }] };
+  }
+  const at = rangeOf(last).end;
+  return { title, safety, edits: [{ range: { start: at, end: at }, newText: `, ${name}=${value}` }] };
+}
+
+/**
+ * What a `deterministic=` style argument says: 'on' (literal True, or a value forwarded from
+ * configuration, which the caller chose), 'off' (literal False/None, or absent), 'unknown'
+ * (passed through **kwargs, or more positional arguments than `firstPosition`, the earliest
+ * position the flag has had in any version).
+ */
+export function flagState(call: CallSite, name: string, ctx: RuleContext, firstPosition?: number): 'on' | 'off' | 'unknown' {
+  const node = call.args.keywords.get(name);
+  if (!node) {
+    if (call.args.hasSplat) return 'unknown';
+    if (firstPosition !== undefined && call.args.positional.length > firstPosition) return 'unknown';
+    return 'off';
+  }
+  let value = literalValue(node);
+  if (value === undefined && node.type === 'identifier') {
+    const def = ctx.values.definition(node);
+    if (def && !def.unpacked) value = literalValue(def.value);
+  }
+  if (value === undefined) return 'on';
+  return value === true || value === 1 ? 'on' : 'off';
+}
