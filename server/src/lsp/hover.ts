@@ -17,12 +17,11 @@ export function hoverFor(findings: readonly Finding[], rules: ReadonlyMap<string
   const sections = hits.map((finding) => {
     const rule = rules.get(finding.rule);
     const facts = (rule?.facts ?? []).map((f) => `- torch ${f.torch || 'any'} (${f.source === 'measured' ? 'measured on an H200' : 'PyTorch docs'}): ${f.text}`);
+    // The diagnostic's own message is shown by the editor next to this hover; do not repeat it.
     return [
       `**${finding.rule} ${finding.name}** · ${finding.severity}`,
-      '',
-      finding.message,
       ...(GUARD_NOTE[finding.guard] ? ['', GUARD_NOTE[finding.guard]] : []),
-      ...(rule ? ['', `*${rule.summary}*`] : []),
+      ...(rule ? ['', rule.summary] : []),
       ...(facts.length ? ['', '**When it applies**', '', ...facts] : []),
       '',
       `[${finding.rule} documentation](${ruleDocUri(finding.rule)})`,

@@ -145,15 +145,23 @@ function factsOf(spec: OpRuleSpec): RuleFact[] {
   const facts: RuleFact[] = [];
   for (const variant of Object.values(spec.variants)) {
     for (const b of variant.behaviours) {
-      const byDefault = { varies: 'varies run to run', documented: 'documented as nondeterministic, measured stable', stable: 'deterministic' }[b.byDefault];
-      const underMode = { deterministic: 'deterministic', raises: 'raises RuntimeError', varies: 'still varies, silently' }[b.underMode];
-      const cost = b.slowdown !== undefined ? `; deterministic path ${b.slowdown.toFixed(2)}× the default time` : '';
+      const byDefault = {
+        varies: 'varies run to run by default',
+        documented: 'documented as nondeterministic, but bitwise stable in every measured run',
+        stable: 'deterministic by default',
+      }[b.byDefault];
+      const underMode = {
+        deterministic: 'deterministic mode makes it reproducible',
+        raises: 'deterministic mode raises RuntimeError',
+        varies: 'deterministic mode leaves it nondeterministic, without a warning',
+      }[b.underMode];
+      const cost = b.slowdown !== undefined ? `, at ${b.slowdown.toFixed(2)}× the default time` : '';
       facts.push({
         torch: b.torch,
         source: b.source,
         case: b.case,
         claims: b.case ? { variesByDefault: b.byDefault === 'varies', underMode: b.underMode, slowdown: b.slowdown } : undefined,
-        text: `${variant.label || 'default'}: by default ${byDefault}; under deterministic mode ${underMode}${cost}`,
+        text: `${variant.label ? `with ${variant.label}: ` : ''}${byDefault}; ${underMode}${cost}`,
       });
     }
   }

@@ -1,0 +1,152 @@
+// Real VS Code: the packaged .vsix installed into code-server 4.100.3, shown in Debian's chromium and
+// driven through the UI with playwright-core. The folder is a copy of examples/moe_router with a
+// copy of the CLI fixture project inside it (cli-project/, a project of its own).
+//
+// It waits for the squiggles and the Problems entries of moe.py, hovers the flagged
+// `.scatter_add_` call, saves a screenshot with the hover to test/e2e/artifacts/, then applies the
+// BX201 quick fix to cli-project/train.py with Ctrl+. and checks the saved file.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../support/checker.js';
+import { runCli } from '../support/cli.js';
+import { Browser, CodeServer, editorText, goTo, openFile, openWorkbench, packageVsix, pickAction, plain, prerequisites } from './code-server-driver.js';
+import { assertPresent, shouldSkip } from './prereq.js';
+
+const SUITE = 'e2e vscode';
+const SCREENSHOT = path.join(ROOT, 'test/e2e/artifacts/vscode-diagnostics-hover.png');
+const pre = prerequisites();
+const skip = shouldSkip(SUITE, pre);
+
+let server: CodeServer | undefined;
+let browser: Browser | undefined;
+const scratch: string[] = [];
+
+afterAll(async () => {
+  // Each step on its own, so one failing still lets the others clean up.
+  await browser?.close().catch((e) => console.error(`[${SUITE}] closing chromium:`, e));
+  await server?.stop().catch((e) => console.error(`[${SUITE}] stopping code-server:`, e));
+  for (const dir of scratch) fs.rmSync(dir, { recursive: true, force: true });
+}, 30_000);
+
+interface CliDiagnostic {
+  path: string;
+  rule: string;
+  range: { start: { line: number; column: number } };
+}
+
+function cliFindings(folder: string, relative: string): CliDiagnostic[] {
+  const report = JSON.parse(runCli(['check', '--format', 'json', relative], folder).stdout);
+  return report.diagnostics.filter((d: CliDiagnostic) => d.path === relative);
+}
+
+describe('VS Code (code-server) with the packaged extension', () => {
+  it.skipIf(skip)(
+    'shows squiggles, Problems entries and a hover for moe.py, and applies the BX201 quick fix through Ctrl+.',
+    async () => {
+      assertPresent(SUITE, pre);
+      const t0 = Date.now();
+      const marks: string[] = [];
+      const mark = (what: string) => marks.push(`${what} ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+      const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-vscode-'));
+      scratch.push(work);
+      const folder = path.join(work, 'moe_router');
+      fs.cpSync(path.join(ROOT, 'examples/moe_router'), folder, { recursive: true });
+      fs.cpSync(path.join(ROOT, 'test/fixtures/cli-project'), path.join(folder, 'cli-project'), { recursive: true });
+      const vsix = await packageVsix(ROOT, work);
+      mark('packaged');
+
+      // What the editor must show, from the CLI on the same files.
+      const moe = cliFindings(folder, 'moe.py');
+      const scatter = moe.find((d) => d.rule === 'BX102');
+      expect(scatter, 'examples/moe_router/moe.py should have a BX102 finding').toBeDefined();
+      const train = cliFindings(path.join(folder, 'cli-project'), 'train.py');
+      const benchmark = train.find((d) => d.rule === 'BX201');
+      expect(benchmark, 'cli-project/train.py should have a BX201 finding').toBeDefined();
+
+      server = await CodeServer.start(vsix);
+      mark('code-server up');
+      browser = await Browser.launch();
+      const page = browser.page;
+      mark('chromium up');
+
+      try {
+        await openWorkbench(page, server.url, folder);
+        mark('workbench');
+        const editor = await openFile(page, 'moe.py', 'class MoE');
+        mark('moe.py open');
+
+        // Squiggles from the language server (warnings, and the guarded BX101 as info).
+        await editor.locator('.squiggly-warning').first().waitFor({ timeout: 60_000 });
+        mark('squiggle');
+
+        // Problems panel: one row per finding, with the source and the rule id.
+        await page.keyboard.press('Control+Shift+M');
+        const rows = page.locator('.markers-panel .monaco-list-row');
+        await rows.filter({ hasText: 'BX102' }).first().waitFor({ timeout: 30_000 });
+        const texts = (await rows.allInnerTexts()).map(plain);
+        const bx102 = texts.find((t) => t.includes('BX102'))!;
+        expect(bx102).toContain('bitexact');
+        expect(bx102).toContain(`[Ln ${scatter!.range.start.line}, Col ${scatter!.range.start.column}]`);
+        // The file's row counts its problems: as many as the CLI prints for moe.py.
+        const fileRow = texts.find((t) => /^moe\.py\b/.test(t.trim()));
+        expect(fileRow?.replace(/\s+/g, ' ')).toMatch(new RegExp(`^moe\\.py ${moe.length}$`));
+        mark('problems');
+
+        // Hover the flagged call with the mouse.
+        await page.keyboard.press('Control+1'); // back to the editor
+        await goTo(page, scatter!.range.start.line, scatter!.range.start.column + 2);
+        const cursor = await editor.locator('.cursors-layer .cursor').first().boundingBox();
+        expect(cursor, 'cursor position').toBeTruthy();
+        const hover = page.locator('.monaco-hover:not(.hidden)').filter({ hasText: 'measured' });
+        await page.mouse.move(cursor!.x + 200, cursor!.y + 200);
+        await page.mouse.move(cursor!.x + 4, cursor!.y + cursor!.height / 2, { steps: 4 });
+        await hover.first().waitFor({ state: 'visible', timeout: 15_000 });
+        const hoverText = plain(await hover.first().innerText());
+        expect(hoverText).toContain('BX102');
+        expect(hoverText).toContain('measured');
+        mark('hover');
+        // Into the hover (straight up, so the mouse never leaves the call and the hover) and scroll
+        // its content to the rule's measured facts, which is what the screenshot is for.
+        const box = (await hover.first().boundingBox())!;
+        await page.mouse.move(cursor!.x + 4, box.y + box.height - 12, { steps: 3 });
+        await page.mouse.wheel(0, 110);
+        await page.waitForTimeout(500);
+        await hover.first().waitFor({ state: 'visible', timeout: 5_000 });
+        fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
+        await page.screenshot({ path: SCREENSHOT });
+        mark('screenshot');
+
+        // Quick fix through the UI: cursor on `cudnn.benchmark = True`, Ctrl+., pick the BX201 fix.
+        await page.mouse.move(5, 5);
+        await page.keyboard.press('Escape');
+        const trainEditor = await openFile(page, 'cli-project/train.py', 'cudnn.benchmark');
+        await trainEditor.locator('.squiggly-warning, .squiggly-error').first().waitFor({ timeout: 30_000 });
+        await goTo(page, benchmark!.range.start.line, benchmark!.range.start.column + 4);
+        await page.keyboard.press('Control+.');
+        await pickAction(page, 'BX201: Set cudnn.benchmark = False');
+        await expect.poll(() => editorText(trainEditor), { timeout: 10_000 }).toContain('torch.backends.cudnn.benchmark = False');
+        await page.keyboard.press('Control+S');
+        const onDisk = path.join(folder, 'cli-project/train.py');
+        await expect.poll(() => fs.readFileSync(onDisk, 'utf8'), { timeout: 10_000 }).toContain('torch.backends.cudnn.benchmark = False');
+        expect(fs.readFileSync(onDisk, 'utf8')).not.toContain('benchmark = True');
+        mark('quick fix saved');
+        // And the finding is gone once the server re-checked the edited file.
+        await expect.poll(() => trainEditor.locator('.squiggly-warning, .squiggly-error').count(), { timeout: 15_000 }).toBe(0);
+        await expect.poll(() => page.locator('.markers-panel .monaco-list-row').filter({ hasText: 'BX201' }).count(), { timeout: 15_000 }).toBe(0);
+        mark('finding gone');
+      } catch (e) {
+        const shot = path.join(os.tmpdir(), `bitexact-vscode-failure-${process.pid}.png`);
+        await page.screenshot({ path: shot }).catch(() => undefined);
+        const detail = `\nsteps: ${marks.join(', ')}\nfailure screenshot: ${shot}\n--- code-server log\n${server.logTail()}\n${server.extensionLog()}`;
+        if (e instanceof Error) e.message += detail;
+        throw e;
+      } finally {
+        console.info(`[${SUITE}] ${marks.join(', ')}`);
+      }
+    },
+    150_000,
+  );
+});
