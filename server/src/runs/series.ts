@@ -75,6 +75,9 @@ export class SeriesBuilder {
       this.points.set(key, byStep);
       this.order.push(key);
     }
+    // The same text again at the same step is one value logged by two rows (Lightning's epoch column
+    // on a validation row and an epoch row), not a restart.
+    if (byStep.get(step)?.text === text) return;
     const previous = this.lastStep.get(key);
     if (previous !== undefined && step <= previous) {
       if (byStep.has(step)) {
@@ -115,12 +118,20 @@ export class SeriesBuilder {
     precisionOf: (name: string, texts: string[]) => Precision,
     options: { stepKind?: StepKind; intervalMean?: (name: string) => number | undefined } = {},
   ): ParsedLog {
+    // With one rank (or none) a prefix adds nothing: lines with and without it are one series.
+    // With several, each rank keeps its own series; unprefixed lines stay under the plain name.
     const multiRank = this.ranks.size > 1;
-    const series: MetricSeries[] = [];
+    const merged = new Map<string, { base: string; points: Map<number, { value: number; text: string }> }>();
     for (const key of this.order) {
       const [base, rank] = key.split('\u0000') as [string, string | undefined];
       const name = multiRank && rank !== undefined ? `${base}@rank${rank}` : base;
-      const entries = [...this.points.get(key)!.entries()].sort((a, b) => a[0] - b[0]);
+      const target = merged.get(name);
+      if (target) for (const [step, point] of this.points.get(key)!) target.points.set(step, point);
+      else merged.set(name, { base, points: new Map(this.points.get(key)!) });
+    }
+    const series: MetricSeries[] = [];
+    for (const [name, { base, points }] of merged) {
+      const entries = [...points.entries()].sort((a, b) => a[0] - b[0]);
       const texts = entries.map(([, p]) => p.text);
       const s: MetricSeries = {
         name,
@@ -134,8 +145,6 @@ export class SeriesBuilder {
       if (interval !== undefined && interval > 1) s.intervalMean = interval;
       series.push(s);
     }
-    // Two ranks writing the same metric name without a rank prefix would have merged above; with
-    // prefixes they stay apart. Same names after suffixing cannot collide, so no check is needed.
     return { format: this.format, stepKind: options.stepKind ?? 'step', series, notes: this.notes() };
   }
 

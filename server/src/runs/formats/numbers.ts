@@ -87,7 +87,7 @@ export function describePrinted(texts: readonly string[]): string {
   }
   if (expDecimals.size === 0 && fixedDecimals.size === 1) {
     const d = [...fixedDecimals][0]!;
-    return d === 0 ? 'whole numbers as printed' : `${d} decimals`;
+    return d === 0 ? 'whole numbers as printed' : `${d} decimal${d === 1 ? '' : 's'}`;
   }
   // Mixed shapes: round(x, 4) prints 0.1 as "0.1", so the widest fixed count is the rounding.
   if (expDecimals.size === 0) return `at most ${Math.max(...fixedDecimals)} decimals`;

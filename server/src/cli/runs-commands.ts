@@ -1,0 +1,316 @@
+// `bitexact pair` (run a command N times and compare) and `bitexact compare` (compare logs already on
+// disk). Both end in the same report; the exit status is 0 when no counted metric diverged, 1 when one
+// did (or the runs did not all finish the same steps), 2 on a usage error or when nothing could be read.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { RunInput, compareRuns, exitCodeOf } from '../runs/compare.js';
+import { LOG_FORMATS, LogFormat, isLogFormat, readLogFile } from '../runs/formats/detect.js';
+import { PairResult, runPair } from '../runs/launch.js';
+import { ReportRun, reportJson, reportText } from '../runs/report.js';
+
+const PAIR_USAGE = `Usage: bitexact pair [options] -- COMMAND [ARG...]
+
+Runs COMMAND several times, one run after another, and compares the metrics each run logged.
+
+Options:
+  --runs N             how many runs (default 2)
+  --env KEY=VALUE      set a variable for every run (repeatable)
+  --env-b KEY=VALUE    set a variable for run B only (runs 2, 4, …; repeatable)
+  --preset det         deterministic settings: cuBLAS/NCCL/TE/flash-attn variables and
+                       torch.use_deterministic_algorithms(True) when torch is imported
+  --timeout SECONDS    stop a run (its whole process group) after this long
+  --out DIR            where run logs go (default .bitexact/runs); each pair gets DIR/<run-id>/
+  --log-format F       read the output as ${LOG_FORMATS.join(', ')} (default: detect)
+  --format FORMAT      text (default) or json
+  --require-bitwise    fail (exit 1) when a metric agrees only at printed precision
+  --tee                also show each run's output on stderr as it arrives
+`;
+
+const COMPARE_USAGE = `Usage: bitexact compare [options] PATH PATH [PATH...]
+       bitexact compare [options] DIR      (a pair directory holding run-1.log, run-2.log, …)
+
+Compares existing logs; a directory stands for the best log found in it.
+
+Options:
+  --log-format F       read the logs as ${LOG_FORMATS.join(', ')} (default: detect)
+  --format FORMAT      text (default) or json
+  --require-bitwise    fail (exit 1) when a metric agrees only at printed precision
+`;
+
+class RunsUsageError extends Error {}
+
+function usageFailure(error: unknown, usage: string): number {
+  const message = error instanceof RunsUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (error as Error).message : undefined;
+  if (message === undefined) throw error;
+  process.stderr.write(`bitexact: error: ${message}\n\n${usage}`);
+  return 2;
+}
+
+function checkFormat(value: string | undefined): 'text' | 'json' {
+  if (value !== 'text' && value !== 'json') throw new RunsUsageError(`--format must be text or json, not '${value}'`);
+  return value;
+}
+
+function checkLogFormat(value: string | undefined): LogFormat | 'auto' {
+  if (value === undefined || value === 'auto') return 'auto';
+  if (!isLogFormat(value)) throw new RunsUsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}, not '${value}'`);
+  return value;
+}
+
+function parseAssignments(values: string[] | undefined, flag: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of values ?? []) {
+    const eq = item.indexOf('=');
+    const key = eq < 0 ? item : item.slice(0, eq);
+    if (eq < 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new RunsUsageError(`${flag} takes KEY=VALUE with a variable name, not '${item}'`);
+    out[key] = item.slice(eq + 1);
+  }
+  return out;
+}
+
+/** python/sitecustomize next to the bundle (dist/../python) or the sources (server/src/cli/../../../python). */
+function sitecustomizeDir(): string | undefined {
+  let dir = __dirname;
+  for (let i = 0; i < 6; i++) {
+    const candidate = path.join(dir, 'python', 'sitecustomize');
+    if (fs.existsSync(path.join(candidate, 'sitecustomize.py'))) return candidate;
+    dir = path.dirname(dir);
+  }
+  return undefined;
+}
+
+function wantsHelp(args: string[], usage: string): boolean {
+  const own = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
+  if (!own.includes('--help') && !own.includes('-h')) return false;
+  process.stdout.write(usage);
+  return true;
+}
+
+export async function runPairCommand(args: string[]): Promise<number> {
+  if (wantsHelp(args, PAIR_USAGE)) return 0;
+  const dashes = args.indexOf('--');
+  let options;
+  try {
+    if (dashes < 0) throw new RunsUsageError('put the command after `--`, e.g. bitexact pair -- python3 train.py');
+    const command = args.slice(dashes + 1);
+    if (command.length === 0) throw new RunsUsageError('no command after `--`');
+    const { values, positionals } = parseArgs({
+      args: args.slice(0, dashes),
+      allowPositionals: true,
+      options: {
+        runs: { type: 'string', default: '2' },
+        env: { type: 'string', multiple: true },
+        'env-b': { type: 'string', multiple: true },
+        preset: { type: 'string' },
+        timeout: { type: 'string' },
+        out: { type: 'string', default: path.join('.bitexact', 'runs') },
+        'log-format': { type: 'string' },
+        format: { type: 'string', default: 'text' },
+        'require-bitwise': { type: 'boolean', default: false },
+        tee: { type: 'boolean', default: false },
+      },
+    });
+    if (positionals.length) throw new RunsUsageError(`unexpected '${positionals[0]}' before \`--\``);
+    const runs = Number(values.runs);
+    if (!Number.isInteger(runs) || runs < 2 || runs > 1000) throw new RunsUsageError(`--runs must be a whole number from 2 to 1000, not '${values.runs}'`);
+    if (values.preset !== undefined && values.preset !== 'det') throw new RunsUsageError(`--preset must be det, not '${values.preset}'`);
+    const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
+    if (timeout !== undefined && !(timeout > 0 && Number.isFinite(timeout))) throw new RunsUsageError(`--timeout must be a positive number of seconds, not '${values.timeout}'`);
+    const siteDir = values.preset === 'det' ? sitecustomizeDir() : undefined;
+    if (values.preset === 'det' && !siteDir) throw new RunsUsageError('--preset det: python/sitecustomize/sitecustomize.py was not found next to bitexact');
+    options = {
+      command,
+      runs,
+      env: parseAssignments(values.env, '--env'),
+      envB: parseAssignments(values['env-b'], '--env-b'),
+      preset: values.preset as 'det' | undefined,
+      sitecustomizeDir: siteDir,
+      timeoutMs: timeout === undefined ? undefined : timeout * 1000,
+      out: path.resolve(values.out!),
+      logFormat: checkLogFormat(values['log-format']),
+      format: checkFormat(values.format),
+      requireBitwise: values['require-bitwise']!,
+      tee: values.tee!,
+    };
+  } catch (error) {
+    return usageFailure(error, PAIR_USAGE);
+  }
+
+  // The runs live in their own process groups, so Ctrl-C reaches only bitexact: pass it on.
+  const controller = new AbortController();
+  const onInterrupt = () => {
+    if (controller.signal.aborted) process.exit(130);
+    process.stderr.write('\nbitexact: stopping the run (Ctrl-C again to quit at once)\n');
+    controller.abort();
+  };
+  process.on('SIGINT', onInterrupt);
+  process.on('SIGTERM', onInterrupt);
+  let pair: PairResult;
+  try {
+    fs.mkdirSync(options.out, { recursive: true });
+    pair = await runPair({
+      argv: options.command,
+      cwd: process.cwd(),
+      runs: options.runs,
+      outDir: options.out,
+      env: options.env,
+      envB: options.envB,
+      preset: options.preset,
+      sitecustomizeDir: options.sitecustomizeDir,
+      timeoutMs: options.timeoutMs,
+      signal: controller.signal,
+      onRunStart: (k, log) => process.stderr.write(`bitexact: run ${k}/${options.runs} → ${displayPath(log)}\n`),
+      ...(options.tee ? { onOutput: (_k: number, chunk: Buffer) => process.stderr.write(chunk) } : {}),
+    });
+  } catch (error) {
+    // The run directory or meta.json could not be written (permissions, disk full).
+    process.stderr.write(`bitexact: error: cannot keep run logs in ${options.out}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`);
+    return 2;
+  } finally {
+    process.off('SIGINT', onInterrupt);
+    process.off('SIGTERM', onInterrupt);
+  }
+
+  const notStarted = pair.records.find((r) => r.spawnError);
+  if (notStarted) {
+    process.stderr.write(`bitexact: error: cannot start \`${options.command[0]}\`: ${notStarted.spawnError}\n`);
+    return 2;
+  }
+  // A log that could not be written (disk full) stops the pair; what reached the disk is still
+  // compared below, but the exit status says the comparison is not whole.
+  const unlogged = pair.records.find((r) => r.logError);
+  if (unlogged) process.stderr.write(`bitexact: error: ${unlogged.logError}; the run was stopped\n`);
+  const inputs: RunInput[] = pair.records.map((r, i) => ({
+    label: `run ${i + 1}`,
+    log: readLogFile(r.logPath, options.logFormat),
+    exit: { code: r.exitCode, signal: r.signal, timedOut: r.timedOut, cancelled: r.cancelled },
+  }));
+  const reportRuns: ReportRun[] = pair.records.map((r, i) => ({
+    label: `run ${i + 1}`,
+    logPath: displayPath(r.logPath),
+    command: r.argv,
+    env: pair.envDiffs[i],
+    exitCode: r.exitCode,
+    signal: r.signal,
+    wallTime: r.wallTime,
+    timedOut: r.timedOut,
+    cancelled: r.cancelled,
+  }));
+  const comparison = compareRuns(inputs);
+  let exitCode: number = exitCodeOf(comparison, { requireBitwise: options.requireBitwise });
+  if (controller.signal.aborted || unlogged) exitCode = 2;
+  const text = reportText(comparison, reportRuns, exitCode);
+  const json = reportJson('pair', comparison, reportRuns, exitCode);
+  // The report is kept with the logs, so the run directory explains itself later.
+  try {
+    fs.writeFileSync(path.join(pair.dir, 'report.txt'), text);
+    fs.writeFileSync(path.join(pair.dir, 'report.json'), json);
+  } catch (error) {
+    process.stderr.write(`bitexact: note: could not save the report in ${pair.dir}: ${(error as Error).message}\n`);
+  }
+  process.stdout.write(options.format === 'json' ? json : text);
+  return exitCode;
+}
+
+export async function runCompareCommand(args: string[]): Promise<number> {
+  if (wantsHelp(args, COMPARE_USAGE)) return 0;
+  let options;
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        'log-format': { type: 'string' },
+        format: { type: 'string', default: 'text' },
+        'require-bitwise': { type: 'boolean', default: false },
+      },
+    });
+    if (positionals.length === 0) throw new RunsUsageError('name the logs to compare');
+    options = {
+      files: resolveInputs(positionals),
+      logFormat: checkLogFormat(values['log-format']),
+      format: checkFormat(values.format),
+      requireBitwise: values['require-bitwise']!,
+    };
+  } catch (error) {
+    return usageFailure(error, COMPARE_USAGE);
+  }
+  options.files.forEach((f, i) => (f.label ||= `run ${i + 1}`));
+  const inputs: RunInput[] = options.files.map((f) => ({ label: f.label, log: readLogFile(f.file, options.logFormat), ...(f.exit ? { exit: f.exit } : {}) }));
+  const reportRuns: ReportRun[] = options.files.map((f) => ({ label: f.label, logPath: displayPath(f.file), ...(f.exit ? { exitCode: f.exit.code, signal: f.exit.signal } : {}) }));
+  const comparison = compareRuns(inputs);
+  const exitCode = exitCodeOf(comparison, { requireBitwise: options.requireBitwise });
+  process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, exitCode) : reportText(comparison, reportRuns, exitCode));
+  return exitCode;
+}
+
+interface CompareInput {
+  label: string;
+  file: string;
+  exit?: RunInput['exit'];
+}
+
+/** Files as given; a lone directory is a pair directory (run-k.log + meta.json); other directories stand for their best log. */
+function resolveInputs(paths: string[]): CompareInput[] {
+  for (const p of paths) if (!fs.existsSync(p)) throw new RunsUsageError(`${p}: no such file or directory`);
+  if (paths.length === 1) {
+    const dir = paths[0]!;
+    if (!fs.statSync(dir).isDirectory()) throw new RunsUsageError('name at least two logs, or one pair directory');
+    const logs = fs.readdirSync(dir).filter((f) => /^run-\d+\.log$/.test(f)).sort((a, b) => runNumber(a) - runNumber(b));
+    if (logs.length < 2) throw new RunsUsageError(`${dir}: no run-1.log, run-2.log … in it; name the logs to compare`);
+    const exits = pairExits(dir);
+    return logs.map((f) => ({ label: `run ${runNumber(f)}`, file: path.join(dir, f), exit: exits.get(runNumber(f)) }));
+  }
+  return paths.map((p) => {
+    const file = fs.statSync(p).isDirectory() ? bestLogIn(p) : p;
+    if (!file) throw new RunsUsageError(`${p}: no log found in it (trainer_state.json, metrics.csv, tfevents, *.jsonl, *.log)`);
+    return { label: '', file };
+  });
+}
+
+function runNumber(file: string): number {
+  return Number(/\d+/.exec(file)![0]);
+}
+
+function pairExits(dir: string): Map<number, NonNullable<RunInput['exit']>> {
+  const out = new Map<number, NonNullable<RunInput['exit']>>();
+  try {
+    const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8')) as { runs?: { run: number; exitCode?: number | null; signal?: string | null; status?: string }[] };
+    for (const r of meta.runs ?? []) {
+      out.set(r.run, { code: r.exitCode ?? null, signal: r.signal ?? null, timedOut: r.status === 'timed out', cancelled: r.status === 'cancelled' });
+    }
+  } catch {
+    // No meta.json (logs copied by hand): compare without exit information.
+  }
+  return out;
+}
+
+const LOG_PREFERENCE: [RegExp, number][] = [
+  [/^trainer_state\.json$/, 0],
+  [/^metrics\.csv$/, 1],
+  [/tfevents/, 2],
+  [/\.jsonl$/, 3],
+  [/\.log$/, 4],
+];
+
+/** The most precise log under `dir` (two levels deep): structured sinks before stdout captures. */
+function bestLogIn(dir: string): string | undefined {
+  const found: { file: string; score: number; mtime: number }[] = [];
+  const walk = (d: string, depth: number) => {
+    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      const full = path.join(d, entry.name);
+      if (entry.isDirectory() && depth < 2) walk(full, depth + 1);
+      const hit = entry.isFile() ? LOG_PREFERENCE.find(([re]) => re.test(entry.name)) : undefined;
+      if (hit) found.push({ file: full, score: hit[1], mtime: fs.statSync(full).mtimeMs });
+    }
+  };
+  walk(dir, 0);
+  found.sort((a, b) => a.score - b.score || b.mtime - a.mtime);
+  return found[0]?.file;
+}
+
+function displayPath(file: string): string {
+  const rel = path.relative(process.cwd(), file);
+  return (rel.startsWith('..') ? file : rel).split(path.sep).join('/');
+}

@@ -1,0 +1,78 @@
+// Which reader fits a log: by file name where the name is a contract (trainer_state.json,
+// metrics.csv, events.out.tfevents.*), otherwise by counting the lines each format recognises.
+import fs from 'node:fs';
+import path from 'node:path';
+import { ParsedLog, emptyLog } from '../series.js';
+import { readGeneric, pairsOf } from './generic.js';
+import { HF_DICT_LINE, readHfStdout, readTrainerState } from './hf.js';
+import { readJsonl } from './jsonl.js';
+import { readLightningCsv } from './lightning-csv.js';
+import { looksBinary, splitLogLines } from './lines.js';
+import { MEGATRON_LINE, readMegatron } from './megatron.js';
+import { isTfevents, readTfevents } from './tfevents.js';
+
+export const LOG_FORMATS = ['megatron', 'hf', 'hf-state', 'lightning-csv', 'jsonl', 'tfevents', 'generic'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+export function isLogFormat(name: string): name is LogFormat {
+  return (LOG_FORMATS as readonly string[]).includes(name);
+}
+
+const HEAD_LINES = 400;
+
+/** The reader for a text log, judged from its name and its first few hundred lines. */
+export function detectFormat(fileName: string, text: string): LogFormat {
+  const base = path.basename(fileName).toLowerCase();
+  if (base.includes('tfevents')) return 'tfevents';
+  if (base === 'trainer_state.json' || (/^\s*\{/.test(text) && /"log_history"\s*:/.test(text.slice(0, 1 << 20)))) return 'hf-state';
+  const firstLine = text.split('\n', 1)[0]!.trim();
+  if (base.endsWith('.csv') || (/^[\w/.\- ]+(,[\w/.\- ]+)+$/.test(firstLine) && firstLine.split(',').includes('step'))) return 'lightning-csv';
+  let megatron = 0;
+  let hf = 0;
+  let json = 0;
+  let pairs = 0;
+  for (const line of splitLogLines(text.slice(0, 1 << 20)).slice(0, HEAD_LINES)) {
+    if (MEGATRON_LINE.test(line.text)) megatron++;
+    else if (HF_DICT_LINE.test(line.text)) hf++;
+    else if (/^\s*\{\s*"/.test(line.text) && /\}\s*$/.test(line.text)) json++;
+    else if (pairsOf(line.text).length > 0) pairs++;
+  }
+  // Megatron and HF lines are distinctive enough that one is proof; stray warnings do not outvote them.
+  if (megatron > 0) return 'megatron';
+  if (hf > 0 && hf >= json) return 'hf';
+  if (json > 0 && json >= pairs) return 'jsonl';
+  return 'generic';
+}
+
+export function readLogText(text: string, format: LogFormat): ParsedLog {
+  switch (format) {
+    case 'megatron':
+      return readMegatron(text);
+    case 'hf':
+      return readHfStdout(text);
+    case 'hf-state':
+      return readTrainerState(text);
+    case 'lightning-csv':
+      return readLightningCsv(text);
+    case 'jsonl':
+      return readJsonl(text);
+    case 'tfevents':
+      return readTfevents(Buffer.from(text, 'latin1'));
+    case 'generic':
+      return readGeneric(text);
+  }
+}
+
+/** Reads and parses one log file; never throws (an unreadable file gives a log with `error`). */
+export function readLogFile(file: string, format: LogFormat | 'auto' = 'auto'): ParsedLog {
+  let bytes: Buffer;
+  try {
+    bytes = fs.readFileSync(file);
+  } catch (error) {
+    return emptyLog(format === 'auto' ? 'unknown' : format, `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  if (format === 'tfevents' || (format === 'auto' && (path.basename(file).includes('tfevents') || isTfevents(bytes)))) return readTfevents(bytes);
+  const text = bytes.toString('utf8');
+  if (looksBinary(text)) return emptyLog(format === 'auto' ? 'unknown' : format, 'binary file (NUL bytes near the start); not a text log');
+  return readLogText(text, format === 'auto' ? detectFormat(file, text) : format);
+}

@@ -1,0 +1,52 @@
+// Text logs as lines, cleaned the way every text reader needs: ANSI colours removed, tqdm carriage
+// returns split, and the launcher's rank prefix (`[rank3]:` from torchrun, `3: ` from srun -l) taken
+// off and kept, so interleaved ranks can be told apart.
+
+export interface LogLine {
+  /** 1-based line number in the file. */
+  lineNo: number;
+  text: string;
+  rank?: string;
+}
+
+const ANSI = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07/g;
+const TORCHRUN_PREFIX = /^\[(?:rank|default)(\d+)\]:\s?/;
+const SRUN_PREFIX = /^(\d{1,5}):\s/;
+
+export function splitLogLines(text: string): LogLine[] {
+  const raw = text.split('\n');
+  const out: LogLine[] = [];
+  raw.forEach((line, index) => {
+    // A progress bar redraws with \r; keep every segment, the log line is usually the last one.
+    for (const segment of line.replace(ANSI, '').split('\r')) {
+      if (segment.trim()) out.push({ lineNo: index + 1, text: segment });
+    }
+  });
+  // "12: loss=…" could be a step, not a rank: numeric prefixes count as ranks only when they repeat,
+  // as a rank prefix does on every line that rank prints.
+  const srunCounts = new Map<string, number>();
+  for (const l of out) {
+    const m = SRUN_PREFIX.exec(l.text);
+    if (m) srunCounts.set(m[1]!, (srunCounts.get(m[1]!) ?? 0) + 1);
+  }
+  const srunRanks = [...srunCounts.values()].some((count) => count >= 2);
+  for (const l of out) {
+    const t = TORCHRUN_PREFIX.exec(l.text);
+    if (t) {
+      l.rank = t[1];
+      l.text = l.text.slice(t[0].length);
+      continue;
+    }
+    const s = srunRanks ? SRUN_PREFIX.exec(l.text) : null;
+    if (s) {
+      l.rank = s[1];
+      l.text = l.text.slice(s[0].length);
+    }
+  }
+  return out;
+}
+
+/** True when the bytes look like a binary file rather than text (NUL bytes near the start). */
+export function looksBinary(head: string): boolean {
+  return head.slice(0, 8192).includes('\u0000');
+}

@@ -1,0 +1,321 @@
+// Runs the user's command N times, one after another, and keeps everything on disk first:
+//   DIR/<run-id>/run-<k>.log   stdout and stderr as they arrive, merged line by line
+//   DIR/<run-id>/meta.json     command, environment difference, cwd, git state, times, exit status
+// Each run gets its own process group (spawn detached), so a timeout or a cancel stops the launcher
+// and everything it started (torchrun workers, data-loader processes) with one kill(-pgid).
+import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface RunSpec {
+  argv: string[];
+  cwd: string;
+  /** The child's whole environment. */
+  env: NodeJS.ProcessEnv;
+  logPath: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Time between SIGTERM and SIGKILL when stopping a run. */
+  killGraceMs?: number;
+  /** Called with each chunk after it has been written to the log. */
+  onOutput?: (chunk: Buffer) => void;
+}
+
+export interface RunRecord {
+  argv: string[];
+  logPath: string;
+  start: string;
+  end: string;
+  /** Seconds. */
+  wallTime: number;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  /** The command could not be started (ENOENT, EACCES …). */
+  spawnError?: string;
+  /** The log could not be written (disk full …); the run was stopped. */
+  logError?: string;
+}
+
+/** Settings that make the children of a run deterministic without code changes (`--preset det`). */
+export const DET_PRESET_ENV: Readonly<Record<string, string>> = {
+  CUBLAS_WORKSPACE_CONFIG: ':4096:8',
+  PYTHONHASHSEED: '0',
+  NVTE_ALLOW_NONDETERMINISTIC_ALGO: '0',
+  NCCL_ALGO: 'Ring',
+  FLASH_ATTENTION_DETERMINISTIC: '1',
+};
+
+/** A name that is safe as one path segment: no separators, no leading dots, no control characters. */
+export function safeRunId(text: string): string {
+  const cleaned = text
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/-{2,}/g, '-')
+    .replace(/^[.-]+/, '')
+    .slice(0, 64)
+    .replace(/[.-]+$/, '');
+  return cleaned || 'run';
+}
+
+/** `20260828-142501-train-3f9a`: sortable by time, named after the script, unique. */
+export function newRunId(argv: readonly string[], now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  const script = argv.find((a) => /\.py$/.test(a)) ?? argv[0] ?? 'run';
+  return safeRunId(`${stamp}-${path.basename(script).replace(/\.py$/, '')}-${crypto.randomBytes(2).toString('hex')}`);
+}
+
+/**
+ * The environment of run k (1-based): the parent's, then the preset, then --env, then --env-b on
+ * even-numbered runs (run 2 is "B" in a pair). PYTHONUNBUFFERED=1 unless set: a Python child writing
+ * to a pipe buffers 8 KiB of output, which a crash or a timeout kill would lose with the last steps.
+ */
+export function runEnvironment(
+  parent: NodeJS.ProcessEnv,
+  options: { env?: Record<string, string>; envB?: Record<string, string>; preset?: 'det'; sitecustomizeDir?: string },
+  k: number,
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...parent };
+  if (env['PYTHONUNBUFFERED'] === undefined) env['PYTHONUNBUFFERED'] = '1';
+  if (options.preset === 'det') Object.assign(env, DET_PRESET_ENV);
+  Object.assign(env, options.env ?? {});
+  if (k % 2 === 0) Object.assign(env, options.envB ?? {});
+  if (options.preset === 'det' && options.sitecustomizeDir) {
+    const rest = env['PYTHONPATH'] ? `${path.delimiter}${env['PYTHONPATH']}` : '';
+    env['PYTHONPATH'] = `${options.sitecustomizeDir}${rest}`;
+  }
+  return env;
+}
+
+/** What a run's environment adds or changes relative to `parent` (null: removed). */
+export function environmentDifference(parent: NodeJS.ProcessEnv, env: NodeJS.ProcessEnv): Record<string, string | null> {
+  const diff: Record<string, string | null> = {};
+  for (const key of Object.keys(env).sort()) if (env[key] !== parent[key]) diff[key] = env[key] ?? null;
+  for (const key of Object.keys(parent).sort()) if (!(key in env)) diff[key] = null;
+  return diff;
+}
+
+/** The git revision of `cwd` and whether tracked files have changes, or null outside a repository. */
+export function gitState(cwd: string): { revision: string; dirty: boolean } | null {
+  const run = (args: string[]) => spawnSync('git', args, { cwd, encoding: 'utf8', timeout: 5000 });
+  const head = run(['rev-parse', 'HEAD']);
+  if (head.status !== 0 || !head.stdout) return null;
+  const status = run(['status', '--porcelain', '--untracked-files=no']);
+  return { revision: head.stdout.trim(), dirty: status.status === 0 ? status.stdout.trim() !== '' : true };
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    if (process.platform === 'win32') spawnSync('taskkill', ['/pid', String(pid), '/T', '/F']);
+    else process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+/** Starts one run and resolves when it has ended and its output is on disk. Never rejects. */
+export function launchRun(spec: RunSpec): Promise<RunRecord> {
+  const startWall = new Date();
+  const started = performance.now();
+  const record: RunRecord = {
+    argv: spec.argv,
+    logPath: spec.logPath,
+    start: startWall.toISOString(),
+    end: '',
+    wallTime: 0,
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    cancelled: false,
+  };
+  let fd: number;
+  try {
+    fs.mkdirSync(path.dirname(spec.logPath), { recursive: true });
+    fd = fs.openSync(spec.logPath, 'w');
+  } catch (error) {
+    // No log, no run: output that cannot be kept would make a verdict nobody can check.
+    record.logError = `cannot create ${spec.logPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+    record.end = new Date().toISOString();
+    return Promise.resolve(record);
+  }
+  const grace = spec.killGraceMs ?? 3000;
+
+  return new Promise((resolve) => {
+    const timers: NodeJS.Timeout[] = [];
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      for (const t of timers) clearTimeout(t);
+      spec.signal?.removeEventListener('abort', onAbort);
+      flushPending();
+      fs.closeSync(fd);
+      record.end = new Date().toISOString();
+      record.wallTime = (performance.now() - started) / 1000;
+      resolve(record);
+    };
+
+    // Lines from stdout and stderr are written whole, so an interleaved stderr warning never lands in
+    // the middle of a metric line. A partial line longer than 64 KiB is written as it is.
+    const pending = new Map<string, Buffer>();
+    const write = (bytes: Buffer) => {
+      if (record.logError || bytes.length === 0) return;
+      try {
+        fs.writeSync(fd, bytes);
+      } catch (error) {
+        record.logError = `cannot write ${spec.logPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+        stop('SIGTERM');
+      }
+    };
+    const onChunk = (stream: string) => (chunk: Buffer) => {
+      const joined = Buffer.concat([pending.get(stream) ?? Buffer.alloc(0), chunk]);
+      const cut = joined.lastIndexOf(10) + 1;
+      const keep = cut === 0 && joined.length > 65536 ? joined.length : cut;
+      write(joined.subarray(0, keep));
+      pending.set(stream, joined.subarray(keep));
+      spec.onOutput?.(chunk);
+    };
+    const flushPending = () => {
+      for (const rest of pending.values()) write(rest);
+      pending.clear();
+    };
+
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(spec.argv[0]!, spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (error) {
+      record.spawnError = (error as Error).message;
+      finish();
+      return;
+    }
+    const stop = (signal: NodeJS.Signals) => {
+      if (child.pid === undefined) return;
+      killGroup(child.pid, signal);
+      if (signal !== 'SIGKILL') timers.push(setTimeout(() => killGroup(child.pid!, 'SIGKILL'), grace));
+    };
+    function onAbort(): void {
+      record.cancelled = true;
+      stop('SIGTERM');
+    }
+    child.stdout!.on('data', onChunk('stdout'));
+    child.stderr!.on('data', onChunk('stderr'));
+    child.on('error', (error) => {
+      record.spawnError = error.message;
+      finish();
+    });
+    child.on('exit', (code, signal) => {
+      record.exitCode = code;
+      record.signal = signal;
+      // A run being stopped is stopped whole: whatever of its group ignored SIGTERM goes now.
+      if ((record.timedOut || record.cancelled || record.logError) && child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
+      // The leader is gone; a process it left behind may still hold the pipes open. Give the output
+      // a moment to drain, then end the group so the run cannot hang here.
+      timers.push(
+        setTimeout(() => {
+          if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          finish();
+        }, 2000),
+      );
+    });
+    child.on('close', () => finish());
+    if (spec.timeoutMs !== undefined) {
+      timers.push(
+        setTimeout(() => {
+          record.timedOut = true;
+          stop('SIGTERM');
+        }, spec.timeoutMs),
+      );
+    }
+    if (spec.signal?.aborted) onAbort();
+    else spec.signal?.addEventListener('abort', onAbort);
+  });
+}
+
+export interface PairSpec {
+  argv: string[];
+  cwd: string;
+  runs: number;
+  outDir: string;
+  env?: Record<string, string>;
+  envB?: Record<string, string>;
+  preset?: 'det';
+  sitecustomizeDir?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  parentEnv?: NodeJS.ProcessEnv;
+  /** Told when run k starts, with its log path. */
+  onRunStart?: (k: number, logPath: string) => void;
+  /** Each run's output as it arrives, after it is on disk (for --tee and live views). */
+  onOutput?: (k: number, chunk: Buffer) => void;
+  onRunEnd?: (k: number, record: RunRecord) => void;
+}
+
+export interface PairResult {
+  id: string;
+  dir: string;
+  records: RunRecord[];
+  envDiffs: Record<string, string | null>[];
+}
+
+/** Runs the command `runs` times in sequence; stops launching new runs once cancelled. */
+export async function runPair(spec: PairSpec): Promise<PairResult> {
+  const parent = spec.parentEnv ?? process.env;
+  const id = newRunId(spec.argv);
+  const dir = path.join(spec.outDir, id);
+  fs.mkdirSync(dir, { recursive: true });
+  const meta = {
+    version: 1,
+    id,
+    command: spec.argv,
+    cwd: spec.cwd,
+    git: gitState(spec.cwd),
+    preset: spec.preset ?? null,
+    runs: [] as Record<string, unknown>[],
+  };
+  const writeMeta = () => {
+    const file = path.join(dir, 'meta.json');
+    fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(meta, null, 2)}\n`);
+    fs.renameSync(`${file}.tmp`, file);
+  };
+  const records: RunRecord[] = [];
+  const envDiffs: Record<string, string | null>[] = [];
+  for (let k = 1; k <= spec.runs; k++) {
+    if (spec.signal?.aborted) break;
+    const env = runEnvironment(parent, spec, k);
+    const envDiff = environmentDifference(parent, env);
+    const logPath = path.join(dir, `run-${k}.log`);
+    const entry: Record<string, unknown> = { run: k, log: `run-${k}.log`, env: envDiff, status: 'running', start: new Date().toISOString() };
+    meta.runs.push(entry);
+    writeMeta();
+    spec.onRunStart?.(k, logPath);
+    const onOutput = spec.onOutput;
+    const record = await launchRun({
+      argv: spec.argv,
+      cwd: spec.cwd,
+      env,
+      logPath,
+      timeoutMs: spec.timeoutMs,
+      signal: spec.signal,
+      ...(onOutput ? { onOutput: (chunk: Buffer) => onOutput(k, chunk) } : {}),
+    });
+    Object.assign(entry, {
+      status: record.spawnError ? 'not started' : record.timedOut ? 'timed out' : record.cancelled ? 'cancelled' : 'ended',
+      start: record.start,
+      end: record.end,
+      wallTime: record.wallTime,
+      exitCode: record.exitCode,
+      signal: record.signal,
+      ...(record.spawnError ? { spawnError: record.spawnError } : {}),
+      ...(record.logError ? { logError: record.logError } : {}),
+    });
+    writeMeta();
+    records.push(record);
+    envDiffs.push(envDiff);
+    spec.onRunEnd?.(k, record);
+    if (record.logError) break; // the next run's log would fail the same way
+  }
+  return { id, dir, records, envDiffs };
+}

@@ -1,0 +1,201 @@
+// The two faces of a comparison: a text screen a person takes in at a glance (headline first, table,
+// one-line reading) and the JSON object of the DESIGN contract for tools.
+import type { Comparison, MetricComparison } from './compare.js';
+
+export interface ReportRun {
+  label: string;
+  logPath: string;
+  command?: string[];
+  /** Variables this run sets or changes relative to bitexact's own environment (null: removed). */
+  env?: Record<string, string | null>;
+  exitCode?: number | null;
+  signal?: string | null;
+  /** Seconds. */
+  wallTime?: number;
+  timedOut?: boolean;
+  cancelled?: boolean;
+}
+
+const TABLE_ROWS = 16;
+
+export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, runs: readonly ReportRun[], exitCode: number): string {
+  const out = {
+    version: 1,
+    tool: 'bitexact',
+    kind,
+    exitCode,
+    ...(comparison.error ? { error: comparison.error } : {}),
+    runs: runs.map((r, i) => {
+      const parsed = comparison.runs[i];
+      return {
+        label: r.label,
+        command: r.command ?? null,
+        env: r.env ?? null,
+        exitCode: r.exitCode ?? null,
+        signal: r.signal ?? null,
+        wallTime: r.wallTime ?? null,
+        logPath: r.logPath,
+        ...(r.timedOut ? { timedOut: true } : {}),
+        ...(r.cancelled ? { cancelled: true } : {}),
+        format: parsed?.format ?? null,
+        stepKind: parsed?.stepKind ?? null,
+        lastStep: parsed?.lastStep ?? null,
+        notes: parsed?.notes ?? [],
+        ...(parsed?.error ? { error: parsed.error } : {}),
+      };
+    }),
+    metrics: comparison.metrics.map((m) => ({
+      name: m.name,
+      verdict: m.verdict,
+      steps: m.steps,
+      firstDivergentStep: m.firstDivergentStep,
+      maxAbs: finiteOrNull(m.maxAbs),
+      maxRel: finiteOrNull(m.maxRel),
+      maxUlp: finiteOrNull(m.maxUlp),
+      ulpOf: m.ulpOf,
+      timing: m.timing,
+      precision: m.precision,
+      exact: m.exact,
+      tolerance: toleranceOf(m),
+      nonFiniteMismatches: m.nonFiniteMismatches,
+      missingIn: m.missingIn,
+      partial: m.partial,
+      lastCommonStep: m.lastCommonStep,
+      ...(m.intervalMean ? { intervalMean: m.intervalMean } : {}),
+      ...(m.maxDistinct !== undefined ? { maxDistinct: m.maxDistinct } : {}),
+    })),
+    firstDivergence: comparison.firstDivergence,
+    order: comparison.order,
+    reading: comparison.reading,
+    partial: comparison.partial,
+  };
+  return `${JSON.stringify(out, null, 2)}\n`;
+}
+
+/** The smallest atol (with rtol 0) and rtol (with atol 0) under which every compared step passes. */
+function toleranceOf(m: MetricComparison): { atol: number | null; rtol: number | null } | null {
+  if (m.verdict !== 'differs' || m.nonFiniteMismatches > 0) return null;
+  return { atol: finiteOrNull(m.maxAbs), rtol: finiteOrNull(m.maxRel) };
+}
+
+function finiteOrNull(x: number | null): number | null {
+  return x !== null && Number.isFinite(x) ? x : null;
+}
+
+export function reportText(comparison: Comparison, runs: readonly ReportRun[], exitCode: number): string {
+  const lines: string[] = [];
+  const formats = [...new Set(comparison.runs.map((r) => r.format))].join('/');
+  lines.push(headline(comparison, exitCode));
+  for (const [i, r] of runs.entries()) {
+    const parsed = comparison.runs[i];
+    const status = r.timedOut ? 'timed out' : r.cancelled ? 'cancelled' : r.signal ? `killed by ${r.signal}` : r.exitCode === undefined ? '' : `exit ${r.exitCode}`;
+    const time = r.wallTime === undefined ? '' : `${r.wallTime.toFixed(1)} s`;
+    const reached = parsed?.lastStep === null || parsed?.lastStep === undefined ? 'no steps' : `to ${stepWord(parsed.stepKind)} ${parsed.lastStep}`;
+    lines.push(`  ${[r.label, status, time, reached].filter(Boolean).join('  ')}  ${r.logPath}${envNote(runs[0]?.env, r.env)}`);
+  }
+  if (comparison.error) return `${lines.join('\n')}\n`;
+  lines.push(`  log format: ${formats}`);
+  lines.push('');
+
+  const counted = comparison.metrics.filter((m) => !m.timing);
+  const ordered = [...counted].sort((a, b) => (a.firstDivergentStep ?? Infinity) - (b.firstDivergentStep ?? Infinity) || verdictRank(a) - verdictRank(b));
+  const shown = ordered.slice(0, TABLE_ROWS);
+  // With more than two runs, how many different values one step produced says how wild it is.
+  const manyRuns = comparison.runs.length > 2;
+  const rows = [['metric', 'verdict', 'steps', 'first', 'max abs', 'max rel', 'max ULP', ...(manyRuns ? ['distinct'] : []), 'precision']];
+  for (const m of shown) {
+    rows.push([
+      m.name,
+      m.verdict,
+      String(m.steps),
+      m.firstDivergentStep === null ? '-' : String(m.firstDivergentStep),
+      m.verdict === 'differs' ? num(m.maxAbs) : '-',
+      m.verdict === 'differs' ? num(m.maxRel) : '-',
+      m.maxUlp === null || m.verdict !== 'differs' ? '-' : `${num(m.maxUlp)} ${m.ulpOf === 'float32' ? 'f32' : 'f64'}`,
+      ...(manyRuns ? [m.maxDistinct === undefined ? '-' : `${m.maxDistinct}/${comparison.runs.length}`] : []),
+      m.precision,
+    ]);
+  }
+  lines.push(...table(rows).map((l) => `  ${l}`));
+  if (ordered.length > shown.length) lines.push(`  … ${ordered.length - shown.length} more metrics (--format json lists all)`);
+  const timing = comparison.metrics.filter((m) => m.timing);
+  if (timing.length) lines.push(`  timing, never counted: ${timing.map((m) => `${m.name} (${m.verdict})`).join(', ')}`);
+  lines.push('');
+  if (comparison.reading) lines.push(comparison.reading);
+  const tolerances = ordered.filter((m) => m.verdict === 'differs').slice(0, 3).map(toleranceText);
+  if (tolerances.length) lines.push(`Smallest tolerance that passes: ${tolerances.join('; ')}.`);
+  const printed = counted.filter((m) => m.verdict === 'print-precision');
+  if (printed.length && counted.every((m) => m.verdict === 'print-precision' || m.verdict === 'bitwise')) {
+    lines.push('Rounded prints can hide differences in the last bits; log full-precision values (JSONL, tfevents) to prove bitwise identity.');
+  }
+  for (const [i, r] of comparison.runs.entries()) {
+    for (const note of r.notes.slice(0, 3)) lines.push(`note: ${runs[i]?.label ?? r.label}: ${note}`);
+  }
+  return `${lines.join('\n').replace(/\n+$/, '')}\n`;
+}
+
+/** The cheapest explanation of a divergence is a different environment: name what run k changed. */
+function envNote(reference: ReportRun['env'], env: ReportRun['env']): string {
+  if (!reference || !env || reference === env) return '';
+  const keys = [...new Set([...Object.keys(reference), ...Object.keys(env)])].filter((k) => reference[k] !== env[k]).sort();
+  if (keys.length === 0) return '';
+  return `  (env: ${keys.map((k) => (env[k] === undefined || env[k] === null ? `${k} unset` : `${k}=${env[k]}`)).join(', ')})`;
+}
+
+function headline(c: Comparison, exitCode: number): string {
+  if (c.error) return `NOTHING TO COMPARE: ${c.error}`;
+  const counted = c.metrics.filter((m) => !m.timing);
+  const word = stepWord(c.runs[0]?.stepKind ?? 'step');
+  const partial = c.partial ? ` (partial: ${partialText(c)})` : '';
+  if (c.firstDivergence) {
+    const [first, second, ...rest] = c.order;
+    const then = second ? `, then ${second.metric} (${word} ${second.step})` : '';
+    const more = rest.length ? ` and ${rest.length} more` : '';
+    return `DIFFERS from ${word} ${first!.step}: ${first!.metric}${then}${more}${partial}`;
+  }
+  const missing = counted.filter((m) => m.verdict === 'missing');
+  if (missing.length) return `MISSING: ${missing.map((m) => m.name).slice(0, 4).join(', ')} not logged by every run${partial}`;
+  const steps = Math.max(0, ...counted.map((m) => m.steps));
+  if (counted.every((m) => m.verdict === 'bitwise')) {
+    return `${exitCode === 0 ? 'BITWISE IDENTICAL' : 'IDENTICAL SO FAR'}: ${counted.length} metric${counted.length === 1 ? '' : 's'} over ${steps} ${word}s${partial}`;
+  }
+  const printed = counted.filter((m) => m.verdict === 'print-precision').map((m) => m.name);
+  return `IDENTICAL AS PRINTED: ${counted.length} metrics over ${steps} ${word}s; ${printed.slice(0, 3).join(', ')}${printed.length > 3 ? ' …' : ''} only at the log's printed precision${partial}`;
+}
+
+function partialText(c: Comparison): string {
+  const word = stepWord(c.runs[0]?.stepKind ?? 'step');
+  const common = Math.max(...c.metrics.filter((m) => !m.timing).map((m) => m.lastCommonStep ?? -Infinity));
+  const ends = c.runs.map((r) => {
+    const how = r.exit === undefined ? '' : r.exit.timedOut ? ', timed out' : r.exit.cancelled ? ', cancelled' : r.exit.signal ? `, ${r.exit.signal}` : r.exit.code !== 0 ? `, exit ${r.exit.code}` : '';
+    return `${r.label} reached ${r.lastStep ?? 'no step'}${how}`;
+  });
+  return `compared up to ${word} ${Number.isFinite(common) ? common : '-'}; ${ends.join(', ')}`;
+}
+
+function stepWord(kind: string): string {
+  return kind === 'ordinal' ? 'log entry' : 'step';
+}
+
+function verdictRank(m: MetricComparison): number {
+  return { differs: 0, missing: 1, 'print-precision': 2, bitwise: 3 }[m.verdict];
+}
+
+function toleranceText(m: MetricComparison): string {
+  if (m.nonFiniteMismatches > 0) return `${m.name} none (NaN/Inf in one run only)`;
+  const rtol = m.maxRel === null ? 'no rtol (a reference value is 0)' : `rtol=${num(m.maxRel)}`;
+  return `${m.name} atol=${num(m.maxAbs)} or ${rtol}`;
+}
+
+function num(x: number | null): string {
+  if (x === null) return '-';
+  if (x === 0) return '0';
+  if (Number.isInteger(x) && Math.abs(x) < 1e7) return String(x);
+  const a = Math.abs(x);
+  return a < 1e-3 || a >= 1e5 ? x.toExponential(2) : x.toPrecision(3);
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ').trimEnd());
+}
