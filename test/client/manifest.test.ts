@@ -53,6 +53,7 @@ describe('npm run package', () => {
       'extension/dist/tree-sitter-python.wasm',
       'extension/dist/rules/BX102.md',
       'extension/syntaxes/bitexact-suppression.tmLanguage.json',
+      'extension/python/sitecustomize/sitecustomize.py',
     ]) {
       expect(names).toContain(required);
     }
