@@ -44,9 +44,13 @@ interface Binding {
 const VALUES_AND_INDICES = /(^|\.)(topk|sort|max|min|median|nanmedian|mode|kthvalue|cummax|cummin)$/;
 
 export class ValueHints {
-  /** Scope node id → name → bindings in source order; built on the first question (most files ask none). */
+  /** Scope node id → name → bindings in source order; a scope's are built when it is first asked about. */
   private readonly bindings = new Map<number, Map<string, Binding[]>>();
-  private pending: Node[] = [];
+  /** Every assignment of the file in document order, and which of them are bound already. */
+  private readonly assignments: Node[] = [];
+  private readonly bound = new Set<number>();
+  /** Scopes whose whole text range has been bound (so every scope nested in them is complete too). */
+  private readonly covered = new Set<number>();
   private readonly scopes = new ScopeCache();
   private readonly memo = new Map<number, ValueHint>();
 
@@ -54,13 +58,25 @@ export class ValueHints {
 
   /** Records `name = value` and `a, b = value` (the engine feeds every assignment in source order). */
   addAssignment(assignment: Node): void {
-    this.pending.push(assignment);
+    this.assignments.push(assignment);
   }
 
-  private bindPending(): void {
-    const pending = this.pending;
-    this.pending = [];
-    for (const assignment of pending) this.bind(assignment);
+  /** Binds the assignments inside `scope`'s range (each to its own scope), once. */
+  private cover(scope: Node): void {
+    if (this.covered.has(scope.id)) return;
+    this.covered.add(scope.id);
+    let lo = 0;
+    let hi = this.assignments.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.assignments[mid]!.startIndex < scope.startIndex) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < this.assignments.length && this.assignments[i]!.startIndex < scope.endIndex; i++) {
+      if (this.bound.has(i)) continue;
+      this.bound.add(i);
+      this.bind(this.assignments[i]!);
+    }
   }
 
   private bind(assignment: Node): void {
@@ -87,7 +103,6 @@ export class ValueHints {
 
   of(node: Node | undefined): ValueHint {
     if (!node) return UNKNOWN;
-    if (this.pending.length > 0) this.bindPending();
     const cached = this.memo.get(node.id);
     if (cached) return cached;
     this.memo.set(node.id, UNKNOWN); // cuts cycles such as x = x.float()
@@ -115,7 +130,6 @@ export class ValueHints {
 
   /** The expression a name was last bound to before this use, and whether by unpacking. */
   definition(identifier: Node): { value: Node; unpacked: boolean } | undefined {
-    if (this.pending.length > 0) this.bindPending();
     const binding = this.definitionOf(identifier);
     return binding?.value ? { value: binding.value, unpacked: binding.position !== undefined } : undefined;
   }
@@ -158,7 +172,9 @@ export class ValueHints {
   }
 
   private definitionOf(identifier: Node): Binding | undefined {
-    const list = this.bindings.get(this.scopes.of(identifier).id)?.get(identifier.text);
+    const scope = this.scopes.of(identifier);
+    this.cover(scope);
+    const list = this.bindings.get(scope.id)?.get(identifier.text);
     if (!list) return undefined;
     let found: Binding | undefined;
     for (const binding of list) {
