@@ -15,7 +15,7 @@ import { parseLiteral, NumberToken } from '../../server/src/runs/formats/literal
 import { readMegatron } from '../../server/src/runs/formats/megatron.js';
 import { describePrinted, isRoundTripText, judgeTextPrecision, parseNumberText } from '../../server/src/runs/formats/numbers.js';
 import { readTfevents } from '../../server/src/runs/formats/tfevents.js';
-import type { MetricSeries, ParsedLog } from '../../server/src/runs/series.js';
+import { FULL_REPR, SeriesBuilder, type MetricSeries, type ParsedLog } from '../../server/src/runs/series.js';
 import { ROOT } from '../support/checker.js';
 
 const SAMPLES = path.join(ROOT, 'examples/toy_runs/logs');
@@ -133,6 +133,25 @@ describe('Hugging Face Trainer', () => {
     expect(readTrainerState('{"log_history": 3}').error).toMatch(/log_history/);
   });
 
+  it("reads transformers 5 stdout, where every float is a string f'{v:.4g}'", () => {
+    const log = readHfStdout("{'loss': '2.015', 'grad_norm': '0.2942', 'learning_rate': '0', 'epoch': '0.05', 'num_input_tokens_seen': 2048, 'note': 'warmup'}\n{'loss': '1.97', 'grad_norm': '0.3641', 'learning_rate': '0.0008333', 'epoch': '0.1', 'num_input_tokens_seen': 4096}\n");
+    assertWellFormed(log);
+    expect(series(log, 'loss').values).toEqual([2.015, 1.97]);
+    expect(series(log, 'loss').precision).toEqual({ exact: false, what: '%.4g (4 significant digits)' });
+    expect(series(log, 'learning_rate').texts).toEqual(['0', '0.0008333']);
+    expect(series(log, 'num_input_tokens_seen').precision).toEqual({ exact: true, what: 'whole numbers' });
+    expect(log.series.some((s) => s.name === 'note')).toBe(false);
+  });
+
+  it('reads trainer_state.json numbers as full precision, except the rounded loss of older Trainers and speed metrics', () => {
+    const v5 = readTrainerState('{"log_history": [{"loss": 2.0147323608398438, "epoch": 0.05, "step": 1}, {"loss": 2.5, "epoch": 0.1, "step": 2}, {"train_runtime": 0.7208, "step": 2}]}');
+    expect(series(v5, 'loss').precision.exact).toBe(true);
+    expect(series(v5, 'epoch').precision.exact).toBe(true);
+    expect(series(v5, 'train_runtime').precision.exact).toBe(false);
+    const v4 = readTrainerState('{"log_history": [{"loss": 2.0147, "step": 1}, {"loss": 2.5, "step": 2}]}');
+    expect(series(v4, 'loss').precision).toEqual({ exact: false, what: '4 decimals (the Trainer rounds it)' });
+  });
+
   it('reads a launcher prefix and numpy scalars', () => {
     const log = readHfStdout("0: {'loss': 3.0288, 'grad_norm': np.float32(1.4424070119857788), 'epoch': 0.01}\n0: {'loss': 2.5, 'epoch': 0.02}\n");
     expect(series(log, 'grad_norm').values).toEqual([1.4424070119857788]);
@@ -230,6 +249,12 @@ describe('generic key: value logs', () => {
     expect(log.series.map((s) => s.name).sort()).toEqual(['loss@rank0', 'loss@rank1']);
   });
 
+  it('does not take a banner without steps or repeated keys for a metrics log', () => {
+    const banner = readGeneric('GPU available: True (cuda), used: True\nTPU available: False, using: 0 TPU cores\nLOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]\n');
+    expect(banner.error).toMatch(/not a metrics log/);
+    expect(banner.series).toEqual([]);
+  });
+
   it('does not read words as infinity, and numbers lines without steps in order', () => {
     const log = readGeneric('mode: inference\nloss: 0.5\nloss: 0.25\n');
     expect(log.series.map((s) => s.name)).toEqual(['loss']);
@@ -263,7 +288,7 @@ describe('readers on arbitrary input', () => {
   const fragments = [
     'step', 'iteration', ' ', ':', '=', '|', '{', '}', '"', "'", ',', '\n', '\r', '\t', '[rank1]: ', '0: ', 'loss', 'lm loss',
     'nan', '-inf', 'NaN', '1', '0.5', '6.612992E+00', '0x1.8p+1', '1e-07', '-0.0', ' iteration        1/      50 |', '{"step": ',
-    "{'loss': ", 'np.float64(', ')', '\u0000', '\u2588', 'grad norm: ', 'step=', 'epoch,step,loss\n', '\x1b[31m',
+    "{'loss': ", "'2.015'", "'2.453e+04'", 'np.float64(', ')', '\u0000', '\u2588', 'grad norm: ', 'step=', 'epoch,step,loss\n', '\x1b[31m',
   ];
   const textArb = fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.array(fc.constantFrom(...fragments), { maxLength: 60 }).map((p) => p.join('')));
 
@@ -286,6 +311,88 @@ describe('readers on arbitrary input', () => {
         assertWellFormed(readTfevents(damaged));
       }),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe('JSON Lines fast path', () => {
+  const keyArb = fc.constantFrom('step', 'loss', 'grad_norm', 'lr', 'rank', 'iteration', 'a/b', 'tokens', 'epoch');
+  const numberArb = fc.oneof(
+    fc.double({ noNaN: true, noDefaultInfinity: true }).map(String),
+    fc.float({ noNaN: true, noDefaultInfinity: true }).map((x) => String(x)),
+    fc.integer({ min: -5, max: 200 }).map(String),
+    fc.constantFrom('1.500', '2.0', '1e-05', '0.10000000000000001', '-0.0', '1.', '.5', '+1', '-', '1e', '0.1000', '12345678901234567890', '3.0000'),
+    fc.double({ min: 0, max: 10, noNaN: true }).map((x) => x.toFixed(4)),
+  );
+  const valueArb = fc.oneof({ weight: 8, arbitrary: numberArb }, { weight: 1, arbitrary: fc.constantFrom('NaN', '"x"', '{"c": 1}', 'true') });
+  const lineArb = fc.oneof(
+    { weight: 10, arbitrary: fc.array(fc.tuple(keyArb, valueArb), { maxLength: 6 }).map((pairs) => `{${pairs.map(([k, v]) => `"${k}": ${v}`).join(', ')}}`) },
+    { weight: 1, arbitrary: fc.constantFrom('garbage', '{"step": 1, "lo', '{"k\\"q": 1}', '  {"step":2,"loss":0.25}  ', '{}', '[1, 2]') },
+  );
+
+  it('reads every line exactly as the full parser does', () => {
+    fc.assert(
+      fc.property(fc.array(lineArb, { maxLength: 30 }), fc.boolean(), (lines, newline) => {
+        const text = lines.join('\n') + (newline ? '\n' : '');
+        const fast = readJsonl(text);
+        const full = readJsonl(text, { fastPath: false });
+        assertWellFormed(fast);
+        expect(fast.error).toEqual(full.error);
+        expect(fast.notes).toEqual(full.notes);
+        expect(fast.stepKind).toEqual(full.stepKind);
+        expect(fast.series.map((s) => s.name)).toEqual(full.series.map((s) => s.name));
+        fast.series.forEach((s, i) => {
+          const f = full.series[i]!;
+          expect(s.steps).toEqual(f.steps);
+          expect(s.values).toEqual(f.values);
+          expect(s.texts).toEqual(f.texts);
+          expect(s.precision, `${s.name}: ${s.texts.join(' ')}`).toEqual(f.precision);
+        });
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('fast paths agree with the slow ones', () => {
+  it('isRoundTripText with the parsed value says what it says from the text alone', () => {
+    const textArb = fc.oneof(
+      fc.double({ noNaN: true }).map(String),
+      fc.float({ noNaN: true }).map(String),
+      fc.tuple(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer({ min: 1, max: 21 })).map(([x, p]) => x.toPrecision(p)),
+      fc.tuple(fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.integer({ min: 0, max: 12 })).map(([x, d]) => x.toFixed(d)),
+      fc.tuple(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer({ min: 0, max: 18 })).map(([x, d]) => x.toExponential(d).replace(/e([-+])(\d)$/, 'e$10$2')),
+      fc.constantFrom('2.0', '10.0', '100', '1e-05', '4e-324', '5e-324', '1e-999', '1e999', '-0.0', '0.000', '5.', '.5', '1234567890123456'),
+    );
+    fc.assert(
+      fc.property(textArb, (text) => {
+        const value = parseNumberText(text);
+        if (value !== undefined) expect(isRoundTripText(text, value), text).toBe(isRoundTripText(text));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('SeriesBuilder keeps the last value of every step, in step order, however the steps come', () => {
+    const addArb = fc.array(fc.tuple(fc.constantFrom('a', 'b'), fc.integer({ min: 0, max: 12 }), fc.integer({ min: 0, max: 3 })), { maxLength: 40 });
+    fc.assert(
+      fc.property(addArb, (adds) => {
+        const builder = new SeriesBuilder('test');
+        const model = new Map<string, Map<number, string>>();
+        for (const [name, step, v] of adds) {
+          builder.add(name, step, v, String(v));
+          if (!model.has(name)) model.set(name, new Map());
+          model.get(name)!.set(step, String(v));
+        }
+        const log = builder.isEmpty ? undefined : builder.build(() => FULL_REPR);
+        expect(log === undefined).toBe(adds.length === 0);
+        for (const s of log?.series ?? []) {
+          const expected = [...model.get(s.name)!.entries()].sort((x, y) => x[0] - y[0]);
+          expect(s.steps).toEqual(expected.map(([step]) => step));
+          expect(s.texts).toEqual(expected.map(([, t]) => t));
+        }
+      }),
+      { numRuns: 500 },
     );
   });
 });

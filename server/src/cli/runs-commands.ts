@@ -6,6 +6,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { RunInput, compareRuns, exitCodeOf } from '../runs/compare.js';
 import { LOG_FORMATS, LogFormat, isLogFormat, readLogFile } from '../runs/formats/detect.js';
+import { goldenValuesJson } from '../runs/formats/golden.js';
+import { rankFilesIn, readRankTraces } from '../runs/formats/ranks.js';
 import { PairResult, runPair } from '../runs/launch.js';
 import { ReportRun, reportJson, reportText } from '../runs/report.js';
 
@@ -30,12 +32,15 @@ Options:
 const COMPARE_USAGE = `Usage: bitexact compare [options] PATH PATH [PATH...]
        bitexact compare [options] DIR      (a pair directory holding run-1.log, run-2.log, …)
 
-Compares existing logs; a directory stands for the best log found in it.
+Compares existing logs; a directory stands for the best log found in it, or for all its per-rank
+traces (rank_000000.jsonl, rank_000001.jsonl …), compared rank by rank.
 
 Options:
   --log-format F       read the logs as ${LOG_FORMATS.join(', ')} (default: detect)
   --format FORMAT      text (default) or json
   --require-bitwise    fail (exit 1) when a metric agrees only at printed precision
+  --export-golden FILE write run 1's metrics as Megatron golden-values JSON (values
+                       rounded to 5 decimals as Megatron's functional tests keep them)
 `;
 
 class RunsUsageError extends Error {}
@@ -224,30 +229,57 @@ export async function runCompareCommand(args: string[]): Promise<number> {
         'log-format': { type: 'string' },
         format: { type: 'string', default: 'text' },
         'require-bitwise': { type: 'boolean', default: false },
+        'export-golden': { type: 'string' },
       },
     });
     if (positionals.length === 0) throw new RunsUsageError('name the logs to compare');
+    if (values['export-golden'] === '') throw new RunsUsageError('--export-golden needs a file name');
     options = {
       files: resolveInputs(positionals),
       logFormat: checkLogFormat(values['log-format']),
       format: checkFormat(values.format),
       requireBitwise: values['require-bitwise']!,
+      exportGolden: values['export-golden'],
     };
   } catch (error) {
     return usageFailure(error, COMPARE_USAGE);
   }
   options.files.forEach((f, i) => (f.label ||= `run ${i + 1}`));
-  const inputs: RunInput[] = options.files.map((f) => ({ label: f.label, log: readLogFile(f.file, options.logFormat), ...(f.exit ? { exit: f.exit } : {}) }));
+  const inputs: RunInput[] = options.files.map((f) => ({
+    label: f.label,
+    log: f.ranks ? readRankTraces(f.ranks) : readLogFile(f.file, options.logFormat),
+    ...(f.exit ? { exit: f.exit } : {}),
+  }));
   const reportRuns: ReportRun[] = options.files.map((f) => ({ label: f.label, logPath: displayPath(f.file), ...(f.exit ? { exitCode: f.exit.code, signal: f.exit.signal } : {}) }));
   const comparison = compareRuns(inputs);
-  const exitCode = exitCodeOf(comparison, { requireBitwise: options.requireBitwise });
+  let exitCode: number = exitCodeOf(comparison, { requireBitwise: options.requireBitwise });
   process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, exitCode) : reportText(comparison, reportRuns, exitCode));
+  if (options.exportGolden !== undefined && !exportGolden(options.exportGolden, inputs[0]!)) exitCode = 2;
   return exitCode;
+}
+
+/** Writes run 1's metrics as Megatron golden values; false (with a message) when it cannot. */
+function exportGolden(file: string, reference: RunInput): boolean {
+  if (reference.log.series.length === 0) {
+    process.stderr.write(`bitexact: error: --export-golden: ${reference.label} has no metrics to export (${reference.log.error ?? 'nothing logged'})\n`);
+    return false;
+  }
+  try {
+    fs.writeFileSync(file, goldenValuesJson(reference.log.series));
+  } catch (error) {
+    process.stderr.write(`bitexact: error: --export-golden: cannot write ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`);
+    return false;
+  }
+  process.stderr.write(`bitexact: wrote the golden values of ${reference.label} (${reference.log.series.length} metrics) to ${displayPath(path.resolve(file))}\n`);
+  return true;
 }
 
 interface CompareInput {
   label: string;
+  /** The log, or for rank traces the directory holding them. */
   file: string;
+  /** Per-rank files (`rank_000000.jsonl` …) compared rank by rank. */
+  ranks?: string[];
   exit?: RunInput['exit'];
 }
 
@@ -263,6 +295,10 @@ function resolveInputs(paths: string[]): CompareInput[] {
     return logs.map((f) => ({ label: `run ${runNumber(f)}`, file: path.join(dir, f), exit: exits.get(runNumber(f)) }));
   }
   return paths.map((p) => {
+    if (fs.statSync(p).isDirectory()) {
+      const ranks = rankFilesIn(p);
+      if (ranks.length > 0) return { label: '', file: p, ranks };
+    }
     const file = fs.statSync(p).isDirectory() ? bestLogIn(p) : p;
     if (!file) throw new RunsUsageError(`${p}: no log found in it (trainer_state.json, metrics.csv, tfevents, *.jsonl, *.log)`);
     return { label: '', file };
@@ -292,6 +328,7 @@ const LOG_PREFERENCE: [RegExp, number][] = [
   [/tfevents/, 2],
   [/\.jsonl$/, 3],
   [/\.log$/, 4],
+  [/^golden_values.*\.json$/, 5],
 ];
 
 /** The most precise log under `dir` (two levels deep): structured sinks before stdout captures. */

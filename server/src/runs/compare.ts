@@ -176,12 +176,12 @@ function compareMetric(name: string, runs: readonly RunInput[]): MetricCompariso
   let maxRel: number | null = 0;
   let maxUlp = 0;
   let maxDistinct = 1;
+  const many = columns.length > 2;
   for (let i = 0; i < common.length; i++) {
     const a = ref[i]!;
-    const distinct = new Set<string>([key(a)]);
+    if (many) maxDistinct = Math.max(maxDistinct, distinctAt(columns, i));
     for (let r = 1; r < columns.length; r++) {
       const b = columns[r]![i]!;
-      distinct.add(key(b));
       if (sameValue(a, b)) continue;
       if (result.firstDivergentStep === null) result.firstDivergentStep = common[i]!;
       if (!Number.isFinite(a) || !Number.isFinite(b)) {
@@ -193,7 +193,6 @@ function compareMetric(name: string, runs: readonly RunInput[]): MetricCompariso
       if (maxRel !== null) maxRel = a === 0 ? null : Math.max(maxRel, abs / Math.abs(a));
       if (exact && !wholeNumbers) maxUlp = Math.max(maxUlp, float32 ? ulpDistance32(a, b) : ulpDistance64(a, b));
     }
-    maxDistinct = Math.max(maxDistinct, distinct.size);
   }
   const differs = result.firstDivergentStep !== null;
   result.verdict = differs ? 'differs' : missingIn.length > 0 ? 'missing' : exact ? 'bitwise' : 'print-precision';
@@ -222,23 +221,50 @@ function sameValue(a: number, b: number): boolean {
   return Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
 }
 
-function key(v: number): string {
-  return Object.is(v, -0) ? '-0' : String(v);
+/** How many different values (NaN = NaN, +0 ≠ −0) the runs have at index i. */
+function distinctAt(columns: number[][], i: number): number {
+  let count = 0;
+  for (let r = 0; r < columns.length; r++) {
+    const v = columns[r]![i]!;
+    let seen = false;
+    for (let q = 0; q < r && !seen; q++) seen = sameValue(columns[q]![i]!, v);
+    if (!seen) count++;
+  }
+  return count;
 }
 
+function sameSteps(a: number[], b: number[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Steps present in every series, ascending (each series' steps are). */
 function commonSteps(series: MetricSeries[]): number[] {
   let common = series[0]!.steps;
   for (const s of series.slice(1)) {
-    const set = new Set(s.steps);
-    common = common.filter((step) => set.has(step));
+    if (sameSteps(common, s.steps)) continue;
+    const out: number[] = [];
+    let j = 0;
+    for (const step of common) {
+      while (j < s.steps.length && s.steps[j]! < step) j++;
+      if (s.steps[j] === step) out.push(step);
+    }
+    common = out;
   }
   return common;
 }
 
 function valuesAt(s: MetricSeries, steps: number[]): number[] {
-  const index = new Map<number, number>();
-  s.steps.forEach((step, i) => index.set(step, i));
-  return steps.map((step) => s.values[index.get(step)!]!);
+  if (sameSteps(s.steps, steps)) return s.values;
+  const out: number[] = [];
+  let j = 0;
+  for (const step of steps) {
+    while (s.steps[j]! < step) j++;
+    out.push(s.values[j]!);
+  }
+  return out;
 }
 
 const view = new DataView(new ArrayBuffer(8));

@@ -157,10 +157,10 @@ function headline(c: Comparison, exitCode: number): string {
   if (missing.length) return `MISSING: ${missing.map((m) => m.name).slice(0, 4).join(', ')} not logged by every run${partial}`;
   const steps = Math.max(0, ...counted.map((m) => m.steps));
   if (counted.every((m) => m.verdict === 'bitwise')) {
-    return `${exitCode === 0 ? 'BITWISE IDENTICAL' : 'IDENTICAL SO FAR'}: ${counted.length} metric${counted.length === 1 ? '' : 's'} over ${steps} ${word}s${partial}`;
+    return `${exitCode === 0 ? 'BITWISE IDENTICAL' : 'IDENTICAL SO FAR'}: ${countOf(counted.length, 'metric')} over ${countOf(steps, word)}${partial}`;
   }
   const printed = counted.filter((m) => m.verdict === 'print-precision').map((m) => m.name);
-  return `IDENTICAL AS PRINTED: ${counted.length} metrics over ${steps} ${word}s; ${printed.slice(0, 3).join(', ')}${printed.length > 3 ? ' …' : ''} only at the log's printed precision${partial}`;
+  return `IDENTICAL AS PRINTED: ${countOf(counted.length, 'metric')} over ${countOf(steps, word)}; ${printed.slice(0, 3).join(', ')}${printed.length > 3 ? ' …' : ''} only at the log's printed precision${partial}`;
 }
 
 function partialText(c: Comparison): string {
@@ -171,6 +171,12 @@ function partialText(c: Comparison): string {
     return `${r.label} reached ${r.lastStep ?? 'no step'}${how}`;
   });
   return `compared up to ${word} ${Number.isFinite(common) ? common : '-'}; ${ends.join(', ')}`;
+}
+
+/** `1 metric`, `20 steps`, `3 log entries`. */
+function countOf(n: number, word: string): string {
+  if (n === 1) return `${n} ${word}`;
+  return `${n} ${word.endsWith('y') ? `${word.slice(0, -1)}ies` : `${word}s`}`;
 }
 
 function stepWord(kind: string): string {

@@ -47,13 +47,23 @@ export function isTimingMetric(name: string): boolean {
 
 const MAX_NOTES = 12;
 
+/** One key's points: parallel arrays while steps only go up (the common case), a map once they do not. */
+export interface Points {
+  steps: number[];
+  values: number[];
+  texts: string[];
+  /** The step added last (not necessarily the largest). */
+  last: number;
+  /** Set once a step repeats or goes back: step → point, in "last write" order. */
+  byStep?: Map<number, { value: number; text: string }>;
+}
+
 /**
  * Collects (metric, step, text) triples in log order and turns them into sorted series. Duplicate steps
  * (a resumed or restarted run) keep the later value, as the later run is the one that went on.
  */
 export class SeriesBuilder {
-  private readonly points = new Map<string, Map<number, { value: number; text: string }>>();
-  private readonly lastStep = new Map<string, number>();
+  private readonly points = new Map<string, Points>();
   private readonly order: string[] = [];
   private readonly noteCounts = new Map<string, { count: number; render: (count: number) => string }>();
   private readonly ordinals = new Map<string, number>();
@@ -63,30 +73,53 @@ export class SeriesBuilder {
 
   /** Adds a value; `rank` separates interleaved per-rank output (series become `name@rankN`). */
   add(name: string, step: number, value: number, text: string, rank?: string): void {
-    if (!Number.isSafeInteger(step)) {
+    if (!Number.isSafeInteger(step)) this.addTo(undefined, name, step, value, text);
+    else this.addTo(this.slot(name, rank), name, step, value, text);
+  }
+
+  /** The place a metric's points go, for readers that add many values of one metric in a row. */
+  slot(name: string, rank?: string): Points {
+    const key = rank === undefined ? name : `${name}\u0000${rank}`;
+    let p = this.points.get(key);
+    if (!p) {
+      if (rank !== undefined) this.ranks.add(rank);
+      p = { steps: [], values: [], texts: [], last: -Infinity };
+      this.points.set(key, p);
+      this.order.push(key);
+    }
+    return p;
+  }
+
+  /** add() for a slot already looked up; `name` is only for notes. */
+  addTo(p: Points | undefined, name: string, step: number, value: number, text: string): void {
+    if (!p || !Number.isSafeInteger(step)) {
       this.noteKind('bad-step', (n) => `skipped ${n} value(s) whose step is not a whole number (first: ${name} at step ${step})`);
       return;
     }
-    const key = rank === undefined ? name : `${name}\u0000${rank}`;
-    if (rank !== undefined) this.ranks.add(rank);
-    let byStep = this.points.get(key);
-    if (!byStep) {
-      byStep = new Map();
-      this.points.set(key, byStep);
-      this.order.push(key);
+    if (!p.byStep) {
+      if (step > p.last) {
+        p.steps.push(step);
+        p.values.push(value);
+        p.texts.push(text);
+        p.last = step;
+        return;
+      }
+      p.byStep = new Map();
+      for (let i = 0; i < p.steps.length; i++) p.byStep.set(p.steps[i]!, { value: p.values[i]!, text: p.texts[i]! });
     }
+    const byStep = p.byStep;
     // The same text again at the same step is one value logged by two rows (Lightning's epoch column
     // on a validation row and an epoch row), not a restart.
     if (byStep.get(step)?.text === text) return;
-    const previous = this.lastStep.get(key);
-    if (previous !== undefined && step <= previous) {
+    const previous = p.last;
+    if (step <= previous) {
       if (byStep.has(step)) {
         this.noteKind(`dup:${name}`, (n) => `${name}: ${n} step(s) logged more than once, first step ${step} (a restart?); the later values are used`);
       } else {
         this.noteKind(`back:${name}`, (n) => `${name}: steps go back ${n} time(s), first from ${previous} to ${step} (a resumed run?)`);
       }
     }
-    this.lastStep.set(key, step);
+    p.last = step;
     byStep.delete(step); // re-insert so iteration order stays "last write"
     byStep.set(step, { value, text });
   }
@@ -111,34 +144,36 @@ export class SeriesBuilder {
   }
 
   get isEmpty(): boolean {
-    return this.points.size === 0;
+    for (const p of this.points.values()) if (p.steps.length > 0 || (p.byStep?.size ?? 0) > 0) return false;
+    return true;
   }
 
   build(
-    precisionOf: (name: string, texts: string[]) => Precision,
+    precisionOf: (name: string, texts: string[], values: number[]) => Precision,
     options: { stepKind?: StepKind; intervalMean?: (name: string) => number | undefined } = {},
   ): ParsedLog {
     // With one rank (or none) a prefix adds nothing: lines with and without it are one series.
     // With several, each rank keeps its own series; unprefixed lines stay under the plain name.
     const multiRank = this.ranks.size > 1;
-    const merged = new Map<string, { base: string; points: Map<number, { value: number; text: string }> }>();
+    const merged = new Map<string, { base: string; parts: Points[] }>();
     for (const key of this.order) {
+      const points = this.points.get(key)!;
+      if (points.steps.length === 0 && !points.byStep?.size) continue; // a slot nothing was added to
       const [base, rank] = key.split('\u0000') as [string, string | undefined];
       const name = multiRank && rank !== undefined ? `${base}@rank${rank}` : base;
       const target = merged.get(name);
-      if (target) for (const [step, point] of this.points.get(key)!) target.points.set(step, point);
-      else merged.set(name, { base, points: new Map(this.points.get(key)!) });
+      if (target) target.parts.push(points);
+      else merged.set(name, { base, parts: [points] });
     }
     const series: MetricSeries[] = [];
-    for (const [name, { base, points }] of merged) {
-      const entries = [...points.entries()].sort((a, b) => a[0] - b[0]);
-      const texts = entries.map(([, p]) => p.text);
+    for (const [name, { base, parts }] of merged) {
+      const { steps, values, texts } = parts.length === 1 && !parts[0]!.byStep ? parts[0]! : sortedPoints(parts);
       const s: MetricSeries = {
         name,
-        steps: entries.map(([step]) => step),
-        values: entries.map(([, p]) => p.value),
+        steps,
+        values,
         texts,
-        precision: precisionOf(base, texts),
+        precision: precisionOf(base, texts, values),
         timing: isTimingMetric(base),
       };
       const interval = options.intervalMean?.(base);
@@ -159,6 +194,17 @@ export class SeriesBuilder {
     }
     return out;
   }
+}
+
+/** Several keys' points as one series: later keys win a shared step, as later lines do. */
+function sortedPoints(parts: Points[]): { steps: number[]; values: number[]; texts: string[] } {
+  const all = new Map<number, { value: number; text: string }>();
+  for (const p of parts) {
+    if (p.byStep) for (const [step, point] of p.byStep) all.set(step, point);
+    else for (let i = 0; i < p.steps.length; i++) all.set(p.steps[i]!, { value: p.values[i]!, text: p.texts[i]! });
+  }
+  const entries = [...all.entries()].sort((a, b) => a[0] - b[0]);
+  return { steps: entries.map(([step]) => step), values: entries.map(([, p]) => p.value), texts: entries.map(([, p]) => p.text) };
 }
 
 export function emptyLog(format: string, error: string, notes: string[] = []): ParsedLog {

@@ -1,9 +1,11 @@
 // Which reader fits a log: by file name where the name is a contract (trainer_state.json,
 // metrics.csv, events.out.tfevents.*), otherwise by counting the lines each format recognises.
+import { isAscii } from 'node:buffer';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ParsedLog, emptyLog } from '../series.js';
 import { readGeneric, pairsOf } from './generic.js';
+import { looksLikeGolden, readGolden } from './golden.js';
 import { HF_DICT_LINE, readHfStdout, readTrainerState } from './hf.js';
 import { readJsonl } from './jsonl.js';
 import { readLightningCsv } from './lightning-csv.js';
@@ -11,7 +13,7 @@ import { looksBinary, splitLogLines } from './lines.js';
 import { MEGATRON_LINE, readMegatron } from './megatron.js';
 import { isTfevents, readTfevents } from './tfevents.js';
 
-export const LOG_FORMATS = ['megatron', 'hf', 'hf-state', 'lightning-csv', 'jsonl', 'tfevents', 'generic'] as const;
+export const LOG_FORMATS = ['megatron', 'megatron-golden', 'hf', 'hf-state', 'lightning-csv', 'jsonl', 'tfevents', 'generic'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export function isLogFormat(name: string): name is LogFormat {
@@ -25,6 +27,7 @@ export function detectFormat(fileName: string, text: string): LogFormat {
   const base = path.basename(fileName).toLowerCase();
   if (base.includes('tfevents')) return 'tfevents';
   if (base === 'trainer_state.json' || (/^\s*\{/.test(text) && /"log_history"\s*:/.test(text.slice(0, 1 << 20)))) return 'hf-state';
+  if ((base.startsWith('golden_values') && base.endsWith('.json')) || looksLikeGolden(text)) return 'megatron-golden';
   const firstLine = text.split('\n', 1)[0]!.trim();
   if (base.endsWith('.csv') || (/^[\w/.\- ]+(,[\w/.\- ]+)+$/.test(firstLine) && firstLine.split(',').includes('step'))) return 'lightning-csv';
   let megatron = 0;
@@ -48,6 +51,8 @@ export function readLogText(text: string, format: LogFormat): ParsedLog {
   switch (format) {
     case 'megatron':
       return readMegatron(text);
+    case 'megatron-golden':
+      return readGolden(text);
     case 'hf':
       return readHfStdout(text);
     case 'hf-state':
@@ -72,7 +77,8 @@ export function readLogFile(file: string, format: LogFormat | 'auto' = 'auto'): 
     return emptyLog(format === 'auto' ? 'unknown' : format, `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
   if (format === 'tfevents' || (format === 'auto' && (path.basename(file).includes('tfevents') || isTfevents(bytes)))) return readTfevents(bytes);
-  const text = bytes.toString('utf8');
+  // Plain ASCII (most logs) decodes as latin1, which is a copy; anything else as UTF-8.
+  const text = isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
   if (looksBinary(text)) return emptyLog(format === 'auto' ? 'unknown' : format, 'binary file (NUL bytes near the start); not a text log');
   return readLogText(text, format === 'auto' ? detectFormat(file, text) : format);
 }

@@ -70,8 +70,18 @@ export function readGeneric(text: string): ParsedLog {
     }
   }
   if (builder.isEmpty) return emptyLog('generic', 'no `key: value` or `key=value` lines with numbers found', builder.notes());
-  if (!stepped) builder.note('no line names its step; the k-th value of each key is compared as step k');
-  return builder.build((_name, texts) => judgeTextPrecision(texts), { stepKind: stepped ? 'step' : 'ordinal' });
+  if (!stepped) {
+    // A banner ("LOCAL_RANK: 0", "TPU available: False, using: 0 TPU cores") is not a metrics log: with no
+    // step numbers, a metric shows itself by being logged more than once.
+    const counts = new Map<string, number>();
+    for (const { pairs } of parsed) for (const p of pairs) counts.set(p.key, (counts.get(p.key) ?? 0) + 1);
+    if (![...counts.values()].some((n) => n > 1)) {
+      const keys = [...counts.keys()].slice(0, 4).join(', ');
+      return emptyLog('generic', `no line names a step and no key is logged twice (${keys}): not a metrics log`, builder.notes());
+    }
+    builder.note('no line names its step; the k-th value of each key is compared as step k');
+  }
+  return builder.build((_name, texts, values) => judgeTextPrecision(texts, values), { stepKind: stepped ? 'step' : 'ordinal' });
 }
 
 function isStepKey(key: string): boolean {

@@ -2,7 +2,7 @@
 // and sparse rows (a validation row and an epoch row may share one step, each filling its own cells).
 // Values are written by Python's csv module as str(float), the shortest round-trip text: full precision.
 import { ParsedLog, Precision, SeriesBuilder, emptyLog } from '../series.js';
-import { describePrinted, isRoundTripText, parseNumberText } from './numbers.js';
+import { allRoundTrip, describePrinted, parseNumberText } from './numbers.js';
 
 export function readLightningCsv(text: string): ParsedLog {
   const rows = parseCsv(text);
@@ -42,8 +42,8 @@ export function readLightningCsv(text: string): ParsedLog {
   return builder.build(csvPrecision);
 }
 
-function csvPrecision(_name: string, texts: string[]): Precision {
-  if (texts.every(isRoundTripText)) return { exact: true, what: 'CSV str(float) (full precision)' };
+function csvPrecision(_name: string, texts: string[], values: number[]): Precision {
+  if (allRoundTrip(texts, values)) return { exact: true, what: 'CSV str(float) (full precision)' };
   return { exact: false, what: describePrinted(texts) };
 }
 

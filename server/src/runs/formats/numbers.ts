@@ -51,7 +51,17 @@ export function significantDigits(text: string): number {
  * has 17 significant digits (enough for any double). Zero padding ("1.500000") rules it out: repr
  * never pads, except the single ".0" of a whole float.
  */
-export function isRoundTripText(text: string): boolean {
+export function isRoundTripText(text: string, parsed?: number): boolean {
+  // The fast path, for a reader that already holds the value. A normal double is the only one within
+  // its rounding interval to have ≤ 15 significant digits (DBL_DIG), so unpadded text that short is
+  // its shortest form; 17 digits always round-trip; 16 need the comparison with JavaScript's shortest
+  // text, which is Python's repr except for spellings like "2.0" and "1e-05" (the long way below).
+  if (parsed !== undefined && Math.abs(parsed) >= 2.2250738585072014e-308 && Number.isFinite(parsed)) {
+    const digits = unpaddedDigits(text);
+    if (digits === -1) return false;
+    if (digits !== undefined && (digits <= 15 || digits >= 17)) return true;
+    if (String(parsed) === text) return true;
+  }
   const t = text.trim();
   const value = parseNumberText(t);
   if (value === undefined) return false;
@@ -63,6 +73,76 @@ export function isRoundTripText(text: string): boolean {
   const shortest = Math.abs(value).toExponential().split('e')[0]!.replace('.', '');
   const written = mantissa.replace('.', '').replace(/^0+/, '').replace(/0+$/, '') || '0';
   return written === shortest.replace(/0+$/, '') || (value === 0 && written === '0');
+}
+
+/**
+ * True when every text is round-trip text of its value (isRoundTripText), judged by the writer where
+ * that is cheaper: a series with no padded value and some value printed with 17 or more significant
+ * digits comes from a writer that prints as many digits as a value needs (repr, `%.17g`), whose every
+ * text round-trips. `skip` exempts texts that are exact in another way (bit patterns).
+ */
+export function allRoundTrip(texts: readonly string[], values: readonly number[], skip?: (text: string) => boolean): boolean {
+  let long = false;
+  const other: number[] = [];
+  for (let i = 0; i < texts.length; i++) {
+    const digits = unpaddedDigits(texts[i]!);
+    if (digits === -1) return false;
+    if (digits === undefined) other.push(i);
+    else if (digits >= 17) long = true;
+  }
+  const fine = (i: number) => isRoundTripText(texts[i]!, values[i]) || skip?.(texts[i]!) === true;
+  if (long) return other.every(fine);
+  for (let i = 0; i < texts.length; i++) if (!fine(i)) return false;
+  return true;
+}
+
+/**
+ * Significant digits of plain decimal text (`-12.5`, `1e-05`, `0.25E+3`), -1 when a fraction is padded
+ * with zeros (`1.500`, but not the `.0` of `2.0`), undefined for anything else (hex, words, spaces).
+ */
+function unpaddedDigits(text: string): number | undefined {
+  const n = text.length;
+  let i = 0;
+  let c = text.charCodeAt(0);
+  if (c === 45 || c === 43) c = text.charCodeAt(++i);
+  let digits = 0;
+  let leading = true;
+  let sawDigit = false;
+  let dot = -1;
+  let zerosAtEnd = 0;
+  for (; i < n; i++) {
+    c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      sawDigit = true;
+      if (c === 48) {
+        zerosAtEnd++;
+        if (!leading) digits++;
+      } else {
+        zerosAtEnd = 0;
+        leading = false;
+        digits++;
+      }
+    } else if (c === 46 && dot < 0) {
+      dot = i;
+    } else break;
+  }
+  if (!sawDigit) return undefined;
+  const mantissaEnd = i;
+  if (i < n) {
+    if (c !== 101 && c !== 69) return undefined;
+    i++;
+    c = text.charCodeAt(i);
+    if (c === 45 || c === 43) i++;
+    if (i >= n) return undefined;
+    for (; i < n; i++) {
+      c = text.charCodeAt(i);
+      if (c < 48 || c > 57) return undefined;
+    }
+  }
+  if (dot >= 0 && text.charCodeAt(mantissaEnd - 1) === 48 && mantissaEnd - dot !== 2) return -1;
+  // Trailing zeros of a whole number ("100") are not significant.
+  if (dot < 0) digits -= Math.min(zerosAtEnd, digits);
+  return digits;
 }
 
 /** How a rounded print looks: `%.6E (7 significant digits)`, `4 decimals`, or a digit count. */
@@ -99,12 +179,20 @@ export function describePrinted(texts: readonly string[]): string {
  * numbers are exact; decimals are full precision only when every value is round-trip text and at least
  * one shows 12 or more digits (a rounded print never does; a repr of a typical double does).
  */
-export function judgeTextPrecision(texts: readonly string[]): Precision {
-  const measured = texts.filter((t) => Number.isFinite(parseNumberText(t) ?? NaN));
+export function judgeTextPrecision(texts: readonly string[], values?: readonly number[]): Precision {
+  const measured: string[] = [];
+  const measuredValues: number[] = [];
+  texts.forEach((t, i) => {
+    const v = values ? values[i]! : parseNumberText(t);
+    if (v !== undefined && Number.isFinite(v)) {
+      measured.push(t);
+      measuredValues.push(v);
+    }
+  });
   if (measured.length === 0) return { exact: false, what: 'no finite values' };
   if (measured.every(isIntegerText)) return { exact: true, what: 'whole numbers' };
   if (measured.every(isHexFloatText)) return { exact: true, what: 'hex floats' };
-  if (measured.every(isRoundTripText) && measured.some((t) => isHexFloatText(t) || significantDigits(t) >= 12)) {
+  if (measured.every((t, i) => isRoundTripText(t, measuredValues[i])) && measured.some((t) => isHexFloatText(t) || significantDigits(t) >= 12)) {
     return { exact: true, what: 'full precision (repr)' };
   }
   return { exact: false, what: describePrinted(measured) };

@@ -1,0 +1,230 @@
+// `npm run bench:runs`: the paired-runs engine at scale, measured in this run on this machine.
+//  (a) compare 2 runs × 100k steps × 20 metrics of JSON Lines: `bitexact compare` as a fresh process
+//      (median of BENCH_REPS), next to the bare start-up of the same command, and in-process by
+//      stage (read+parse each log, compare, report). Target: ≤ 300 ms.
+//  (b) harness overhead: a python3 script printing 100k lines, run bare (output to a file) and through
+//      the launcher `bitexact pair` uses (launchRun: pipes, line-whole writes to run-1.log), alternated,
+//      medians, next to a pipe nobody reads (the floor of any pipe-based harness). Target: ≤ 1 %.
+// The engine is bundled from server/src/runs with esbuild into .bench/ for the in-process numbers.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const reps = Number(process.env.BENCH_REPS ?? 5);
+const STEPS = Number(process.env.BENCH_STEPS ?? 100_000);
+const METRICS = 20;
+const LINES = Number(process.env.BENCH_LINES ?? 100_000);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const ms = (t) => `${t.toFixed(0)} ms`;
+
+// --- the engine, bundled for in-process use -----------------------------------------------------------
+const benchDir = path.join(root, '.bench');
+fs.mkdirSync(benchDir, { recursive: true });
+const entry = path.join(benchDir, 'runs-entry.ts');
+fs.writeFileSync(
+  entry,
+  [
+    "export { readLogFile } from '../server/src/runs/formats/detect.js';",
+    "export { compareRuns, exitCodeOf } from '../server/src/runs/compare.js';",
+    "export { reportJson, reportText } from '../server/src/runs/report.js';",
+    "export { launchRun, runEnvironment } from '../server/src/runs/launch.js';",
+  ].join('\n'),
+);
+const bundle = path.join(benchDir, 'runs-engine.cjs');
+await build({ entryPoints: [entry], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+const engine = createRequire(import.meta.url)(bundle);
+
+// --- (a) compare ----------------------------------------------------------------------------------
+const NAMES = [
+  'loss', 'grad_norm', 'lr', 'loss_scale', 'params_norm', 'num_zeros', 'ppl', 'acc', 'z_loss', 'aux_loss',
+  'moe/load_balance', 'mtp_1_loss', 'mtp_2_loss', 'logits_max', 'logits_mean', 'act_norm', 'update_norm', 'weight_decay_term', 'tokens_seen', 'step_time',
+];
+
+/** xorshift32: the same logs on every machine. */
+function rng(seed) {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 4294967296;
+  };
+}
+
+/** One run's JSON Lines, written the way Python's json.dumps writes float32 metrics (shortest repr). */
+function writeRun(file, diverge) {
+  const rand = rng(12345);
+  const out = fs.openSync(file, 'w');
+  let chunk = '';
+  const f32 = new Float32Array(1);
+  for (let step = 1; step <= STEPS; step++) {
+    let line = `{"step": ${step}`;
+    for (let m = 0; m < METRICS; m++) {
+      const name = NAMES[m];
+      let v;
+      if (name === 'tokens_seen') v = step * 4096;
+      else if (name === 'num_zeros') v = Math.floor(rand() * 1000);
+      else if (name === 'lr') v = 3e-4 * (1 - step / (STEPS + 1));
+      else {
+        f32[0] = (2 + m) * Math.exp(-step / 40000) + 0.01 * rand() + 0.05;
+        v = f32[0];
+      }
+      // Run B: the grad norm moves by one float32 ULP from 60 % of the run, the loss one step later.
+      if (diverge && ((name === 'grad_norm' && step >= 0.6 * STEPS) || (name === 'loss' && step > 0.6 * STEPS))) {
+        const view = new DataView(new ArrayBuffer(4));
+        view.setFloat32(0, v);
+        view.setUint32(0, view.getUint32(0) + 1);
+        v = view.getFloat32(0);
+      }
+      if (name === 'step_time') v = 0.25 + rand() * (diverge ? 0.02 : 0.01);
+      line += `, "${name}": ${String(v)}`;
+    }
+    chunk += `${line}}\n`;
+    if (chunk.length > 1 << 20) {
+      fs.writeSync(out, chunk);
+      chunk = '';
+    }
+  }
+  fs.writeSync(out, chunk);
+  fs.closeSync(out);
+}
+
+const dataDir = path.join(os.tmpdir(), `bitexact-bench-runs-${STEPS}x${METRICS}`);
+const logA = path.join(dataDir, 'a.jsonl');
+const logB = path.join(dataDir, 'b.jsonl');
+if (!fs.existsSync(logB)) {
+  fs.mkdirSync(dataDir, { recursive: true });
+  writeRun(logA, false);
+  writeRun(logB, true);
+}
+const mib = (fs.statSync(logA).size + fs.statSync(logB).size) / 2 ** 20;
+
+function timedCli(args) {
+  const start = process.hrtime.bigint();
+  const result = spawnSync(process.execPath, [path.join(root, 'bin/bitexact.cjs'), ...args], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 28 });
+  const t = Number(process.hrtime.bigint() - start) / 1e6;
+  return { t, result };
+}
+
+console.log(`bitexact bench:runs on ${os.cpus().length} CPU(s) (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(`\n(a) compare 2 runs × ${STEPS.toLocaleString('en')} steps × ${METRICS} metrics of JSON Lines (${mib.toFixed(1)} MiB in all)`);
+const startup = [];
+const fresh = [];
+let verdict;
+for (let i = 0; i < reps; i++) {
+  startup.push(timedCli(['--version']).t);
+  const { t, result } = timedCli(['compare', '--format', 'json', logA, logB]);
+  if (result.status !== 1) throw new Error(`compare exited ${result.status}, expected 1 (a divergence):\n${result.stderr}${result.stdout.slice(0, 2000)}`);
+  fresh.push(t);
+  verdict = JSON.parse(result.stdout);
+}
+const stages = { read: [], compare: [], report: [], total: [] };
+for (let i = 0; i < reps; i++) {
+  const t0 = performance.now();
+  const logs = [engine.readLogFile(logA), engine.readLogFile(logB)];
+  const t1 = performance.now();
+  const comparison = engine.compareRuns(logs.map((log, k) => ({ label: `run ${k + 1}`, log })));
+  const t2 = performance.now();
+  engine.reportJson('compare', comparison, [{ label: 'run 1', logPath: logA }, { label: 'run 2', logPath: logB }], engine.exitCodeOf(comparison));
+  engine.reportText(comparison, [{ label: 'run 1', logPath: logA }, { label: 'run 2', logPath: logB }], engine.exitCodeOf(comparison));
+  const t3 = performance.now();
+  stages.read.push(t1 - t0);
+  stages.compare.push(t2 - t1);
+  stages.report.push(t3 - t2);
+  stages.total.push(t3 - t0);
+}
+const first = verdict.firstDivergence;
+console.log(`  verdict: first divergence at step ${first?.step} (${first?.metric}); ${verdict.metrics.filter((m) => m.verdict === 'bitwise').length} of ${verdict.metrics.length} metrics bitwise`);
+console.log(`  fresh process  \`bitexact compare\`: ${ms(median(fresh))}   (start-up alone, \`bitexact --version\`: ${ms(median(startup))}; median of ${reps})`);
+console.log(
+  `  in-process     read+parse ${ms(median(stages.read))}, compare ${ms(median(stages.compare))}, report ${ms(median(stages.report))}, total ${ms(median(stages.total))} (median of ${reps})`,
+);
+const inTarget = (t) => (t <= 300 ? 'within' : 'MISSES');
+console.log(`  target ≤ 300 ms: fresh process ${inTarget(median(fresh))} it, in-process ${inTarget(median(stages.total))} it`);
+
+// --- (b) harness overhead -------------------------------------------------------------------------
+const script = path.join(dataDir, 'print_lines.py');
+fs.writeFileSync(
+  script,
+  [
+    'import math, sys',
+    'n = int(sys.argv[1]); work = int(sys.argv[2])',
+    'x = 0.0',
+    'for step in range(1, n + 1):',
+    '    for i in range(work):',
+    '        x += math.sin(step + i)',
+    '    print(f"step {step} | loss: {1.0 / step!r} | grad_norm: {x!r} | lr: 0.0003")',
+    '',
+  ].join('\n'),
+);
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-bench-pair-'));
+
+function bare(work, env) {
+  return new Promise((resolve, reject) => {
+    const fd = fs.openSync(path.join(scratch, 'bare.log'), 'w');
+    const start = performance.now();
+    const child = spawn('python3', [script, String(LINES), String(work)], { stdio: ['ignore', fd, fd], env });
+    child.on('close', (code) => {
+      fs.closeSync(fd);
+      if (code !== 0) reject(new Error(`bare run exited ${code}`));
+      else resolve(performance.now() - start);
+    });
+  });
+}
+
+/** The floor of any pipe-based harness: a reader that throws the output away. */
+function nullPipe(work, env) {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const child = spawn('python3', [script, String(LINES), String(work)], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    child.stdout.on('data', () => undefined);
+    child.stderr.on('data', () => undefined);
+    child.on('close', (code) => (code !== 0 ? reject(new Error(`piped run exited ${code}`)) : resolve(performance.now() - start)));
+  });
+}
+
+async function harnessed(work, env) {
+  const start = performance.now();
+  const record = await engine.launchRun({ argv: ['python3', script, String(LINES), String(work)], cwd: scratch, env, logPath: path.join(scratch, 'run-1.log') });
+  if (record.exitCode !== 0) throw new Error(`harnessed run exited ${record.exitCode}`);
+  return performance.now() - start;
+}
+
+console.log(`\n(b) harness overhead: python3 printing ${LINES.toLocaleString('en')} lines, bare (stdout to a file) vs through the launcher \`pair\` uses (pipes → run-1.log)`);
+const userEnv = { ...process.env };
+delete userEnv.PYTHONUNBUFFERED;
+// The launcher sets PYTHONUNBUFFERED=1 (unless the user set it) so that a killed or crashed run loses
+// none of its last lines; it is part of what the harness costs.
+const sameEnv = { ...process.env, PYTHONUNBUFFERED: '1' };
+const pct = (a, b) => `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(1)} %`;
+for (const [label, work, n] of [
+  ['printing only, the worst case', 0, reps],
+  ['with Python work between lines', 600, Math.min(reps, 3)],
+]) {
+  const t = { user: [], same: [], pipe: [], harness: [] };
+  for (let i = 0; i < n; i++) {
+    t.user.push(await bare(work, userEnv));
+    t.same.push(await bare(work, sameEnv));
+    t.pipe.push(await nullPipe(work, sameEnv));
+    t.harness.push(await harnessed(work, runEnvironmentOf()));
+  }
+  const lines = fs.readFileSync(path.join(scratch, 'run-1.log'), 'utf8').split('\n').length - 1;
+  if (lines !== LINES) throw new Error(`the launcher kept ${lines} lines, not ${LINES}`);
+  const [u, s, p, h] = [median(t.user), median(t.same), median(t.pipe), median(t.harness)];
+  console.log(`  ${label} (${((u / LINES) * 1000).toFixed(1)} µs a line bare; median of ${n}, alternated):`);
+  console.log(`    bare as usually run (block-buffered stdout to a file) ${ms(u)}; bare with PYTHONUNBUFFERED=1 ${ms(s)}; PYTHONUNBUFFERED=1 into a pipe nobody reads from ${ms(p)}`);
+  console.log(`    through the launcher ${ms(h)}: ${pct(h, u)} vs the usual bare run (target ≤ 1 %), ${pct(h, s)} vs bare in the same environment, ${pct(h, p)} vs the bare pipe`);
+}
+fs.rmSync(scratch, { recursive: true, force: true });
+
+/** The environment `bitexact pair` gives run 1 (no preset, no --env). */
+function runEnvironmentOf() {
+  return engine.runEnvironment(process.env, {}, 1);
+}
