@@ -10,8 +10,6 @@ import { formatSarif } from './format-sarif.js';
 import { formatText } from './format-text.js';
 import { bundledGrammar } from './grammar.js';
 import { formatRuleList, formatRulePage, writeRulePages } from './rules-command.js';
-import { runCompareCommand, runPairCommand } from './runs-commands.js';
-import { startLanguageServer } from '../lsp/server.js';
 import packageJson from '../../../package.json';
 
 const USAGE = `Usage: bitexact <command> [options]
@@ -54,11 +52,13 @@ async function main(argv: string[]): Promise<number> {
     }
     // Speaks LSP on stdio (`--stdio`) or on the IPC channel VS Code's client opens (`--node-ipc`);
     // vscode-languageserver reads the transport from the process arguments.
+    // Loaded on demand (here and for pair/compare) so each command starts without the others' code.
+    const { startLanguageServer } = await import('../lsp/server.js');
     startLanguageServer(await Checker.create(bundledGrammar()));
     return new Promise<number>(() => undefined); // runs until the client shuts it down
   }
-  if (command === 'pair') return runPairCommand(rest);
-  if (command === 'compare') return runCompareCommand(rest);
+  if (command === 'pair') return (await import('./runs-commands.js')).runPairCommand(rest);
+  if (command === 'compare') return (await import('./runs-commands.js')).runCompareCommand(rest);
   const checker = await Checker.create(bundledGrammar());
   const rules = [...checker.rules.values()];
   if (command === 'rules') {
