@@ -1,0 +1,148 @@
+import type { Node } from 'web-tree-sitter';
+import { callArguments, literalValue, rangeOf } from '../../syntax.js';
+import { always, Rule, RuleContext } from '../rule.js';
+import { methodName, receiverOf, resolvedCallee, seedsTorch, wholeFile } from './shared.js';
+
+const LIGHTNING_TRAINERS = new Set(['lightning.Trainer', 'lightning.pytorch.Trainer', 'pytorch_lightning.Trainer', 'lightning.pytorch.trainer.Trainer', 'pytorch_lightning.trainer.Trainer']);
+const OPTIMIZER = /(^|_)(optim|optimizer|optimiser|opt)s?$|optimizer/i;
+
+/** `if __name__ == "__main__":` at module level. */
+function isMainGuard(node: Node): boolean {
+  if (node.type !== 'if_statement') return false;
+  const condition = node.childForFieldName('condition');
+  if (condition?.type !== 'comparison_operator' || condition.namedChildCount !== 2) return false;
+  const [a, b] = condition.namedChildren;
+  const names = [a, b].map((n) => (n?.type === 'identifier' ? n.text : literalValue(n)));
+  return names.includes('__name__') && names.includes('__main__');
+}
+
+function lastName(node: Node | undefined): string {
+  if (!node) return '';
+  if (node.type === 'attribute') return node.childForFieldName('attribute')?.text ?? '';
+  return node.text;
+}
+
+/** Is `node` (a receiver) a Lightning Trainer: `pl.Trainer(...)` or a name bound to one? */
+function isLightningTrainer(node: Node | undefined, ctx: RuleContext): boolean {
+  if (!node) return false;
+  let value: Node | undefined = node;
+  if (node.type === 'identifier') value = ctx.values.definition(node)?.value;
+  return value?.type === 'call' && LIGHTNING_TRAINERS.has(resolvedCallee(value, ctx) ?? '');
+}
+
+/** A call that trains: loss.backward(), torch.autograd.backward, optimizer.step(), trainer.fit(...). */
+function trainingCall(call: Node, ctx: RuleContext): boolean {
+  const resolved = resolvedCallee(call, ctx);
+  if (resolved === 'torch.autograd.backward') return true;
+  const method = methodName(call, ctx);
+  if (method === 'backward') return true;
+  if (method === 'step') {
+    const first = callArguments(call).positional[0];
+    return OPTIMIZER.test(lastName(receiverOf(call))) || OPTIMIZER.test(lastName(first));
+  }
+  if (method === 'fit') return isLightningTrainer(receiverOf(call), ctx);
+  return false;
+}
+
+function scan(root: Node, ctx: RuleContext): void {
+  if (!ctx.text.includes('__main__') || !/\.(backward|step|fit)\s*\(/.test(ctx.text)) return;
+  const guard = root.namedChildren.find(isMainGuard);
+  const block = guard?.childForFieldName('consequence');
+  if (!guard || !block) return;
+  const defs = new Map<string, Node>();
+  for (const child of root.namedChildren) {
+    const def = child.type === 'decorated_definition' ? child.childForFieldName('definition') : child;
+    const name = def?.type === 'function_definition' ? def.childForFieldName('name')?.text : undefined;
+    if (name && def) defs.set(name, def);
+  }
+  // The guard's block and the module-level functions it calls, transitively.
+  const pending: Node[] = [block];
+  const visited = new Set<string>();
+  let training: Node | undefined;
+  while (pending.length > 0 && !training) {
+    const body = pending.shift()!;
+    for (const call of body.descendantsOfType('call')) {
+      if (trainingCall(call, ctx)) {
+        training = call;
+        break;
+      }
+      const fn = call.childForFieldName('function');
+      const callee = fn?.type === 'identifier' ? fn.text : undefined;
+      const def = callee ? defs.get(callee) : undefined;
+      if (callee && def && !visited.has(callee)) {
+        visited.add(callee);
+        pending.push(def.childForFieldName('body') ?? def);
+      }
+    }
+  }
+  if (!training) return;
+  const { seeded, helperWithoutTorch } = seedsTorch(root, ctx);
+  if (seeded) return;
+  const condition = guard.childForFieldName('condition')!;
+  const where = `\`${training.text.length > 40 ? `${training.text.slice(0, 37)}...` : training.text}\` on line ${rangeOf(training).start.line + 1}`;
+  const helper = helperWithoutTorch ? ` (\`${helperWithoutTorch}()\` here seeds other generators but not torch's)` : '';
+  ctx.report({
+    range: { start: rangeOf(guard).start, end: rangeOf(condition).end },
+    guard: 'none',
+    outcomes: always(
+      'warning',
+      `This entry point trains (${where}) but nothing in this file seeds torch's global generator${helper}, so weight initialisation, dropout masks and DataLoader shuffling start from a different state on every run; call \`torch.manual_seed(seed)\` (or \`lightning.seed_everything(seed)\` / \`transformers.set_seed(seed)\`) at the start of the entry point.`,
+    ),
+  });
+}
+
+const rule: Rule = {
+  id: 'BX301',
+  name: 'unseeded-entry-point',
+  family: 'rng-data',
+  defaultSeverity: 'warning',
+  summary: 'A training entry point (`if __name__ == "__main__":`) never seeds torch in its file.',
+  facts: [
+    { torch: '', source: 'docs', text: "torch.manual_seed seeds the CPU generator and every CUDA device's default generator; without it each process starts from a nondeterministic seed" },
+    { torch: '', source: 'docs', text: "transformers.Trainer seeds through set_seed(args.seed) in its constructor, so constructing one counts as seeding" },
+  ],
+  triggers: ['.backward(', '.step(', '.fit('],
+  calls: ['Tensor.backward', 'Tensor.step', 'Tensor.fit', 'torch.autograd.backward'],
+  ...wholeFile('BX301', scan),
+  docs: `
+Without a seed, torch's global generator starts from a nondeterministic value in every process.
+Everything that draws from it then differs from run to run before a single kernel has had the
+chance to be nondeterministic: parameter initialisation, dropout masks, \`randperm\` and the
+shuffle order of a \`DataLoader\`, and the base seed the loader hands to its workers.
+
+The rule looks at a module's \`if __name__ == "__main__":\` block and at the module-level functions
+it calls (\`main()\`, and whatever those call, by name). It reports the block when that code trains
+(\`loss.backward()\`, \`torch.autograd.backward\`, \`optimizer.step()\` or \`scaler.step(optimizer)\`,
+\`trainer.fit(...)\` on a Lightning \`Trainer\`) and nothing in the file seeds torch. A DataLoader
+loop alone is not taken as training: evaluation scripts have the same loop.
+
+Seeding means any of: \`torch.manual_seed\`, \`torch.random.manual_seed\`, Lightning
+\`seed_everything\` (also \`fabric.seed_everything\`), \`transformers.set_seed\` /
+\`enable_full_determinism\`, constructing a \`transformers.Trainer\` (it calls \`set_seed(args.seed)\`),
+\`accelerate.utils.set_seed\`, Megatron's \`initialize_megatron\` / \`pretrain\`, torchtitan's
+\`set_determinism\`, or a helper defined in the file whose body does one of these.
+\`torch.cuda.manual_seed_all\` alone does not count: it leaves the CPU generator, which drives the
+DataLoader shuffle, unseeded. A helper defined in the file that seeds only \`random\` and NumPy is
+named in the message.
+
+**The check is per file.** The analysis core looks at one file at a time, so a helper imported from
+another module of the project cannot be looked into: a call to an imported function whose name
+contains "seed" (\`from utils import set_seed\`) is trusted to seed torch.
+
+\`\`\`python
+def main():
+    model = Net()
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+
+if __name__ == "__main__":      # BX301: torch is never seeded
+    main()
+\`\`\`
+
+**Fix.** \`torch.manual_seed(seed)\` first thing in \`main()\` (with \`random.seed\` and
+\`np.random.seed\` if those are used), with \`seed\` taken from the configuration and logged.
+`,
+};
+export default rule;

@@ -1,0 +1,165 @@
+import type { Node } from 'web-tree-sitter';
+import { callArguments, rangeOf, unparenthesize } from '../../syntax.js';
+import { always, Rule, RuleContext } from '../rule.js';
+import { callsByName, callsWithKeyword, methodName, parameterDefault, resolvedCallee, SEED_HELPER_NAME, TORCH_SEEDERS, wholeFile } from './shared.js';
+
+/** Calls that return something different in every run. */
+const SOURCES = new Set([
+  'time.time', 'time.time_ns', 'time.perf_counter', 'time.perf_counter_ns', 'time.monotonic', 'time.monotonic_ns',
+  'time.process_time', 'time.process_time_ns', 'time.clock',
+  'datetime.datetime.now', 'datetime.datetime.utcnow', 'datetime.datetime.today', 'datetime.date.today',
+  'os.getpid', 'os.urandom', 'uuid.uuid1', 'uuid.uuid4', 'random.SystemRandom',
+  'torch.seed', 'torch.random.seed', 'torch.cuda.seed', 'torch.cuda.seed_all',
+]);
+
+/** Seed sinks that are plain library functions (the seed is their first argument). */
+const SINKS = new Set([
+  ...[...TORCH_SEEDERS].filter((s) => /seed/i.test(s.slice(s.lastIndexOf('.') + 1))),
+  'torch.cuda.manual_seed', 'torch.cuda.manual_seed_all', 'random.seed', 'random.Random',
+  'numpy.random.seed', 'numpy.random.default_rng', 'numpy.random.RandomState', 'numpy.random.SeedSequence',
+  'numpy.random.PCG64', 'numpy.random.PCG64DXSM', 'numpy.random.MT19937', 'numpy.random.Philox', 'numpy.random.SFC64',
+  'tensorflow.random.set_seed', 'tensorflow.keras.utils.set_random_seed', 'jax.random.PRNGKey', 'jax.random.key',
+]);
+const SEED_METHODS = new Set(['manual_seed', 'seed_everything', 'set_seed', 'seed']);
+const SEED_KEYWORDS = ['seed', 'random_state', 'random_seed'];
+
+interface Source {
+  text: string;
+  /** Reached only as a fallback (`seed or time.time()`, `if seed is None: seed = ...`). */
+  fallback: boolean;
+}
+
+/** The seed argument of a sink call, if `call` is one. */
+function seedArgument(call: Node, ctx: RuleContext): Node | undefined {
+  const args = callArguments(call);
+  const keyword = SEED_KEYWORDS.map((k) => args.keywords.get(k)).find(Boolean);
+  const resolved = resolvedCallee(call, ctx);
+  const fn = call.childForFieldName('function');
+  const sink =
+    (resolved !== undefined && (SINKS.has(resolved) || (/seed/i.test(resolved.slice(resolved.lastIndexOf('.') + 1)) && !resolved.startsWith('torch.')))) ||
+    (resolved === undefined && SEED_METHODS.has(methodName(call, ctx) ?? '')) ||
+    (fn?.type === 'identifier' && !ctx.scope.isImportedName(fn.text) && SEED_HELPER_NAME.test(fn.text));
+  if (keyword) return keyword;
+  return sink ? args.positional[0] : undefined;
+}
+
+const CONDITIONAL = new Set(['conditional_expression', 'boolean_operator', 'if_statement', 'elif_clause', 'else_clause', 'except_clause']);
+
+/** Is `node` inside a conditional between itself and `limit` (exclusive)? */
+function conditionalBetween(node: Node, limit: Node | null): boolean {
+  for (let current = node.parent; current && !(limit && current.equals(limit)); current = current.parent) {
+    if (CONDITIONAL.has(current.type)) return true;
+    if (current.type === 'function_definition' || current.type === 'module') return false;
+  }
+  return false;
+}
+
+/** Finds a run-dependent source in an expression, following local names and parameter defaults. */
+function findSource(expr: Node, ctx: RuleContext, depth: number, fallback: boolean): Source | undefined {
+  if (depth > 4) return undefined;
+  const root = unparenthesize(expr);
+  const calls = root.type === 'call' ? [root, ...root.descendantsOfType('call')] : root.descendantsOfType('call');
+  for (const call of calls) {
+    const resolved = resolvedCallee(call, ctx);
+    if (resolved === undefined) continue;
+    if (SOURCES.has(resolved) || resolved.startsWith('secrets.') || (resolved === 'numpy.random.SeedSequence' && callArguments(call).positional.length === 0)) {
+      return { text: call.text.length > 40 ? `${resolved}()` : call.text, fallback: fallback || conditionalBetween(call, root.parent) };
+    }
+  }
+  const ids = root.type === 'identifier' ? [root] : root.descendantsOfType('identifier');
+  for (const id of ids) {
+    const parent = id.parent;
+    // Skip attribute names and callee names: only value names can carry a seed.
+    if (parent?.type === 'attribute' && !parent.childForFieldName('object')?.equals(id)) continue;
+    if (parent?.type === 'call' && parent.childForFieldName('function')?.equals(id)) continue;
+    if (parent?.type === 'keyword_argument' && parent.childForFieldName('name')?.equals(id)) continue;
+    const def = ctx.values.definition(id);
+    if (def && !def.unpacked) {
+      const assignment = def.value.parent;
+      const viaBranch = !!assignment && conditionalBetween(assignment, null);
+      const found = findSource(def.value, ctx, depth + 1, fallback || viaBranch || conditionalBetween(id, root.parent));
+      if (found) return found;
+      continue;
+    }
+    const byDefault = parameterDefault(id);
+    if (byDefault) {
+      const found = findSource(byDefault, ctx, depth + 1, true);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/** Names of calls that may take a seed as their first argument (checked against SINKS afterwards). */
+const SEEDISH = '\\w*seed\\w*|Random|default_rng|RandomState|SeedSequence|PCG64\\w*|MT19937|Philox|SFC64|PRNGKey';
+
+function scan(root: Node, ctx: RuleContext): void {
+  const done = new Set<number>();
+  const candidates = [...callsByName(root, ctx, SEEDISH, 'either'), ...callsWithKeyword(root, ctx, 'seed|random_state|random_seed')];
+  for (const call of candidates) {
+    if (done.has(call.id)) continue;
+    done.add(call.id);
+    const seed = seedArgument(call, ctx);
+    if (!seed) continue;
+    const source = findSource(seed, ctx, 0, false);
+    if (!source) continue;
+    const fn = call.childForFieldName('function');
+    const name = fn ? fn.text : 'the seed';
+    ctx.report({
+      node: call,
+      range: { start: rangeOf(fn ?? call).start, end: rangeOf(call).end },
+      outcomes: source.fallback
+        ? always(
+            'info',
+            `When no seed is configured, \`${name}\` falls back to \`${source.text}\`, which is different on every run, so such runs can never be repeated; make the fallback a fixed number, or at least log the seed it picked.`,
+          )
+        : always(
+            'warning',
+            `\`${name}\` is seeded from \`${source.text}\`, which is different on every run, so no two runs start from the same random state; take the seed from the configuration or the command line (and log it).`,
+          ),
+    });
+  }
+}
+
+const rule: Rule = {
+  id: 'BX302',
+  name: 'time-derived-seed',
+  family: 'rng-data',
+  defaultSeverity: 'warning',
+  summary: 'A seed computed from the clock, the process id, OS entropy or `torch.seed()`.',
+  facts: [
+    { torch: '', source: 'docs', text: 'torch.seed() sets the seed to a nondeterministic random number and returns it' },
+  ],
+  // What the file must mention for a run-dependent seed to be possible at all.
+  triggers: ['time.time', 'time()', 'time_ns', 'perf_counter', 'monotonic', 'process_time', '.now(', 'utcnow', 'today(', 'getpid', 'urandom', 'uuid1', 'uuid4', 'secrets', 'SystemRandom', '.seed()', 'seed_all()', 'SeedSequence()'],
+  calls: [...SINKS, 'Tensor.manual_seed', 'Tensor.seed_everything', 'Tensor.set_seed'],
+  ...wholeFile('BX302', scan),
+  docs: `
+Seeding a generator from \`time.time()\`, \`time.time_ns()\`, \`datetime.now()\`, \`os.getpid()\`,
+\`os.urandom\`, \`uuid.uuid4()\`, \`secrets\`, \`random.SystemRandom\`, \`np.random.SeedSequence()\` without
+entropy, or \`torch.seed()\` looks like seeding but guarantees the opposite: every run starts from a
+new state. The rule follows the value into the seed through local names and parameter defaults:
+
+- the first argument of seed functions: \`torch.manual_seed\`, \`torch.cuda.manual_seed(_all)\`,
+  \`random.seed\`, \`random.Random\`, \`np.random.seed\`, \`np.random.default_rng\`,
+  \`np.random.RandomState\`, NumPy bit generators, Lightning \`seed_everything\`,
+  \`transformers.set_seed\`, \`accelerate.utils.set_seed\`, \`tf.random.set_seed\`;
+- \`.manual_seed(...)\` on a generator, \`.seed_everything(...)\` / \`.set_seed(...)\` methods, and
+  helpers of the file named like \`set_seed\`;
+- any \`seed=\`, \`random_state=\` or \`random_seed=\` keyword argument (\`DistributedSampler\`,
+  \`TrainingArguments\`, scikit-learn).
+
+A time-based value reached only as a fallback (\`seed = args.seed or int(time.time())\`, an
+\`if seed is None:\` branch, a parameter default) is reported as information: configured runs are
+reproducible, unconfigured ones are not, and logging the chosen seed at least makes them
+repeatable.
+
+\`\`\`python
+torch.manual_seed(int(time.time()))            # BX302 warning
+seed = args.seed if args.seed is not None else os.getpid()
+np.random.seed(seed)                           # BX302 info: fallback
+torch.manual_seed(args.seed)                   # fine
+\`\`\`
+`,
+};
+export default rule;

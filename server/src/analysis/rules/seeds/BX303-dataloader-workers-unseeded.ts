@@ -1,0 +1,108 @@
+import type { Node } from 'web-tree-sitter';
+import { callRange } from '../../calls.js';
+import { literalValue } from '../../syntax.js';
+import { always, Rule, RuleContext } from '../rule.js';
+import { DATALOADERS, given, loaderArgument } from './dataloader-shared.js';
+import { resolvedCallee, rootOf } from './shared.js';
+
+const NOT_DRAWS = new Set(['random.seed', 'random.getstate', 'random.setstate', 'numpy.random.seed', 'numpy.random.get_state', 'numpy.random.set_state']);
+const LIGHTNING_SEED = /^(lightning|pytorch_lightning|lightning_fabric)(\.\w+)*\.seed_everything$/;
+
+interface FileFacts {
+  /** A call drawing from `random`, NumPy's RNG or a torchvision random transform, as written. */
+  draw?: string;
+  /** seed_everything(..., workers=True): Lightning installs its own worker_init_fn. */
+  lightningWorkers: boolean;
+}
+
+const facts = new WeakMap<RuleContext, FileFacts>();
+
+function fileFacts(root: Node, ctx: RuleContext): FileFacts {
+  const known = facts.get(ctx);
+  if (known) return known;
+  const result: FileFacts = { lightningWorkers: false };
+  for (const call of root.descendantsOfType('call')) {
+    const resolved = resolvedCallee(call, ctx);
+    if (!resolved) continue;
+    if (LIGHTNING_SEED.test(resolved)) {
+      const workers = call.childForFieldName('arguments')?.namedChildren.find((c) => c.type === 'keyword_argument' && c.childForFieldName('name')?.text === 'workers');
+      if (workers && literalValue(workers.childForFieldName('value')) !== false) result.lightningWorkers = true;
+    }
+    if (result.draw) continue;
+    const isDraw =
+      ((resolved.startsWith('random.') || resolved.startsWith('numpy.random.')) && !NOT_DRAWS.has(resolved)) ||
+      /^torchvision\.transforms(\.v2)?\.Random\w+$/.test(resolved);
+    if (isDraw) result.draw = call.childForFieldName('function')?.text ?? resolved;
+  }
+  facts.set(ctx, result);
+  return result;
+}
+
+const rule: Rule = {
+  id: 'BX303',
+  name: 'dataloader-workers-unseeded',
+  family: 'rng-data',
+  defaultSeverity: 'warning',
+  summary: 'A `DataLoader` with worker processes has neither `generator=` nor `worker_init_fn=`, so worker seeds follow the global RNG.',
+  facts: [
+    { torch: '', source: 'docs', text: 'each worker seeds random and torch with base_seed + worker_id, and (since PyTorch 1.9) NumPy\'s global generator from the same base seed; base_seed is drawn from the loader\'s generator, or the global torch generator when none is given, every time an iterator is created' },
+  ],
+  triggers: ['DataLoader'],
+  calls: DATALOADERS,
+  onCall(call, ctx) {
+    if (call.args.hasSplat) return;
+    const workers = loaderArgument(call, 'num_workers');
+    if (!workers) return;
+    const count = literalValue(workers);
+    if (typeof count === 'number' ? count <= 0 : count !== undefined) return; // 0, None, a string...
+    if (given(loaderArgument(call, 'worker_init_fn')) || given(loaderArgument(call, 'generator'))) return;
+    const file = fileFacts(rootOf(call.node), ctx);
+    if (file.lightningWorkers) return;
+    const shared =
+      "each worker's `random`, NumPy and torch seeds come from a base seed the loader draws from torch's global generator at every `iter(loader)`, so they change whenever that generator is unseeded or has been used a different number of times before (a resumed run, an extra evaluation pass)";
+    const fix = 'pass `generator=g` with `g = torch.Generator(); g.manual_seed(seed)`, and `worker_init_fn=seed_worker` for generators PyTorch does not reseed';
+    const outcomes = file.draw
+      ? always('warning', `The augmentations drawn with \`${file.draw}\` in this file run in these worker processes, and ${shared}; ${fix}.`)
+      : always('info', `This loader runs the dataset in worker processes, and ${shared}, which matters for any random transform the dataset applies; ${fix}.`);
+    ctx.report({ node: call.node, range: callRange(call), outcomes });
+  },
+  docs: `
+With \`num_workers > 0\`, each worker process seeds \`random\` and torch with
+\`base_seed + worker_id\` and, since PyTorch 1.9, NumPy's global generator from the same base seed.
+\`base_seed\` itself is drawn, every time an iterator over the loader starts (every epoch), from the
+loader's \`generator\` or, when there is none, from torch's **global** generator. So the random crops,
+flips and noise the workers draw are reproducible only if the global generator was seeded and
+consumed exactly the same number of times before each epoch: a resumed run, an evaluation pass
+that draws, or one more parameter initialisation changes them all.
+
+Generators PyTorch does not reseed in workers (a \`np.random.default_rng()\` or \`random.Random()\`
+created in \`Dataset.__init__\`, library-internal generators) are copied into every worker
+unchanged: the workers then repeat each other's draws.
+
+The rule reports a \`DataLoader\` whose \`num_workers\` is a positive literal or a value decided at
+run time, without \`generator=\` and without \`worker_init_fn=\`:
+
+- **warning** when the same file draws from \`random\`, \`numpy.random\` or a torchvision
+  \`Random*\` transform, i.e. it visibly applies random augmentations;
+- **info** otherwise (the dataset may live in another file);
+- nothing when the file calls Lightning's \`seed_everything(..., workers=True)\`, which makes the
+  Lightning Trainer install its own worker seeding.
+
+**Fix** (the recipe of PyTorch's reproducibility notes):
+
+\`\`\`python
+def seed_worker(worker_id):
+    worker_seed = torch.initial_seed() % 2**32
+    numpy.random.seed(worker_seed)
+    random.seed(worker_seed)
+
+g = torch.Generator()
+g.manual_seed(seed)
+loader = DataLoader(ds, batch_size=32, num_workers=4, worker_init_fn=seed_worker, generator=g)
+\`\`\`
+
+The generator pins the base seed to the run seed; reseeding it per epoch
+(\`g.manual_seed(seed + epoch)\`) also makes a resumed run draw what the uninterrupted one drew.
+`,
+};
+export default rule;

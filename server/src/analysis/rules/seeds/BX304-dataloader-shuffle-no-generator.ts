@@ -1,0 +1,61 @@
+import { callRange } from '../../calls.js';
+import { argument, literalValue } from '../../syntax.js';
+import { always, Rule } from '../rule.js';
+import { DATALOADERS, given, loaderArgument, RANDOM_SAMPLERS } from './dataloader-shared.js';
+
+const rule: Rule = {
+  id: 'BX304',
+  name: 'dataloader-shuffle-no-generator',
+  family: 'rng-data',
+  defaultSeverity: 'info',
+  summary: '`DataLoader(shuffle=True)` or `RandomSampler(...)` without `generator=`: the data order follows the global torch RNG.',
+  facts: [
+    { torch: '', source: 'docs', text: 'RandomSampler without a generator draws a fresh seed from the global torch generator at every epoch; with generator= it draws from that generator only' },
+  ],
+  triggers: ['DataLoader', 'RandomSampler'],
+  calls: [...DATALOADERS, ...RANDOM_SAMPLERS],
+  onCall(call, ctx) {
+    if (call.args.hasSplat) return;
+    const sampler = RANDOM_SAMPLERS.includes(call.callee);
+    if (sampler) {
+      if (given(argument(call.args, 3, 'generator'))) return;
+    } else {
+      if (literalValue(loaderArgument(call, 'shuffle')) !== true) return;
+      if (given(loaderArgument(call, 'generator'))) return;
+    }
+    const what = sampler ? 'This `RandomSampler`' : 'This shuffling `DataLoader`';
+    ctx.report({
+      node: call.node,
+      range: callRange(call),
+      outcomes: always(
+        'info',
+        `${what} draws each epoch's sample order from torch's global generator, so the data order depends on every earlier use of that generator (model initialisation, dropout, other loaders) and changes when any of them does, or when a run resumes from a checkpoint; pass \`generator=g\` with a \`torch.Generator\` seeded from the run seed.`,
+      ),
+    });
+  },
+  docs: `
+\`DataLoader(shuffle=True)\` builds a \`RandomSampler\`. Without \`generator=\`, the sampler draws a
+new seed for every epoch's permutation from torch's **global** generator. The order in which the
+model sees the data is then a function of everything else that used the global generator before:
+parameter initialisation (add a layer and the order changes), dropout, random augmentations in the
+main process, other loaders. A run resumed from a checkpoint does not restore that state and sees
+a different order from the uninterrupted run.
+
+With a seeded global generator and an unchanged program the order does repeat, so this is
+reported as information: the order is reproducible, but fragile.
+
+\`\`\`python
+loader = DataLoader(ds, batch_size=64, shuffle=True)          # BX304
+sampler = RandomSampler(ds)                                   # BX304
+
+g = torch.Generator()
+g.manual_seed(seed)
+loader = DataLoader(ds, batch_size=64, shuffle=True, generator=g)   # fine
+\`\`\`
+
+To make a resumed run see the same order, reseed per epoch (\`g.manual_seed(seed + epoch)\`), or use
+a sampler with an explicit seed and \`set_epoch\` (\`DistributedSampler(ds, seed=seed)\`). A
+\`shuffle\` value decided at run time (\`shuffle=is_train\`) is not reported.
+`,
+};
+export default rule;

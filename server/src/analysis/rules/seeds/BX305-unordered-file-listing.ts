@@ -1,0 +1,125 @@
+import type { Node } from 'web-tree-sitter';
+import { callRange } from '../../calls.js';
+import { rangeOf } from '../../syntax.js';
+import type { Fix, Range } from '../../types.js';
+import { always, Rule, RuleContext } from '../rule.js';
+import { callsByName, consumerOf, firstInFile, isPath, loopDependsOnOrder, orderedUses, rootOf, sortedLater } from './shared.js';
+
+const MODULE_LISTINGS = new Set(['os.listdir', 'os.scandir', 'glob.glob', 'glob.iglob']);
+const PATH_METHODS = new Set(['Tensor.glob', 'Tensor.rglob', 'Tensor.iterdir']);
+const PATH_METHOD_NAMES = new Set(['glob', 'rglob', 'iterdir']);
+/** Where does the listing's order end up mattering? undefined: nowhere (sorted, counted, cleanup). */
+function orderMatters(call: Node, ctx: RuleContext): boolean {
+  // with os.scandir(d) as it: the entries are read through `it`.
+  const asPattern = call.parent?.type === 'as_pattern' ? call.parent : undefined;
+  if (asPattern) {
+    const alias = asPattern.childForFieldName('alias')?.namedChildren[0];
+    if (!alias) return true;
+    return !sortedLater(alias, asPattern, ctx) && orderedUses(alias, asPattern, ctx).length > 0;
+  }
+  const consumer = consumerOf(call, ctx);
+  switch (consumer.kind) {
+    case 'sorted':
+    case 'order-free':
+    case 'summed': // sum(1 for _ in os.scandir(d)): a count
+      return false;
+    case 'loop':
+      return loopDependsOnOrder(consumer.loop, consumer.indexed);
+    case 'assigned':
+      if (sortedLater(consumer.target, consumer.statement, ctx)) return false;
+      return orderedUses(consumer.target, consumer.statement, ctx).length > 0 || consumer.target.type === 'attribute';
+    case 'ordered':
+      return true;
+  }
+}
+
+/** `Path(...).glob(...)`: the engine does not dispatch methods of values it knows are not tensors, so they are found here, once per file. */
+function scanPathMethods(node: Node, ctx: RuleContext): void {
+  if (!firstInFile(ctx, 'BX305:paths')) return;
+  for (const call of callsByName(rootOf(node), ctx, 'glob|rglob|iterdir', 'method')) {
+    const fn = call.childForFieldName('function');
+    const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+    if (!method || !PATH_METHOD_NAMES.has(method) || ctx.scope.resolveExpression(fn!) !== undefined) continue;
+    if (!isPath(fn!.childForFieldName('object'), ctx)) continue;
+    check(call, `Path.${method}`, { start: rangeOf(fn!.childForFieldName('attribute')!).start, end: rangeOf(call).end }, ctx);
+  }
+}
+
+function check(call: Node, name: string, range: Range, ctx: RuleContext): void {
+  if (!orderMatters(call, ctx)) return;
+  const scandir = name === 'os.scandir';
+  ctx.report({
+    node: call,
+    range,
+    outcomes: always(
+      'warning',
+      `\`${name}\` returns entries in whatever order the file system keeps them, which differs between machines, file systems and even copies of the same data, so the sample order (and any split or id assigned by position) is not reproducible; wrap it in \`sorted(...)\`${scandir ? ' with `key=lambda entry: entry.name`' : ''}.`,
+    ),
+    fixes: sortFix(call, scandir),
+  });
+}
+
+function sortFix(call: Node, scandir: boolean): Fix[] {
+  if (call.parent?.type === 'as_pattern') return [];
+  const range = rangeOf(call);
+  return [
+    {
+      title: 'Wrap the listing in sorted(...)',
+      safety: 'safe',
+      edits: [
+        { range: { start: range.start, end: range.start }, newText: 'sorted(' },
+        { range: { start: range.end, end: range.end }, newText: scandir ? ', key=lambda entry: entry.name)' : ')' },
+      ],
+    },
+  ];
+}
+
+const rule: Rule = {
+  id: 'BX305',
+  name: 'unordered-file-listing',
+  family: 'rng-data',
+  defaultSeverity: 'warning',
+  summary: 'A directory listing (`os.listdir`, `os.scandir`, `glob`, `Path.glob`/`rglob`/`iterdir`) is used in the order the file system returns.',
+  facts: [
+    { torch: '', source: 'docs', text: 'os.listdir and os.scandir return entries in arbitrary order; glob documents that whether its results are sorted depends on the file system' },
+  ],
+  triggers: ['listdir', 'scandir', 'glob', 'iglob', 'rglob', 'iterdir'],
+  calls: [...MODULE_LISTINGS, ...PATH_METHODS],
+  onCall(call, ctx) {
+    scanPathMethods(call.node, ctx);
+    if (MODULE_LISTINGS.has(call.callee)) check(call.node, call.callee, callRange(call), ctx);
+  },
+  onAssignment(site, ctx) {
+    scanPathMethods(site.node, ctx);
+  },
+  docs: `
+\`os.listdir\` and \`os.scandir\` promise no order, and the \`glob\` documentation says that whether
+its results come out sorted depends on the file system; \`pathlib\`'s \`glob\`, \`rglob\` and
+\`iterdir\` inherit the same. On ext4 the order follows hash buckets of the names, on network and
+object-store file systems it follows whatever the server returns, and a copy of the same dataset
+can list differently from the original. Any code that turns a listing into a sequence of samples,
+a train/validation split by position, class ids by enumeration or "the first checkpoint found"
+then behaves differently on another machine or after the data moved.
+
+Reported when the listing's order can reach the program: it is returned, indexed, passed on, stored
+(\`self.files = os.listdir(root)\`), or looped over by a loop that collects (\`append\`, \`+=\`,
+\`yield\`, \`d[k] = ...\`), numbers (\`enumerate\`) or stops at the first match. Not reported: a listing
+that is sorted (\`sorted(...)\`, \`natsorted\`, or \`.sort()\` on the name later), only tested for
+emptiness or membership, counted, turned into a set, or looped over just to delete, copy or print
+files. \`os.walk\` is not checked: its lists must be sorted in place inside the loop
+(\`dirs.sort(); files.sort()\`), which a wrap cannot express.
+
+The quick-fix wraps the call in \`sorted(...)\` (for \`os.scandir\`, with \`key=lambda entry: entry.name\`,
+since directory entries do not compare). The order changes once, to one that stays put.
+
+\`\`\`python
+files = os.listdir(root)                          # BX305
+for path in Path(root).rglob("*.png"):            # BX305 (the loop appends)
+    samples.append(path)
+files = sorted(glob.glob(f"{root}/*.jpg"))        # fine
+if not os.listdir(out_dir): ...                   # fine: emptiness check
+for f in glob.glob("/tmp/ckpt-*"): os.remove(f)   # fine: cleanup
+\`\`\`
+`,
+};
+export default rule;

@@ -1,0 +1,79 @@
+import { callRange } from '../../calls.js';
+import { always, Rule } from '../rule.js';
+import { consumerOf, loopDependsOnOrder, orderedUses, sortedLater } from './shared.js';
+
+const CALLS = ['concurrent.futures.as_completed', 'asyncio.as_completed', 'Tensor.imap_unordered'];
+
+const rule: Rule = {
+  id: 'BX308',
+  name: 'completion-order',
+  family: 'rng-data',
+  defaultSeverity: 'warning',
+  summary: 'Results collected in completion order (`as_completed`, `imap_unordered`) are accumulated or listed, so their order follows thread timing.',
+  facts: [
+    { torch: '', source: 'docs', text: 'as_completed yields futures as they finish and Pool.imap_unordered yields results as workers return them; both orders depend on scheduling' },
+  ],
+  triggers: ['as_completed', 'imap_unordered'],
+  calls: CALLS,
+  onCall(call, ctx) {
+    const consumer = consumerOf(call.node, ctx);
+    let matters: boolean;
+    switch (consumer.kind) {
+      case 'sorted':
+      case 'order-free':
+        matters = false;
+        break;
+      case 'summed':
+      case 'ordered':
+        matters = true;
+        break;
+      case 'loop':
+        // results[key] = f.result() stores by key: that order does not leak.
+        matters = loopDependsOnOrder(consumer.loop, false, true);
+        break;
+      case 'assigned':
+        matters = !sortedLater(consumer.target, consumer.statement, ctx) && orderedUses(consumer.target, consumer.statement, ctx, true).length > 0;
+        break;
+    }
+    if (!matters) return;
+    const name = call.callee === 'Tensor.imap_unordered' ? 'imap_unordered' : call.callee.slice(call.callee.lastIndexOf('.') + 1);
+    const replacement = name === 'imap_unordered' ? '`imap`/`map`' : '`executor.map` (or keep the submitted futures in a list)';
+    ctx.report({
+      node: call.node,
+      range: callRange(call),
+      outcomes: always(
+        'warning',
+        `\`${name}\` hands out results in the order the workers finish, which depends on timing, so what is built from them here (lists, running sums of floats, rollout buffers) comes out in a different order, and sums round differently, on every run; use ${replacement}, which keep the input order, or sort by a stable key before use.`,
+      ),
+    });
+  },
+  docs: `
+\`concurrent.futures.as_completed\`, \`asyncio.as_completed\` and \`multiprocessing.Pool.imap_unordered\`
+(also \`ThreadPool\`, \`torch.multiprocessing\` pools) exist to hand results over as soon as each is
+ready. That order is a property of the run: load, caching, scheduling. It is fine for progress
+bars and error checks, and a hazard when it reaches the numbers:
+
+- a list of samples, rollouts or shards built in completion order feeds the model in a different
+  order on every run;
+- a float accumulated in completion order (\`total += f.result()\`) is rounded differently, since
+  floating-point addition is not associative;
+- taking "the first result to finish" picks a different one each time.
+
+Megatron-LM's determinism catalogue lists the same issue for inference data-parallel scheduling and
+RL rollout collection, with sorting by a stable key as the fix.
+
+Reported when the results are looped over by a loop that appends, accumulates (\`+=\`), yields, or
+stops early; turned into a list or comprehension that is kept; or summed. Not reported: loops that
+only log or re-raise, results stored under a key (\`out[futures[f]] = f.result()\`), lists sorted
+afterwards, and \`sorted(...)\`, \`set(...)\` or \`len(...)\` of the results. Draining a queue filled by
+several producers has the same problem but no call that marks it, so it is not checked.
+
+\`\`\`python
+for fut in as_completed(futures):
+    rollouts.append(fut.result())                 # BX308
+losses = list(pool.imap_unordered(score, batches))  # BX308
+results = list(executor.map(score, batches))      # fine: input order
+\`\`\`
+`,
+};
+export default rule;
