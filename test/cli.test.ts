@@ -111,7 +111,13 @@ describe('bitexact rule / rules', () => {
     const list = JSON.parse(runCli(['rules', '--format', 'json'], project).stdout);
     expect(list.length).toBeGreaterThan(3);
     expect(list[0]).toMatchObject({ id: 'BX001', name: 'unknown-suppression' });
-    expect(runCli(['rules'], project).stdout).toMatch(/^BX001 {2}unknown-suppression/);
+    const text = runCli(['rules'], project).stdout;
+    expect(text).toMatch(/^Suppressions, BX0xx \(2\)\n {2}BX001 {2}unknown-suppression/);
+    // Grouped by family, every family present, every rule listed once.
+    for (const family of ['PyTorch ops', 'Global PyTorch configuration', 'Seeds and data order', 'Custom kernels', 'Attention and fused-kernel', 'Distributed training']) {
+      expect(text).toContain(family);
+    }
+    expect(text.match(/^ {2}BX\d{3}/gm)!.length).toBe(list.length);
   });
 });
 

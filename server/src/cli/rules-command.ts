@@ -1,7 +1,18 @@
 // `bitexact rule ID` (one rule's page) and `bitexact rules` (the catalogue).
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Rule } from '../analysis/rules/rule.js';
+import type { Rule, RuleFamily } from '../analysis/rules/rule.js';
+
+/** Families in id order, as `bitexact rules` groups them. */
+const FAMILY_TITLES: Record<RuleFamily, string> = {
+  meta: 'Suppressions, BX0xx',
+  'torch-op': 'PyTorch ops, BX1xx',
+  config: 'Global PyTorch configuration, BX2xx',
+  'rng-data': 'Seeds and data order, BX3xx',
+  'custom-kernel': 'Custom kernels: Triton, CUDA and CuPy sources, BX4xx',
+  attention: 'Attention and fused-kernel libraries, BX5xx',
+  distributed: 'Distributed training and framework flags, BX6xx',
+};
 
 export function formatRulePage(rule: Rule): string {
   const facts = rule.facts.map((f) => {
@@ -32,7 +43,15 @@ export function formatRuleList(rules: readonly Rule[], json: boolean): string {
     return `${JSON.stringify(list, null, 2)}\n`;
   }
   const width = Math.max(...rules.map((r) => r.name.length));
-  return `${rules.map((r) => `${r.id}  ${r.name.padEnd(width)}  ${r.defaultSeverity.padEnd(7)}  ${r.summary}`).join('\n')}\n`;
+  const lines: string[] = [];
+  for (const [family, title] of Object.entries(FAMILY_TITLES) as Array<[RuleFamily, string]>) {
+    const members = rules.filter((r) => r.family === family);
+    if (members.length === 0) continue;
+    if (lines.length > 0) lines.push('');
+    lines.push(`${title} (${members.length})`);
+    for (const r of members) lines.push(`  ${r.id}  ${r.name.padEnd(width)}  ${r.defaultSeverity.padEnd(7)}  ${r.summary}`);
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 /** One markdown page per rule (the language server links diagnostics to them). */
