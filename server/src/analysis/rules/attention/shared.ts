@@ -3,49 +3,32 @@
 // scan for rules whose pattern is not tied to one callee.
 import type { Node } from 'web-tree-sitter';
 import type { CallSite } from '../../calls.js';
-import { literalValue, Literal, rangeOf } from '../../syntax.js';
+import { callArguments, literalValue, Literal, rangeOf } from '../../syntax.js';
 import type { Fix } from '../../types.js';
 import type { AssignmentSite, RuleContext } from '../rule.js';
+import { ENV_CALLS, envWriteOfAssignment as anyEnvWriteOfAssignment, envWritesOfCall as anyEnvWritesOfCall } from '../../env.js';
+
+export { ENV_CALLS };
 
 export { moduleValue, rootOf } from '../kernels/module-scope.js';
 
-export const ENV_CALLS = ['os.environ.setdefault', 'os.putenv', 'os.environ.update'];
 
-/** One `VARIABLE = value` write to the process environment. */
+/** One write of a given variable to the process environment, with a value. */
 export interface EnvWrite {
   value: Node;
   /** The statement or call to report on. */
   anchor: Node;
 }
 
-/** `os.environ["NAME"] = value` */
+/** `os.environ["NAME"] = value` for one NAME. */
 export function envWriteOfAssignment(site: AssignmentSite, ctx: RuleContext, name: string): EnvWrite | undefined {
-  if (site.node.type !== 'assignment' || site.left.type !== 'subscript') return undefined;
-  const object = site.left.childForFieldName('value');
-  const keys = site.left.childrenForFieldName('subscript');
-  if (!object || keys.length !== 1 || literalValue(keys[0]) !== name) return undefined;
-  if (ctx.scope.resolveExpression(object) !== 'os.environ') return undefined;
-  return { value: site.right, anchor: site.node };
+  const write = anyEnvWriteOfAssignment(site, ctx);
+  return write?.name === name && write.value ? { value: write.value, anchor: write.node } : undefined;
 }
 
 /** `os.environ.setdefault(NAME, v)`, `os.putenv(NAME, v)`, `os.environ.update({NAME: v})`, `update(NAME=v)`. */
 export function envWritesOfCall(call: CallSite, name: string): EnvWrite[] {
-  if (call.callee === 'os.environ.update') {
-    const writes: EnvWrite[] = [];
-    const [mapping] = call.args.positional;
-    if (mapping?.type === 'dictionary') {
-      for (const pair of mapping.namedChildren) {
-        const value = pair.type === 'pair' && literalValue(pair.childForFieldName('key')) === name ? pair.childForFieldName('value') : null;
-        if (value) writes.push({ value, anchor: call.node });
-      }
-    }
-    const keyword = call.args.keywords.get(name);
-    if (keyword) writes.push({ value: keyword, anchor: call.node });
-    return writes;
-  }
-  if (!ENV_CALLS.includes(call.callee)) return [];
-  const [key, value] = call.args.positional;
-  return key && value && literalValue(key) === name ? [{ value, anchor: call.node }] : [];
+  return anyEnvWritesOfCall(call).flatMap((w) => (w.name === name && w.value ? [{ value: w.value, anchor: w.node }] : []));
 }
 
 /** Every write of `name` to the environment anywhere in the file, with its literal value if any. */
@@ -63,15 +46,7 @@ export function envWritesInFile(root: Node, ctx: RuleContext, name: string): Arr
     const fn = node.childForFieldName('function');
     const callee = fn ? ctx.scope.resolveExpression(fn) : undefined;
     if (!callee || !ENV_CALLS.includes(callee)) continue;
-    const list = node.childForFieldName('arguments');
-    const positional = list?.namedChildren.filter((c) => c.type !== 'keyword_argument' && c.type !== 'comment') ?? [];
-    const keywords = new Map<string, Node>();
-    for (const c of list?.namedChildren ?? []) {
-      const k = c.type === 'keyword_argument' ? c.childForFieldName('name')?.text : undefined;
-      const v = c.childForFieldName('value');
-      if (k && v) keywords.set(k, v);
-    }
-    const site: CallSite = { node, callee, anchor: { start: node, end: node }, args: { positional, keywords, hasSplat: false } };
+    const site: CallSite = { node, callee, anchor: { start: node, end: node }, args: callArguments(node) };
     for (const write of envWritesOfCall(site, name)) values.push(literalValue(write.value));
   }
   return values;

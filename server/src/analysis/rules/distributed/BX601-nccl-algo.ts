@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { literalValue } from '../../syntax.js';
 import { always, Rule, RuleContext } from '../rule.js';
-import { ENV_CALLS, envHooks, EnvWrite } from './env-shared.js';
+import { ENV_CALLS, envHooks, EnvWrite } from '../../env.js';
 
 const VARIABLE = 'NCCL_ALGO';
 /** Megatron-LM's ACCEPTED_NCCL_ALGO_TOKENS (megatron/training/determinism.py). */

@@ -3,7 +3,7 @@ import { callArguments, literalValue, rangeOf } from '../../syntax.js';
 import { inRange } from '../../version.js';
 import { always, Rule, RuleContext } from '../rule.js';
 import { methodName, ownDescendants, resolvedCallee, scopeOf } from '../seeds/shared.js';
-import { ENV_CALLS, envHooks, EnvWrite } from './env-shared.js';
+import { ENV_CALLS, envHooks, EnvWrite } from '../../env.js';
 
 type Event = 'distributed' | 'cuda' | 'te';
 

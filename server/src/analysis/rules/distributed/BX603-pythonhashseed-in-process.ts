@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { always, Rule, RuleContext } from '../rule.js';
 import { literalThroughName, resolvedCallee, rootOf } from '../seeds/shared.js';
-import { ENV_CALLS, envHooks, EnvWrite } from './env-shared.js';
+import { ENV_CALLS, envHooks, EnvWrite } from '../../env.js';
 
 const VARIABLE = 'PYTHONHASHSEED';
 

@@ -1,11 +1,11 @@
-// Writes to the process environment, in the forms BX206 also understands:
+// Writes to the process environment from Python, shared by every rule about environment variables:
 //   os.environ["NAME"] = value        os.environ.setdefault("NAME", value)
 //   os.putenv("NAME", value)          os.environ.update({"NAME": value}) / update(NAME=value)
 // `from os import environ` and `import os as _os` resolve through the imports.
 import type { Node } from 'web-tree-sitter';
-import type { CallSite } from '../../calls.js';
-import { literalValue } from '../../syntax.js';
-import type { AssignmentSite, RuleContext } from '../rule.js';
+import type { CallSite } from './calls.js';
+import { literalValue } from './syntax.js';
+import type { AssignmentSite, RuleContext } from './rules/rule.js';
 
 export const ENV_CALLS = ['os.environ.setdefault', 'os.putenv', 'os.environ.update'];
 
