@@ -35,7 +35,7 @@ describe('package.json contributes', () => {
 describe('npm run package', () => {
   it('makes a .vsix under 2 MB with both bundles, both wasm files, the rule pages and the grammar', () => {
     const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-vsix-')), 'bitexact.vsix');
-    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--out', out], {
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--readme-path', 'client/README.md', '--out', out], {
       cwd: ROOT,
       stdio: 'pipe',
     });

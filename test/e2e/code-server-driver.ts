@@ -79,7 +79,7 @@ export async function packageVsix(root: string, outDir: string): Promise<string>
   let failure = '';
   for (let attempt = 1; attempt <= 3; attempt++) {
     fs.rmSync(out, { force: true });
-    const r = spawnSync(process.execPath, [path.join(root, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--out', out], {
+    const r = spawnSync(process.execPath, [path.join(root, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--readme-path', 'client/README.md', '--out', out], {
       cwd: root,
       encoding: 'utf8',
       timeout: 120_000,
