@@ -307,10 +307,13 @@ export function loopDependsOnOrder(loop: Node, indexed: boolean, keyedIsOrderFre
     const name = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
     if (name && ['append', 'extend', 'insert', 'appendleft', 'put', 'put_nowait', 'write', 'add_sample'].includes(name)) return true;
   }
-  if (!keyedIsOrderFree) {
-    for (const assignment of within('assignment')) {
-      if (assignment.childForFieldName('left')?.type === 'subscript') return true;
-    }
+  for (const assignment of within('assignment')) {
+    const left = assignment.childForFieldName('left');
+    if (!keyedIsOrderFree && left?.type === 'subscript') return true;
+    // A running value rebuilt from itself (`acc = acc + x`, `grad = [g + p for g, p in zip(grad, part)]`)
+    // folds the items in loop order, like `+=`.
+    const right = assignment.childForFieldName('right');
+    if (left?.type === 'identifier' && right && new RegExp(`(?<![\\w.])${left.text}(?!\\w)`).test(right.text)) return true;
   }
   return false;
 }
