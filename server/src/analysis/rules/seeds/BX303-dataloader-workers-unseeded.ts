@@ -45,7 +45,7 @@ const rule: Rule = {
   defaultSeverity: 'warning',
   summary: 'A `DataLoader` with worker processes has neither `generator=` nor `worker_init_fn=`, so worker seeds follow the global RNG.',
   facts: [
-    { torch: '', source: 'docs', text: 'each worker seeds random and torch with base_seed + worker_id, and (since PyTorch 1.9) NumPy\'s global generator from the same base seed; base_seed is drawn from the loader\'s generator, or the global torch generator when none is given, every time an iterator is created' },
+    { torch: '', source: 'docs', text: 'each worker seeds random and torch with base_seed + worker_id, and (since PyTorch 1.9) NumPy\'s global generator from the same base seed; base_seed is drawn from the loader\'s generator, or the global torch generator when none is given, whenever the workers are started' },
   ],
   triggers: ['DataLoader'],
   calls: DATALOADERS,
@@ -59,7 +59,7 @@ const rule: Rule = {
     const file = fileFacts(rootOf(call.node), ctx);
     if (file.lightningWorkers) return;
     const shared =
-      "each worker's `random`, NumPy and torch seeds come from a base seed the loader draws from torch's global generator at every `iter(loader)`, so they change whenever that generator is unseeded or has been used a different number of times before (a resumed run, an extra evaluation pass)";
+      "each worker's `random`, NumPy and torch seeds come from a base seed the loader draws from torch's global generator whenever it starts its workers, so they change whenever that generator is unseeded or has been used a different number of times before (a resumed run, an extra evaluation pass)";
     const fix = 'pass `generator=g` with `g = torch.Generator(); g.manual_seed(seed)`, and `worker_init_fn=seed_worker` for generators PyTorch does not reseed';
     const outcomes = file.draw
       ? always('warning', `The augmentations drawn with \`${file.draw}\` in this file run in these worker processes, and ${shared}; ${fix}.`)
@@ -69,8 +69,9 @@ const rule: Rule = {
   docs: `
 With \`num_workers > 0\`, each worker process seeds \`random\` and torch with
 \`base_seed + worker_id\` and, since PyTorch 1.9, NumPy's global generator from the same base seed.
-\`base_seed\` itself is drawn, every time an iterator over the loader starts (every epoch), from the
-loader's \`generator\` or, when there is none, from torch's **global** generator. So the random crops,
+\`base_seed\` itself is drawn whenever the loader starts its workers (every epoch, unless
+\`persistent_workers=True\` keeps them alive) from the loader's \`generator\` or, when there is none,
+from torch's **global** generator. So the random crops,
 flips and noise the workers draw are reproducible only if the global generator was seeded and
 consumed exactly the same number of times before each epoch: a resumed run, an evaluation pass
 that draws, or one more parameter initialisation changes them all.

@@ -227,18 +227,22 @@ mapping and evaluated with another silently scores nonsense; an embedding table 
 vocabulary cannot be reloaded.
 
 Reported where the iteration order is consumed: a \`for\` loop that collects, numbers, or stops at
-the first element; a comprehension, \`list()\`, \`tuple()\`, \`enumerate()\`, \`zip()\`, \`"".join()\`,
-\`sum()\`; a list built from the set and stored. Also followed through a name
+the first element; a list, tuple or comprehension built from the set and stored or returned;
+\`enumerate()\`, \`zip()\`, \`"".join()\`, \`[*s]\`, \`sum()\`. Also followed through a name
 (\`vocab = set(words)\`, then \`for w in vocab\`). Not reported: membership tests, \`len\`, set
-algebra, \`sorted(...)\`, and loops that only print or check.
+algebra, \`sorted(...)\`, loops that only print or check, dicts keyed by the elements
+(\`{w: f(w) for w in s}\`, looked up rather than iterated), and sets that only end up in a message
+(exceptions, assertions, log calls, f-strings).
 
 - **warning** when the elements are known to be strings: string literals, \`str\` methods
-  (\`split\`, \`lower\`, \`strip\`...), \`re.findall\`, \`os.listdir\`, a comprehension producing
-  such values, or a parameter annotated \`str\` / \`list[str]\`. The quick-fix wraps the iterated
-  set in \`sorted(...)\`.
-- **info** when the element type is unknown (a name from elsewhere, a DataFrame column): a set of
-  integers iterates in a stable order, a set of strings does not. Names that merely sound textual
-  do not count as evidence.
+  (\`split\`, \`lower\`, \`strip\`...), \`re.findall\`, \`os.listdir\`, \`Path.name\`, a comprehension
+  producing such values, or a parameter annotated \`str\` / \`list[str]\`. The quick-fix wraps the
+  iterated set in \`sorted(...)\`.
+- **info** when the element type is unknown (a name from elsewhere, a DataFrame column), and only
+  for the clearest signs of building ids: positions (\`enumerate\`, \`zip\`) or a list, tuple or
+  comprehension stored from the set. A set of integers iterates in a stable order, a set of strings
+  (or of objects hashed by identity) does not. Names that merely sound textual do not count as
+  evidence.
 - nothing for sets of numbers (\`set(range(n))\`, integer literals).
 
 \`\`\`python
