@@ -13,7 +13,8 @@ import { ReportRun, reportJson, reportText } from '../runs/report.js';
 
 const PAIR_USAGE = `Usage: bitexact pair [options] -- COMMAND [ARG...]
 
-Runs COMMAND several times, one run after another, and compares the metrics each run logged.
+Runs COMMAND several times, one run after another (or all at once with --parallel), and compares
+the metrics each run logged.
 
 Options:
   --runs N             how many runs (default 2)
@@ -21,6 +22,8 @@ Options:
   --env-b KEY=VALUE    set a variable for run B only (runs 2, 4, …; repeatable)
   --preset det         deterministic settings: cuBLAS/NCCL/TE/flash-attn variables and
                        torch.use_deterministic_algorithms(True) when torch is imported
+  --parallel           start every run at once (each still in its own process group; a timeout
+                       or Ctrl-C stops them all)
   --timeout SECONDS    stop a run (its whole process group) after this long
   --out DIR            where run logs go (default .bitexact/runs); each pair gets DIR/<run-id>/
   --log-format F       read the output as ${LOG_FORMATS.join(', ')} (default: detect)
@@ -114,6 +117,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
         format: { type: 'string', default: 'text' },
         'require-bitwise': { type: 'boolean', default: false },
         tee: { type: 'boolean', default: false },
+        parallel: { type: 'boolean', default: false },
       },
     });
     if (positionals.length) throw new RunsUsageError(`unexpected '${positionals[0]}' before \`--\``);
@@ -137,6 +141,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
       format: checkFormat(values.format),
       requireBitwise: values['require-bitwise']!,
       tee: values.tee!,
+      parallel: values.parallel!,
     };
   } catch (error) {
     return usageFailure(error, PAIR_USAGE);
@@ -146,7 +151,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
   const controller = new AbortController();
   const onInterrupt = () => {
     if (controller.signal.aborted) process.exit(130);
-    process.stderr.write('\nbitexact: stopping the run (Ctrl-C again to quit at once)\n');
+    process.stderr.write(`\nbitexact: stopping the run${options.parallel ? 's' : ''} (Ctrl-C again to quit at once)\n`);
     controller.abort();
   };
   process.on('SIGINT', onInterrupt);
@@ -165,6 +170,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
       sitecustomizeDir: options.sitecustomizeDir,
       timeoutMs: options.timeoutMs,
       signal: controller.signal,
+      parallel: options.parallel,
       onRunStart: (k, log) => process.stderr.write(`bitexact: run ${k}/${options.runs} → ${displayPath(log)}\n`),
       ...(options.tee ? { onOutput: (_k: number, chunk: Buffer) => process.stderr.write(chunk) } : {}),
     });

@@ -45,6 +45,13 @@ export interface MetricComparison {
   intervalMean?: number;
   /** N > 2 runs: the most distinct values seen at one step. */
   maxDistinct?: number;
+  /**
+   * N ≥ 3 runs: the smallest atol (with rtol 0) and the smallest rtol (with atol 0) under which every
+   * run passes against run 1 at every common step; 0 when all agree; null when none can (a run lacks
+   * the metric, NaN/Inf in one run only, or for rtol a reference value of 0 where another run is not).
+   */
+  recommendedAtol?: number | null;
+  recommendedRtol?: number | null;
 }
 
 export interface Comparison {
@@ -156,14 +163,14 @@ function compareMetric(name: string, runs: readonly RunInput[]): MetricCompariso
     lastCommonStep: null,
     ...(first.intervalMean ? { intervalMean: first.intervalMean } : {}),
   };
-  if (series.length < 2) return result;
+  if (series.length < 2) return runs.length > 2 ? Object.assign(result, recommendedTolerance(result)) : result;
 
   const common = commonSteps(series);
   const lastCommon = common.length ? common[common.length - 1]! : null;
   result.steps = common.length;
   result.lastCommonStep = lastCommon;
   result.partial = series.some((s) => s.steps.length > 0 && (lastCommon === null || s.steps[s.steps.length - 1]! > lastCommon));
-  if (common.length === 0) return result;
+  if (common.length === 0) return runs.length > 2 ? Object.assign(result, recommendedTolerance(result)) : result;
 
   const columns = series.map((s) => valuesAt(s, common));
   const ref = columns[0]!;
@@ -213,7 +220,14 @@ function compareMetric(name: string, runs: readonly RunInput[]): MetricCompariso
     }
   }
   if (columns.length > 2) result.maxDistinct = maxDistinct;
+  if (runs.length > 2) Object.assign(result, recommendedTolerance(result));
   return result;
+}
+
+function recommendedTolerance(m: MetricComparison): { recommendedAtol: number | null; recommendedRtol: number | null } {
+  if (m.missingIn.length > 0 || m.steps === 0 || m.nonFiniteMismatches > 0) return { recommendedAtol: null, recommendedRtol: null };
+  if (m.firstDivergentStep === null) return { recommendedAtol: 0, recommendedRtol: 0 };
+  return { recommendedAtol: m.maxAbs, recommendedRtol: m.maxRel };
 }
 
 /** NaN equals NaN at the same step (as in Megatron's NaN-aware check); +0 and -0 differ in bits. */

@@ -1,12 +1,15 @@
-// Runs the user's command N times, one after another, and keeps everything on disk first:
+// Runs the user's command N times, one after another or all at once (--parallel), and keeps
+// everything on disk first:
 //   DIR/<run-id>/run-<k>.log   stdout and stderr as they arrive, merged line by line
-//   DIR/<run-id>/meta.json     command, environment difference, cwd, git state, times, exit status
+//   DIR/<run-id>/meta.json     command, environment difference, cwd, git state, Python/torch versions,
+//                              times, exit status
 // Each run gets its own process group (spawn detached), so a timeout or a cancel stops the launcher
 // and everything it started (torchrun workers, data-loader processes) with one kill(-pgid).
 import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { InterpreterVersions, probeVersions } from './versions.js';
 
 export interface RunSpec {
   argv: string[];
@@ -251,6 +254,10 @@ export interface PairSpec {
   /** Each run's output as it arrives, after it is on disk (for --tee and live views). */
   onOutput?: (k: number, chunk: Buffer) => void;
   onRunEnd?: (k: number, record: RunRecord) => void;
+  /** Start every run at once instead of one after another. */
+  parallel?: boolean;
+  /** Limit for asking the interpreter its versions (default 10 s). */
+  versionTimeoutMs?: number;
 }
 
 export interface PairResult {
@@ -258,9 +265,16 @@ export interface PairResult {
   dir: string;
   records: RunRecord[];
   envDiffs: Record<string, string | null>[];
+  /** What the command's Python interpreter reported; null when the command is not a Python one. */
+  versions: InterpreterVersions | null;
 }
 
-/** Runs the command `runs` times in sequence; stops launching new runs once cancelled. */
+/**
+ * Runs the command `runs` times: in sequence (stops launching new runs once cancelled, or after a log
+ * could not be written), or with `parallel` all at once, each run still in its own process group with
+ * its own log, so a timeout or a cancel stops every group. Before the first run, a Python command's
+ * interpreter is asked for the Python and torch versions (meta.json `versions`); that never fails the pair.
+ */
 export async function runPair(spec: PairSpec): Promise<PairResult> {
   const parent = spec.parentEnv ?? process.env;
   const id = newRunId(spec.argv);
@@ -273,6 +287,8 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
     cwd: spec.cwd,
     git: gitState(spec.cwd),
     preset: spec.preset ?? null,
+    parallel: spec.parallel === true,
+    versions: null as InterpreterVersions | null,
     runs: [] as Record<string, unknown>[],
   };
   const writeMeta = () => {
@@ -280,19 +296,25 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
     fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(meta, null, 2)}\n`);
     fs.renameSync(`${file}.tmp`, file);
   };
+  writeMeta();
+  // Asked before any run starts, so a slow `import torch` never competes with a run being timed.
+  meta.versions = await probeVersions(spec.argv, { cwd: spec.cwd, env: runEnvironment(parent, spec, 1), timeoutMs: spec.versionTimeoutMs, signal: spec.signal });
+  writeMeta();
+
   const records: RunRecord[] = [];
   const envDiffs: Record<string, string | null>[] = [];
-  for (let k = 1; k <= spec.runs; k++) {
-    if (spec.signal?.aborted) break;
+  const launch = (k: number): Promise<RunRecord> => {
     const env = runEnvironment(parent, spec, k);
     const envDiff = environmentDifference(parent, env);
     const logPath = path.join(dir, `run-${k}.log`);
     const entry: Record<string, unknown> = { run: k, log: `run-${k}.log`, env: envDiff, status: 'running', start: new Date().toISOString() };
     meta.runs.push(entry);
+    meta.runs.sort((a, b) => (a['run'] as number) - (b['run'] as number));
+    envDiffs[k - 1] = envDiff;
     writeMeta();
     spec.onRunStart?.(k, logPath);
     const onOutput = spec.onOutput;
-    const record = await launchRun({
+    return launchRun({
       argv: spec.argv,
       cwd: spec.cwd,
       env,
@@ -300,22 +322,31 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
       timeoutMs: spec.timeoutMs,
       signal: spec.signal,
       ...(onOutput ? { onOutput: (chunk: Buffer) => onOutput(k, chunk) } : {}),
+    }).then((record) => {
+      Object.assign(entry, {
+        status: record.spawnError ? 'not started' : record.timedOut ? 'timed out' : record.cancelled ? 'cancelled' : 'ended',
+        start: record.start,
+        end: record.end,
+        wallTime: record.wallTime,
+        exitCode: record.exitCode,
+        signal: record.signal,
+        ...(record.spawnError ? { spawnError: record.spawnError } : {}),
+        ...(record.logError ? { logError: record.logError } : {}),
+      });
+      writeMeta();
+      records[k - 1] = record;
+      spec.onRunEnd?.(k, record);
+      return record;
     });
-    Object.assign(entry, {
-      status: record.spawnError ? 'not started' : record.timedOut ? 'timed out' : record.cancelled ? 'cancelled' : 'ended',
-      start: record.start,
-      end: record.end,
-      wallTime: record.wallTime,
-      exitCode: record.exitCode,
-      signal: record.signal,
-      ...(record.spawnError ? { spawnError: record.spawnError } : {}),
-      ...(record.logError ? { logError: record.logError } : {}),
-    });
-    writeMeta();
-    records.push(record);
-    envDiffs.push(envDiff);
-    spec.onRunEnd?.(k, record);
-    if (record.logError) break; // the next run's log would fail the same way
+  };
+  if (spec.parallel) {
+    if (!spec.signal?.aborted) await Promise.all(Array.from({ length: spec.runs }, (_, i) => launch(i + 1)));
+  } else {
+    for (let k = 1; k <= spec.runs; k++) {
+      if (spec.signal?.aborted) break;
+      const record = await launch(k);
+      if (record.logError) break; // the next run's log would fail the same way
+    }
   }
-  return { id, dir, records, envDiffs };
+  return { id, dir, records: records.filter(Boolean), envDiffs: envDiffs.filter(Boolean), versions: meta.versions };
 }

@@ -63,6 +63,8 @@ export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, run
       lastCommonStep: m.lastCommonStep,
       ...(m.intervalMean ? { intervalMean: m.intervalMean } : {}),
       ...(m.maxDistinct !== undefined ? { maxDistinct: m.maxDistinct } : {}),
+      ...(m.recommendedAtol !== undefined ? { recommendedAtol: finiteOrNull(m.recommendedAtol) } : {}),
+      ...(m.recommendedRtol !== undefined ? { recommendedRtol: finiteOrNull(m.recommendedRtol) } : {}),
     })),
     firstDivergence: comparison.firstDivergence,
     order: comparison.order,
@@ -122,8 +124,11 @@ export function reportText(comparison: Comparison, runs: readonly ReportRun[], e
   if (timing.length) lines.push(`  timing, never counted: ${timing.map((m) => `${m.name} (${m.verdict})`).join(', ')}`);
   lines.push('');
   if (comparison.reading) lines.push(comparison.reading);
-  const tolerances = ordered.filter((m) => m.verdict === 'differs').slice(0, 3).map(toleranceText);
-  if (tolerances.length) lines.push(`Smallest tolerance that passes: ${tolerances.join('; ')}.`);
+  if (manyRuns) lines.push(...recommendedText(ordered, comparison.runs.length));
+  else {
+    const tolerances = ordered.filter((m) => m.verdict === 'differs').slice(0, 3).map(toleranceText);
+    if (tolerances.length) lines.push(`Smallest tolerance that passes: ${tolerances.join('; ')}.`);
+  }
   const printed = counted.filter((m) => m.verdict === 'print-precision');
   if (printed.length && counted.every((m) => m.verdict === 'print-precision' || m.verdict === 'bitwise')) {
     lines.push('Rounded prints can hide differences in the last bits; log full-precision values (JSONL, tfevents) to prove bitwise identity.');
@@ -185,6 +190,23 @@ function stepWord(kind: string): string {
 
 function verdictRank(m: MetricComparison): number {
   return { differs: 0, missing: 1, 'print-precision': 2, bitwise: 3 }[m.verdict];
+}
+
+/** N ≥ 3 runs: per counted metric, the tolerance under which every run passes against run 1. */
+function recommendedText(ordered: MetricComparison[], runCount: number): string[] {
+  const withTolerance = ordered.filter((m) => m.recommendedAtol !== undefined);
+  const differing = withTolerance.filter((m) => m.verdict === 'differs');
+  if (differing.length === 0) return [];
+  const shown = differing.slice(0, TABLE_ROWS).map((m) => {
+    if (m.recommendedAtol === null && m.recommendedRtol === null) return `${m.name} none (${m.missingIn.length ? 'not logged by every run' : 'NaN/Inf in one run only'})`;
+    const rtol = m.recommendedRtol === null ? 'no rtol (a reference value is 0)' : `rtol=${num(m.recommendedRtol ?? null)}`;
+    return `${m.name} atol=${num(m.recommendedAtol ?? null)} or ${rtol}`;
+  });
+  const more = differing.length > shown.length ? `; … ${differing.length - shown.length} more in --format json` : '';
+  const agreeing = withTolerance.filter((m) => m.verdict !== 'differs' && m.recommendedAtol === 0);
+  const names = agreeing.length <= 3 ? agreeing.map((m) => m.name).join(', ') : countOf(agreeing.length, 'other metric');
+  const exact = agreeing.length ? `; 0 for ${names}, which agree` : '';
+  return [`Recommended tolerance (every one of the ${runCount} runs passes against run 1 at every step): ${shown.join('; ')}${more}${exact}.`];
 }
 
 function toleranceText(m: MetricComparison): string {

@@ -1,0 +1,144 @@
+// `bitexact pair --parallel` (every run at once, each in its own process group) and the Python/torch
+// versions recorded in meta.json, with real python3 processes.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { runPair } from '../../server/src/runs/launch.js';
+import { isPythonInterpreter, probeVersions } from '../../server/src/runs/versions.js';
+import { ROOT } from '../support/checker.js';
+import { runCli } from '../support/cli.js';
+
+const FIXTURES = path.join(ROOT, 'test/fixtures/runs');
+const SLEEP_1S = 'import json, time\ntime.sleep(1)\nprint(json.dumps({"step": 1, "loss": 0.25}))';
+let out: string;
+
+beforeEach(() => {
+  out = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-parallel-'));
+});
+
+function metaOf(dir: string) {
+  return JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8'));
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim();
+  return stat !== '' && !stat.startsWith('Z');
+}
+
+async function waitFor(test: () => boolean, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; !test() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 25));
+}
+
+const torchImportable = spawnSync('python3', ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
+
+describe('bitexact pair --parallel', () => {
+  it('runs two 1-second python3 runs at once: the pair takes less than 1.8 s', async () => {
+    const started = performance.now();
+    const pair = await runPair({ argv: ['python3', '-c', SLEEP_1S], cwd: out, runs: 2, outDir: out, parallel: true });
+    const wall = (performance.now() - started) / 1000;
+    expect(wall).toBeLessThan(1.8);
+    expect(pair.records.map((r) => r.exitCode)).toEqual([0, 0]);
+    for (const r of pair.records) expect(r.wallTime).toBeGreaterThanOrEqual(0.9);
+    // Both ran side by side: each started before the other ended.
+    const [a, b] = pair.records.map((r) => [Date.parse(r.start), Date.parse(r.end)] as const);
+    expect(a![0]).toBeLessThan(b![1]);
+    expect(b![0]).toBeLessThan(a![1]);
+    const meta = metaOf(pair.dir);
+    expect(meta.parallel).toBe(true);
+    expect(meta.runs.map((r: { run: number; status: string; log: string }) => [r.run, r.status, r.log])).toEqual([[1, 'ended', 'run-1.log'], [2, 'ended', 'run-2.log']]);
+    for (const k of [1, 2]) expect(fs.readFileSync(path.join(pair.dir, `run-${k}.log`), 'utf8')).toBe('{"step": 1, "loss": 0.25}\n');
+  });
+
+  it('runs sequentially without --parallel (the same two runs take 2 s or more)', async () => {
+    const started = performance.now();
+    const pair = await runPair({ argv: ['python3', '-c', SLEEP_1S], cwd: out, runs: 2, outDir: out });
+    expect((performance.now() - started) / 1000).toBeGreaterThanOrEqual(2);
+    expect(Date.parse(pair.records[1]!.start)).toBeGreaterThanOrEqual(Date.parse(pair.records[0]!.end));
+    expect(metaOf(pair.dir).parallel).toBe(false);
+  });
+
+  it('kills every run\'s process group on timeout, from the CLI, and still compares what was logged', () => {
+    const pidFile = path.join(out, 'pids.txt');
+    const started = Date.now();
+    const result = runCli(['pair', '--parallel', '--runs', '3', '--timeout', '1', '--env', `PID_FILE=${pidFile}`, '--format', 'json', '--out', path.join(out, 'runs'), '--', 'python3', path.join(FIXTURES, 'spawn_and_sleep.py')], ROOT);
+    // Three 1-second timeouts side by side, not one after another (plus the kill grace and start-up).
+    expect(Date.now() - started).toBeLessThan(8_000);
+    expect(result.status).toBe(1);
+    const report = JSON.parse(result.stdout) as { partial: boolean; runs: { timedOut?: boolean }[]; metrics: { name: string; verdict: string; steps: number }[] };
+    expect(report.runs.map((r) => r.timedOut)).toEqual([true, true, true]);
+    expect(report.partial).toBe(true);
+    expect(report.metrics.find((m) => m.name === 'loss')).toMatchObject({ verdict: 'bitwise', steps: 3 });
+    const pids = fs.readFileSync(pidFile, 'utf8').trim().split('\n').map(Number);
+    expect(pids.length).toBe(3);
+    for (const pid of pids) expect(isRunning(pid)).toBe(false);
+    expect(result.stderr).toMatch(/run 1\/3 →[\s\S]*run 2\/3 →[\s\S]*run 3\/3 →/);
+  });
+
+  it('cancels every running run (and its children) through the AbortSignal', async () => {
+    const pidFile = path.join(out, 'pids.txt');
+    const controller = new AbortController();
+    const started = performance.now();
+    const pending = runPair({ argv: ['python3', path.join(FIXTURES, 'spawn_and_sleep.py')], cwd: out, runs: 2, outDir: path.join(out, 'runs'), parallel: true, env: { PID_FILE: pidFile }, signal: controller.signal });
+    await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').trim().split('\n').length === 2);
+    controller.abort();
+    const pair = await pending;
+    expect((performance.now() - started) / 1000).toBeLessThan(15);
+    expect(pair.records.map((r) => [r.cancelled, r.signal])).toEqual([[true, 'SIGTERM'], [true, 'SIGTERM']]);
+    expect(metaOf(pair.dir).runs.map((r: { status: string }) => r.status)).toEqual(['cancelled', 'cancelled']);
+    for (const pid of fs.readFileSync(pidFile, 'utf8').trim().split('\n').map(Number)) expect(isRunning(pid)).toBe(false);
+  });
+});
+
+describe('Python and torch versions in meta.json', () => {
+  it('records the versions of the command\'s python3 (torch null when it is not importable)', () => {
+    const result = runCli(['pair', '--parallel', '--out', out, '--', 'python3', '-c', 'print(\'{"step": 1, "loss": 1.5}\')'], ROOT);
+    expect(result.status).toBe(0);
+    const [id] = fs.readdirSync(out);
+    const meta = metaOf(path.join(out, id!));
+    const python = spawnSync('python3', ['-c', 'import sys; print(sys.version.split()[0])'], { encoding: 'utf8' }).stdout.trim();
+    expect(meta.versions).toMatchObject({ interpreter: 'python3', python });
+    expect(meta.versions.python).toMatch(/^3\.\d+\.\d+/);
+    if (!torchImportable) expect(meta.versions.torch).toBeNull();
+    expect(meta.versions.error).toBeUndefined();
+  });
+
+  it('knows a Python interpreter by its name or the end of its path', () => {
+    for (const yes of ['python', 'python3', '/usr/bin/python3', '.venv/bin/python', 'C:\\Python\\python.exe']) expect(isPythonInterpreter(yes)).toBe(true);
+    for (const no of ['sh', 'torchrun', 'python3-config', '/opt/python3/bin/node', 'mypython', '']) expect(isPythonInterpreter(no)).toBe(false);
+  });
+
+  it('records null for a command that is not a Python interpreter', async () => {
+    const pair = await runPair({ argv: ['sh', '-c', 'echo \'{"step": 1, "x": 1}\''], cwd: out, runs: 2, outDir: out });
+    expect(metaOf(pair.dir).versions).toBeNull();
+    expect(pair.records.map((r) => r.exitCode)).toEqual([0, 0]);
+  });
+
+  it('never fails the pair: an interpreter that hangs or errors leaves the error text instead', async () => {
+    const bin = path.join(out, 'bin');
+    fs.mkdirSync(bin);
+    const hangs = path.join(bin, 'python3');
+    // A "python3" whose -c probe sleeps (with a child holding the pipe), but which runs the job fine.
+    fs.writeFileSync(hangs, '#!/bin/sh\nif [ "$1" = "-c" ]; then sleep 30 & sleep 30; fi\necho \'{"step": 1, "loss": 2}\'\n', { mode: 0o755 });
+    const started = performance.now();
+    const pair = await runPair({ argv: [hangs, 'train.py'], cwd: out, runs: 2, outDir: path.join(out, 'runs'), versionTimeoutMs: 500 });
+    expect((performance.now() - started) / 1000).toBeLessThan(5);
+    expect(metaOf(pair.dir).versions).toEqual({ interpreter: hangs, python: null, torch: null, error: 'no answer within 0.5 s' });
+    expect(pair.records.map((r) => r.exitCode)).toEqual([0, 0]);
+
+    const fails = path.join(bin, 'python');
+    fs.writeFileSync(fails, '#!/bin/sh\nif [ "$1" = "-c" ]; then echo "ImportError: no sys today" >&2; exit 3; fi\necho \'{"step": 1, "loss": 2}\'\n', { mode: 0o755 });
+    const second = await runPair({ argv: [fails], cwd: out, runs: 2, outDir: path.join(out, 'runs') });
+    expect(metaOf(second.dir).versions).toEqual({ interpreter: fails, python: null, torch: null, error: `${fails} -c gave no versions (exit 3): ImportError: no sys today` });
+    expect(second.records.map((r) => r.exitCode)).toEqual([0, 0]);
+
+    const missing = await probeVersions([path.join(bin, 'nowhere', 'python3')], { cwd: out, env: process.env });
+    expect(missing?.error).toMatch(/ENOENT/);
+  });
+});
