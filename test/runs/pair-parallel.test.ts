@@ -9,6 +9,7 @@ import { runPair } from '../../server/src/runs/launch.js';
 import { isPythonInterpreter, probeVersions } from '../../server/src/runs/versions.js';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
+import { isRunning } from '../support/processes.js';
 
 const FIXTURES = path.join(ROOT, 'test/fixtures/runs');
 const SLEEP_1S = 'import json, time\ntime.sleep(1)\nprint(json.dumps({"step": 1, "loss": 0.25}))';
@@ -22,15 +23,6 @@ function metaOf(dir: string) {
   return JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8'));
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  const stat = spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim();
-  return stat !== '' && !stat.startsWith('Z');
-}
 
 async function waitFor(test: () => boolean, ms = 10_000): Promise<void> {
   for (const end = Date.now() + ms; !test() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 25));

@@ -1,6 +1,6 @@
 // `bitexact pair` as a user runs it: the built CLI, real python3 processes, logs on disk, process
 // groups killed on timeout, crashed runs, the det preset; plus the launcher's own building blocks.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,6 +8,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { DET_PRESET_ENV, environmentDifference, launchRun, runEnvironment, safeRunId } from '../../server/src/runs/launch.js';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
+import { isRunning } from '../support/processes.js';
 
 const TOYS = path.join(ROOT, 'examples/toy_runs');
 const FIXTURES = path.join(ROOT, 'test/fixtures/runs');
@@ -149,16 +150,6 @@ describe('bitexact pair on the toy trainers', () => {
   });
 });
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // A zombie waiting for a reaper is dead for our purposes.
-  const stat = spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim();
-  return stat !== '' && !stat.startsWith('Z');
-}
 
 describe('the launcher', () => {
   it('makes run ids that are one safe path segment', () => {
