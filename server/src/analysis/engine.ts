@@ -38,9 +38,10 @@ export interface FileAnalysis {
   syntaxErrors: Range[];
 }
 
-const COLLECTED = ['call', 'assignment', 'augmented_assignment', 'import_statement', 'import_from_statement', 'comment'];
-/** Query patterns by capture name; `matmul` is the `@` operator, dispatched as `operator.matmul`. */
-const PATTERNS = [...COLLECTED.map((type) => `(${type}) @${type}`), '(binary_operator operator: "@") @matmul'];
+const COLLECTED = ['call', 'assignment', 'augmented_assignment', 'import_statement', 'import_from_statement', 'comment', 'matmul'];
+/** Query pattern by capture name; `matmul` is the `@` operator, dispatched as `operator.matmul`. */
+const PATTERN: Record<string, string> = Object.fromEntries(COLLECTED.map((type) => [type, `(${type}) @${type}`]));
+PATTERN['matmul'] = '(binary_operator operator: "@") @matmul';
 const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [] };
 
 export class Analyzer {
@@ -49,8 +50,12 @@ export class Analyzer {
   /** Whole-word triggers in one regex (a `put` trigger must not fire on every `input`), plus the rest. */
   private readonly wordTriggers: RegExp;
   private readonly otherTriggers: string[];
-  /** Captures every node type the rules need in one pass inside wasm, far cheaper than a JS walk. */
-  private readonly collector: Query;
+  /**
+   * Capture queries (one pass inside wasm, far cheaper than a JS walk), by which optional captures they
+   * include: comments only matter in files with a suppression, `@` and `x[i] += v` only when a rule
+   * wants them.
+   */
+  private readonly collectors = new Map<string, Query>();
 
   constructor(
     private readonly parser: PythonParser,
@@ -64,7 +69,13 @@ export class Analyzer {
     this.wordTriggers = new RegExp(`\\b(?:${words.join('|')})\\b`);
     this.allWords = new RegExp(`\\b(?:${words.join('|')})\\b`, 'g');
     this.otherTriggers = triggers.filter((t) => !/^\w+$/.test(t));
-    this.collector = parser.query(PATTERNS.join(' '));
+  }
+
+  private collector(types: string[]): Query {
+    const key = types.join(',');
+    let query = this.collectors.get(key);
+    if (!query) this.collectors.set(key, (query = this.parser.query(types.map((t) => PATTERN[t]).join(' '))));
+    return query;
   }
 
   /** The rules that can match this text, indexed for dispatch (one regex pass over the text). */
@@ -101,7 +112,14 @@ export class Analyzer {
   }
 
   analyzeTree(tree: Tree, text: string, options: AnalysisOptions): FileAnalysis {
-    const nodes = collect(this.collector, tree);
+    const { byCallee, assignmentRules } = this.activeRules(text);
+    const optional: Record<string, boolean> = {
+      comment: text.includes('bitexact'),
+      matmul: byCallee.has('operator.matmul'),
+      augmented_assignment: assignmentRules.length > 0,
+    };
+    const wanted = COLLECTED.filter((type) => optional[type] ?? true);
+    const nodes = collect(this.collector(wanted), tree);
     const scope = new ImportScope();
     for (const node of nodes.get('import_statement') ?? []) scope.addImport(node);
     for (const node of nodes.get('import_from_statement') ?? []) scope.addImport(node);
@@ -125,10 +143,9 @@ export class Analyzer {
       report: (hit: Hit) => candidates.push(toCandidate(current!, hit, guards)),
     };
     const modeSettings: ModeSetting[] = [];
-    const { byCallee, assignmentRules } = this.activeRules(text);
-    const wanted = (callee: string) => byCallee.has(callee) || MODE_SWITCHES.has(callee);
+    const wantedCallee = (callee: string) => byCallee.has(callee) || MODE_SWITCHES.has(callee);
     const operatorCalls = byCallee.has('operator.matmul') ? (nodes.get('matmul') ?? []).map(matmulOperatorCall) : [];
-    for (const call of [...(nodes.get('call') ?? []).map((node) => resolveCall(node, scope, wanted)), ...operatorCalls]) {
+    for (const call of [...(nodes.get('call') ?? []).map((node) => resolveCall(node, scope, wantedCallee)), ...operatorCalls]) {
       if (!call) continue;
       const setting = MODE_SWITCHES.has(call.callee) ? modeSettingOf(call) : undefined;
       if (setting) modeSettings.push(setting);
@@ -167,7 +184,7 @@ function toCandidate(rule: Rule, hit: Hit, guards: GuardFinder): Candidate {
 
 /** Every node of the collected types, grouped by type, in document order. */
 function collect(query: Query, tree: Tree): Map<string, Node[]> {
-  const found = new Map<string, Node[]>([...COLLECTED, 'matmul'].map((type) => [type, []]));
+  const found = new Map<string, Node[]>(COLLECTED.map((type) => [type, []]));
   for (const capture of query.captures(tree.rootNode)) found.get(capture.name)!.push(capture.node);
   return found;
 }
