@@ -42,6 +42,9 @@ const COLLECTED = ['call', 'assignment', 'augmented_assignment', 'import_stateme
 /** Query pattern by capture name; `matmul` is the `@` operator, dispatched as `operator.matmul`. */
 const PATTERN: Record<string, string> = Object.fromEntries(COLLECTED.map((type) => [type, `(${type}) @${type}`]));
 PATTERN['matmul'] = '(binary_operator operator: "@") @matmul';
+// Calls are captured by the name they call (`f` of `f(x)`, `m` of `x.m(y)`): most calls of a file call
+// names no rule knows, and those are skipped without reading any more of their nodes.
+PATTERN['call'] = '(call function: (identifier) @call) (call function: (attribute attribute: (identifier) @call))';
 const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [] };
 
 export class Analyzer {
@@ -144,8 +147,11 @@ export class Analyzer {
     };
     const modeSettings: ModeSetting[] = [];
     const wantedCallee = (callee: string) => byCallee.has(callee) || MODE_SWITCHES.has(callee);
+    const names = new Set([...byCallee.keys(), ...MODE_SWITCHES].map((callee) => callee.slice(callee.lastIndexOf('.') + 1)));
+    for (const local of scope.namesBoundTo(names)) names.add(local);
+    const calls = (nodes.get('call') ?? []).flatMap((name) => (names.has(name.text) ? (callOfName(name) ?? []) : []));
     const operatorCalls = byCallee.has('operator.matmul') ? (nodes.get('matmul') ?? []).map(matmulOperatorCall) : [];
-    for (const call of [...(nodes.get('call') ?? []).map((node) => resolveCall(node, scope, wantedCallee)), ...operatorCalls]) {
+    for (const call of [...calls.map((node) => resolveCall(node, scope, wantedCallee)), ...operatorCalls]) {
       if (!call) continue;
       const setting = MODE_SWITCHES.has(call.callee) ? modeSettingOf(call) : undefined;
       if (setting) modeSettings.push(setting);
@@ -180,6 +186,13 @@ function toCandidate(rule: Rule, hit: Hit, guards: GuardFinder): Candidate {
   if (!range) throw new Error(`${rule.id} reported a hit with neither node nor range`);
   const found = hit.node && !hit.guard ? guards.guardWithCondition(hit.node) : { kind: hit.guard ?? 'none' };
   return { rule, range, guard: found.kind, guardCondition: found.condition, outcomes: hit.outcomes, fixes: hit.fixes ?? [] };
+}
+
+/** The call whose callee ends in `name` (see PATTERN['call']). */
+function callOfName(name: Node): Node | undefined {
+  const parent = name.parent;
+  const call = parent?.type === 'attribute' ? parent.parent : parent;
+  return call?.type === 'call' ? call : undefined;
 }
 
 /** Every node of the collected types, grouped by type, in document order. */

@@ -88,6 +88,11 @@ export class ImportScope {
     return canonicalName([base, ...rest].join('.'));
   }
 
+  /** Local names bound to something whose last segment is in `finals` (`sa` for `scatter_add as sa`). */
+  namesBoundTo(finals: ReadonlySet<string>): string[] {
+    return [...this.bindings].filter(([, target]) => finals.has(target.slice(target.lastIndexOf('.') + 1))).map(([local]) => local);
+  }
+
   /** Whether a name was bound by an import (even if later rebound): such a name is a module, not a tensor. */
   isImportedName(name: string): boolean {
     return this.bindings.has(name) || this.ambiguous.has(name);
