@@ -2,7 +2,7 @@
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
 import { CallArguments, callArguments, rangeOf } from './syntax.js';
-import type { Range } from './types.js';
+import type { Fix, Range } from './types.js';
 
 export interface CallSite {
   node: Node;
@@ -63,4 +63,23 @@ export function resolveCall(node: Node, scope: ImportScope, wanted: (callee: str
 /** The span findings underline: the method name through the closing parenthesis, or the whole call. */
 export function callRange(call: CallSite): Range {
   return { start: rangeOf(call.anchor.start).start, end: rangeOf(call.anchor.end).end };
+}
+
+/**
+ * A fix that sets keyword `name` to `value` on a call: replaces `existing` (by default the keyword
+ * argument of that name, or a positional one the caller found), else appends `name=value`.
+ */
+export function keywordFix(call: CallSite, name: string, value: string, title: string, safety: Fix['safety'], existing = call.args.keywords.get(name)): Fix | undefined {
+  if (existing) return { title, safety, edits: [{ range: rangeOf(existing), newText: value }] };
+  const list = call.node.childForFieldName('arguments');
+  if (!list || list.type !== 'argument_list') return undefined;
+  const last = list.namedChildren.filter((c) => c.type !== 'comment').at(-1);
+  if (last) {
+    const at = rangeOf(last).end;
+    return { title, safety, edits: [{ range: { start: at, end: at }, newText: `, ${name}=${value}` }] };
+  }
+  const close = list.lastChild;
+  if (close?.type !== ')') return undefined;
+  const at = rangeOf(close).start;
+  return { title, safety, edits: [{ range: { start: at, end: at }, newText: `${name}=${value}` }] };
 }

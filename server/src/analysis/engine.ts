@@ -82,11 +82,12 @@ export class Analyzer {
   }
 
   /** The rules that can match this text, indexed for dispatch (one regex pass over the text). */
-  private activeRules(text: string): { byCallee: Map<string, Rule[]>; assignmentRules: Rule[] } {
+  private activeRules(text: string): { byCallee: Map<string, Rule[]>; assignmentRules: Rule[]; fileRules: Rule[] } {
     const present = new Set(text.match(this.allWords) ?? []);
     const has = (t: string) => (/^\w+$/.test(t) ? present.has(t) : text.includes(t));
     const byCallee = new Map<string, Rule[]>();
     const assignmentRules: Rule[] = [];
+    const fileRules: Rule[] = [];
     for (const rule of this.rules) {
       if (!rule.triggers.some(has) || (rule.requires && !rule.requires.some((r) => text.includes(r)))) continue;
       for (const callee of rule.calls ?? []) {
@@ -95,8 +96,9 @@ export class Analyzer {
         else byCallee.set(callee, [rule]);
       }
       if (rule.onAssignment) assignmentRules.push(rule);
+      if (rule.onFile) fileRules.push(rule);
     }
-    return { byCallee, assignmentRules };
+    return { byCallee, assignmentRules, fileRules };
   }
 
   /** Could any rule match this text? Lets callers skip parsing files that mention none of the triggers. */
@@ -115,7 +117,7 @@ export class Analyzer {
   }
 
   analyzeTree(tree: Tree, text: string, options: AnalysisOptions): FileAnalysis {
-    const { byCallee, assignmentRules } = this.activeRules(text);
+    const { byCallee, assignmentRules, fileRules } = this.activeRules(text);
     const optional: Record<string, boolean> = {
       comment: text.includes('bitexact'),
       matmul: byCallee.has('operator.matmul'),
@@ -171,6 +173,10 @@ export class Analyzer {
           rule.onAssignment!(site, ctx);
         }
       }
+    }
+    for (const rule of fileRules) {
+      current = rule;
+      rule.onFile!(tree.rootNode, ctx);
     }
     return {
       candidates,

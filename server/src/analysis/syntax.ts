@@ -140,3 +140,8 @@ export function endsFlow(block: Node | null): boolean {
   const last = statements[statements.length - 1];
   return !!last && ['return_statement', 'raise_statement', 'continue_statement', 'break_statement'].includes(last.type);
 }
+
+/** The module node of the tree a node belongs to (held by the node: no walk up). */
+export function rootOf(node: Node): Node {
+  return node.tree.rootNode;
+}

@@ -84,4 +84,6 @@ export interface Rule {
   calls?: readonly string[];
   onCall?(call: CallSite, ctx: RuleContext): void;
   onAssignment?(site: AssignmentSite, ctx: RuleContext): void;
+  /** Runs once per file (when the rule's triggers occur) for rules that read the whole tree. */
+  onFile?(root: Node, ctx: RuleContext): void;
 }

@@ -1,6 +1,6 @@
-import { callRange } from '../../calls.js';
+import { callRange, keywordFix } from '../../calls.js';
 import type { ModeOutcome, Rule } from '../rule.js';
-import { flagState, keywordFix } from './shared.js';
+import { flagState } from './shared.js';
 
 /**
  * flash-attn entry points with a `deterministic` flag, and the earliest position that flag has

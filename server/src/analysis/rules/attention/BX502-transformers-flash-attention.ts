@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { literalValue } from '../../syntax.js';
 import type { ModeOutcome, Rule, RuleContext } from '../rule.js';
-import { envWritesInFile, firstVisit, rootOf } from './shared.js';
+import { envWritesInFile } from './shared.js';
 
 const VARIABLE = 'FLASH_ATTENTION_DETERMINISTIC';
 const IMPLEMENTATIONS = new Set(['flash_attention_2', 'flash_attention_3']);
@@ -11,16 +11,6 @@ const SETS_VARIABLE = new Set([
 const SET_SEED = new Set(['transformers.set_seed', 'transformers.trainer_utils.set_seed']);
 /** Signs that the file trains (the flag only matters for the backward pass). */
 const TRAINING = /\.backward\(|\b(Trainer|SFTTrainer|DPOTrainer|GRPOTrainer|TrainingArguments|Seq2SeqTrainer|Accelerator)\b|\boptim\.|\.train\(\)|\bget_peft_model\b/;
-
-const visited = new WeakSet<RuleContext>();
-
-/** Hooks for files without any assignment: the common loaders. */
-const AUTO_CLASSES = [
-  'AutoModel', 'AutoModelForCausalLM', 'AutoModelForSeq2SeqLM', 'AutoModelForSequenceClassification',
-  'AutoModelForTokenClassification', 'AutoModelForMaskedLM', 'AutoModelForQuestionAnswering',
-  'AutoModelForVision2Seq', 'AutoModelForImageTextToText', 'AutoModelForSpeechSeq2Seq', 'AutoConfig',
-];
-const LOADERS = AUTO_CLASSES.flatMap((c) => [`transformers.${c}.from_pretrained`, `transformers.${c}.from_config`]);
 
 /** Is this string the value of an attention-implementation setting? */
 function isImplementationSetting(string: Node, ctx: RuleContext): boolean {
@@ -82,10 +72,8 @@ function fileSetsVariable(root: Node, ctx: RuleContext): boolean {
   return false;
 }
 
-function scan(anchor: Node, ctx: RuleContext): void {
-  if (!firstVisit(visited, ctx)) return;
+function scan(root: Node, ctx: RuleContext): void {
   if (!/flash_attention_[23]/.test(ctx.text)) return;
-  const root = rootOf(anchor);
   const settings = root.descendantsOfType('string').filter((s) => IMPLEMENTATIONS.has(String(literalValue(s))) && isImplementationSetting(s, ctx));
   if (settings.length === 0 || fileSetsVariable(root, ctx)) return;
   const trains = TRAINING.test(ctx.text);
@@ -116,15 +104,9 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: 'transformers.enable_full_determinism (also reached through TrainingArguments(full_determinism=True)) sets FLASH_ATTENTION_DETERMINISTIC=1; torch.use_deterministic_algorithms does not' },
   ],
   triggers: ['flash_attention_2', 'flash_attention_3'],
-  // The setting can appear in any call (from_pretrained of any model class, config classes, dicts,
-  // argparse defaults), so the rule scans the file once from whichever hook fires first.
-  calls: [...LOADERS, 'Tensor.from_pretrained', 'Tensor.set_attn_implementation'],
-  onCall(call, ctx) {
-    scan(call.node, ctx);
-  },
-  onAssignment(site, ctx) {
-    scan(site.node, ctx);
-  },
+  // The setting can appear anywhere (from_pretrained of any model class, config classes, dicts,
+  // argparse defaults), so the rule scans the file once.
+  onFile: scan,
   docs: `
 With \`attn_implementation="flash_attention_2"\` (or \`"flash_attention_3"\`), transformers runs
 attention through flash-attn. When the model code does not pass \`deterministic\` itself, the

@@ -1,10 +1,8 @@
 // Helpers shared by the attention rules: environment variables set from Python (the forms BX206
-// reads), a keyword argument's literal value, an "add this keyword" fix, and a once-per-file
-// scan for rules whose pattern is not tied to one callee.
+// reads) and what a `deterministic=` style keyword argument says.
 import type { Node } from 'web-tree-sitter';
 import type { CallSite } from '../../calls.js';
-import { callArguments, literalValue, Literal, rangeOf } from '../../syntax.js';
-import type { Fix } from '../../types.js';
+import { callArguments, literalValue, Literal } from '../../syntax.js';
 import type { AssignmentSite, RuleContext } from '../rule.js';
 import { ENV_CALLS, envWriteOfAssignment as anyEnvWriteOfAssignment, envWritesOfCall as anyEnvWritesOfCall } from '../../env.js';
 
@@ -50,29 +48,6 @@ export function envWritesInFile(root: Node, ctx: RuleContext, name: string): Arr
     for (const write of envWritesOfCall(site, name)) values.push(literalValue(write.value));
   }
   return values;
-}
-
-/** True the first time a rule asks about this analysis (one file), false afterwards. */
-export function firstVisit(seen: WeakSet<RuleContext>, ctx: RuleContext): boolean {
-  if (seen.has(ctx)) return false;
-  seen.add(ctx);
-  return true;
-}
-
-/** A fix that sets `name=value` on a call: replaces an existing keyword, else appends one. */
-export function keywordFix(call: CallSite, name: string, value: string, title: string, safety: Fix['safety']): Fix | undefined {
-  const existing = call.args.keywords.get(name);
-  if (existing) return { title, safety, edits: [{ range: rangeOf(existing), newText: value }] };
-  const list = call.node.childForFieldName('arguments');
-  if (!list || list.type !== 'argument_list') return undefined;
-  const last = list.namedChildren.filter((c) => c.type !== 'comment').at(-1);
-  if (!last) {
-    const end = rangeOf(list).end;
-    const at = { line: end.line, column: end.column - 1 };
-    return { title, safety, edits: [{ range: { start: at, end: at }, newText: `${name}=${value}` }] };
-  }
-  const at = rangeOf(last).end;
-  return { title, safety, edits: [{ range: { start: at, end: at }, newText: `, ${name}=${value}` }] };
 }
 
 /**

@@ -1,11 +1,11 @@
 import type { Node } from 'web-tree-sitter';
 import { literalValue, rangeOf } from '../../syntax.js';
 import { formatTorchVersion, inRange } from '../../version.js';
+import { ENV_CALLS, envHooks } from '../../env.js';
 import { always, Rule, RuleContext } from '../rule.js';
 
 const VARIABLE = 'CUBLAS_WORKSPACE_CONFIG';
 const VALID = new Set([':4096:8', ':16:8']);
-const ENV_CALLS = ['os.environ.setdefault', 'os.putenv', 'os.environ.update'];
 
 /** Checks one `CUBLAS_WORKSPACE_CONFIG = value` site. */
 function checkValue(value: Node | undefined, anchor: Node, ctx: RuleContext): void {
@@ -40,10 +40,6 @@ function checkValue(value: Node | undefined, anchor: Node, ctx: RuleContext): vo
   });
 }
 
-function isVariable(node: Node | undefined | null): boolean {
-  return !!node && literalValue(node) === VARIABLE;
-}
-
 const rule: Rule = {
   id: 'BX206',
   name: 'cublas-workspace-config',
@@ -70,31 +66,8 @@ const rule: Rule = {
   ],
   triggers: [VARIABLE],
   calls: ENV_CALLS,
-  onAssignment(site, ctx) {
-    // os.environ["CUBLAS_WORKSPACE_CONFIG"] = value (the target of a subscript is not a dotted name).
-    if (site.node.type !== 'assignment' || site.left.type !== 'subscript') return;
-    const object = site.left.childForFieldName('value');
-    const keys = site.left.childrenForFieldName('subscript');
-    if (!object || keys.length !== 1 || !isVariable(keys[0])) return;
-    if (ctx.scope.resolveExpression(object) !== 'os.environ') return;
-    checkValue(site.right, site.node, ctx);
-  },
-  onCall(call, ctx) {
-    if (call.callee === 'os.environ.update') {
-      const [mapping] = call.args.positional;
-      if (mapping?.type === 'dictionary') {
-        for (const pair of mapping.namedChildren) {
-          if (pair?.type === 'pair' && isVariable(pair.childForFieldName('key'))) checkValue(pair.childForFieldName('value') ?? undefined, call.node, ctx);
-        }
-      }
-      const keyword = call.args.keywords.get(VARIABLE);
-      if (keyword) checkValue(keyword, call.node, ctx);
-      return;
-    }
-    // os.environ.setdefault(key, value) / os.putenv(key, value)
-    const [key, value] = call.args.positional;
-    if (isVariable(key)) checkValue(value, call.node, ctx);
-  },
+  // os.environ["…"] = v, setdefault, putenv, update({…}) / update(NAME=v): the shared reader in env.ts.
+  ...envHooks(new Set([VARIABLE]), (write, ctx) => checkValue(write.value, write.node, ctx)),
   docs: `
 \`CUBLAS_WORKSPACE_CONFIG\` tells cuBLAS how large, and how many, scratch workspaces to keep. cuBLAS
 documents two settings, \`:4096:8\` and \`:16:8\`, under which its results are reproducible when

@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { unparenthesize } from '../../syntax.js';
 import { always, Rule, RuleContext } from '../rule.js';
-import { rootOf, stringText, wholeFile } from '../seeds/shared.js';
+import { rootOf, stringText } from '../seeds/shared.js';
 
 const MODE_FLAG = '--deterministic-mode';
 const INCOMPATIBLE: Record<string, string> = {
@@ -114,8 +114,7 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: 'an older version of the same file asserted on cross_entropy_loss_fusion but switched tp_comm_overlap off with a warning' },
   ],
   triggers: [MODE_FLAG],
-  calls: ['subprocess.run', 'subprocess.Popen', 'subprocess.call', 'subprocess.check_call', 'subprocess.check_output', 'os.system'],
-  ...wholeFile('BX604', scan),
+  onFile: scan,
   docs: `
 Megatron-LM's \`--deterministic-mode\` is validated by \`apply_determinism_to_args\` in
 \`megatron/training/determinism.py\` (read through the code search; its user guide is

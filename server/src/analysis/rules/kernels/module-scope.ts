@@ -2,12 +2,9 @@
 // where it is used, so a module constant (`CONFIGS = [...]`, `KERNEL_SRC = r"""..."""`) read inside
 // a function is unknown to it. Shared by the kernel and attention rules.
 import type { Node } from 'web-tree-sitter';
+import { rootOf } from '../../syntax.js';
 
-export function rootOf(node: Node): Node {
-  let root = node;
-  while (root.parent) root = root.parent;
-  return root;
-}
+export { rootOf };
 
 /** The value of the last `NAME = ...` statement at module level, if any. */
 export function moduleValue(identifier: Node): Node | undefined {

@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { callArguments, literalValue, rangeOf } from '../../syntax.js';
 import { always, Rule, RuleContext } from '../rule.js';
-import { methodName, receiverOf, resolvedCallee, seedsTorch, wholeFile } from './shared.js';
+import { methodName, receiverOf, resolvedCallee, seedsTorch } from './shared.js';
 
 const LIGHTNING_TRAINERS = new Set(['lightning.Trainer', 'lightning.pytorch.Trainer', 'pytorch_lightning.Trainer', 'lightning.pytorch.trainer.Trainer', 'pytorch_lightning.trainer.Trainer']);
 const OPTIMIZER = /(^|_)(optim|optimizer|optimiser|opt)s?$|optimizer/i;
@@ -102,8 +102,7 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: "transformers.Trainer seeds through set_seed(args.seed) in its constructor, so constructing one counts as seeding" },
   ],
   triggers: ['.backward(', '.step(', '.fit('],
-  calls: ['Tensor.backward', 'Tensor.step', 'Tensor.fit', 'torch.autograd.backward'],
-  ...wholeFile('BX301', scan),
+  onFile: scan,
   docs: `
 Without a seed, torch's global generator starts from a nondeterministic value in every process.
 Everything that draws from it then differs from run to run before a single kernel has had the

@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { callArguments, rangeOf, unparenthesize } from '../../syntax.js';
 import { always, Rule, RuleContext } from '../rule.js';
-import { callsByName, callsWithKeyword, methodName, parameterDefault, resolvedCallee, SEED_HELPER_NAME, TORCH_SEEDERS, wholeFile } from './shared.js';
+import { callsByName, callsWithKeyword, methodName, parameterDefault, resolvedCallee, SEED_HELPER_NAME, TORCH_SEEDERS } from './shared.js';
 
 /** Calls that return something different in every run. */
 const SOURCES = new Set([
@@ -132,8 +132,7 @@ const rule: Rule = {
   ],
   // What the file must mention for a run-dependent seed to be possible at all.
   triggers: ['time.time', 'time()', 'time_ns', 'perf_counter', 'monotonic', 'process_time', '.now(', 'utcnow', 'today(', 'getpid', 'urandom', 'uuid1', 'uuid4', 'secrets', 'SystemRandom', '.seed()', 'seed_all()', 'SeedSequence()'],
-  calls: [...SINKS, 'Tensor.manual_seed', 'Tensor.seed_everything', 'Tensor.set_seed'],
-  ...wholeFile('BX302', scan),
+  onFile: scan,
   docs: `
 Seeding a generator from \`time.time()\`, \`time.time_ns()\`, \`datetime.now()\`, \`os.getpid()\`,
 \`os.urandom\`, \`uuid.uuid4()\`, \`secrets\`, \`random.SystemRandom\`, \`np.random.SeedSequence()\` without

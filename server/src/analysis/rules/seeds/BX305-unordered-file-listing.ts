@@ -3,7 +3,7 @@ import { callRange } from '../../calls.js';
 import { rangeOf } from '../../syntax.js';
 import type { Fix, Range } from '../../types.js';
 import { always, Rule, RuleContext } from '../rule.js';
-import { callsByName, consumerOf, firstInFile, isPath, loopDependsOnOrder, orderedUses, rootOf, sortedLater } from './shared.js';
+import { callsByName, consumerOf, isPath, loopDependsOnOrder, orderedUses, sortedLater } from './shared.js';
 
 const MODULE_LISTINGS = new Set(['os.listdir', 'os.scandir', 'glob.glob', 'glob.iglob']);
 const PATH_METHODS = new Set(['Tensor.glob', 'Tensor.rglob', 'Tensor.iterdir']);
@@ -34,9 +34,8 @@ function orderMatters(call: Node, ctx: RuleContext): boolean {
 }
 
 /** `Path(...).glob(...)`: the engine does not dispatch methods of values it knows are not tensors, so they are found here, once per file. */
-function scanPathMethods(node: Node, ctx: RuleContext): void {
-  if (!firstInFile(ctx, 'BX305:paths')) return;
-  for (const call of callsByName(rootOf(node), ctx, 'glob|rglob|iterdir', 'method')) {
+function scanPathMethods(root: Node, ctx: RuleContext): void {
+  for (const call of callsByName(root, ctx, 'glob|rglob|iterdir', 'method')) {
     const fn = call.childForFieldName('function');
     const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
     if (!method || !PATH_METHOD_NAMES.has(method) || ctx.scope.resolveExpression(fn!) !== undefined) continue;
@@ -86,12 +85,9 @@ const rule: Rule = {
   triggers: ['listdir', 'scandir', 'glob', 'iglob', 'rglob', 'iterdir'],
   calls: [...MODULE_LISTINGS, ...PATH_METHODS],
   onCall(call, ctx) {
-    scanPathMethods(call.node, ctx);
     if (MODULE_LISTINGS.has(call.callee)) check(call.node, call.callee, callRange(call), ctx);
   },
-  onAssignment(site, ctx) {
-    scanPathMethods(site.node, ctx);
-  },
+  onFile: scanPathMethods,
   docs: `
 \`os.listdir\` and \`os.scandir\` promise no order, and the \`glob\` documentation says that whether
 its results come out sorted depends on the file system; \`pathlib\`'s \`glob\`, \`rglob\` and

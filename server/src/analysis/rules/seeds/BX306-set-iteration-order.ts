@@ -2,7 +2,7 @@ import type { Node } from 'web-tree-sitter';
 import { callArguments, rangeOf, unparenthesize } from '../../syntax.js';
 import type { Fix } from '../../types.js';
 import { always, Rule, RuleContext } from '../rule.js';
-import { builtinName, callsByName, Consumer, consumerOf, elementKind, ElementKind, laterUses, loopDependsOnOrder, outermost, sortedLater, wholeFile } from './shared.js';
+import { builtinName, callsByName, Consumer, consumerOf, elementKind, ElementKind, laterUses, loopDependsOnOrder, outermost, sortedLater } from './shared.js';
 
 const SET_OPERATORS = new Set(['|', '&', '-', '^']);
 
@@ -216,8 +216,7 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: 'Python salts the hashes of str and bytes per process unless PYTHONHASHSEED is set before start-up; set iteration order follows the hashes and is not guaranteed by the language' },
   ],
   triggers: ['set(', 'frozenset('],
-  calls: ['Tensor.split', 'Tensor.append', 'Tensor.join', 'Tensor.items', 'Tensor.strip', 'Tensor.lower'],
-  ...wholeFile('BX306', scan),
+  onFile: scan,
   docs: `
 A set has no order of its own: iterating it visits the elements in the order of their hash slots.
 For \`str\` and \`bytes\` those hashes are salted with a random value chosen when the interpreter

@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { callArguments } from '../../syntax.js';
 import { always, Rule, RuleContext } from '../rule.js';
-import { builtinName, callsByName, laterUses, outermost, resolvedCallee, scalarKind, TORCH_SEEDERS, wholeFile } from './shared.js';
+import { builtinName, callsByName, laterUses, outermost, resolvedCallee, scalarKind, TORCH_SEEDERS } from './shared.js';
 
 const SEED_SINKS = new Set([...TORCH_SEEDERS, 'random.seed', 'random.Random', 'numpy.random.seed', 'numpy.random.default_rng', 'numpy.random.RandomState', 'torch.cuda.manual_seed', 'torch.cuda.manual_seed_all']);
 const SEED_KEYWORDS = new Set(['seed', 'random_state', 'random_seed']);
@@ -88,8 +88,7 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: 'hash() of str and bytes is salted per process unless PYTHONHASHSEED is set before start-up; hash() of int is the number itself (modulo a large prime)' },
   ],
   triggers: ['hash('],
-  calls: [...SEED_SINKS, 'Tensor.manual_seed', 'Tensor.encode', 'Tensor.split', 'Tensor.append'],
-  ...wholeFile('BX307', scan),
+  onFile: scan,
   docs: `
 Python's built-in \`hash()\` of a \`str\` or \`bytes\` mixes in a random salt chosen when the
 interpreter starts. Two runs, two ranks of one job, or a DataLoader worker started with \`spawn\`

@@ -1,19 +1,8 @@
-// Whole-file scans for rules the engine does not dispatch by callee: a once-per-file hook, builtin
-// calls (`hash`, `set`, `sorted`), the scope a node belongs to.
+// Whole-file scans for rules that read more than one call (they run from Rule.onFile): builtin calls
+// (`hash`, `set`, `sorted`) found through the text, per-file memos, the scope a node belongs to.
 import type { Node } from 'web-tree-sitter';
-import type { CallSite } from '../../calls.js';
-import type { AssignmentSite, RuleContext } from '../rule.js';
-
-const scanned = new WeakMap<RuleContext, Set<string>>();
-
-/** True the first time `key` is asked for in the file `ctx` belongs to. */
-export function firstInFile(ctx: RuleContext, key: string): boolean {
-  let keys = scanned.get(ctx);
-  if (!keys) scanned.set(ctx, (keys = new Set()));
-  if (keys.has(key)) return false;
-  keys.add(key);
-  return true;
-}
+import { rootOf } from '../../syntax.js';
+import type { RuleContext } from '../rule.js';
 
 /**
  * Calls of a function or method whose name matches `names` (a regex alternation), found through the
@@ -60,22 +49,8 @@ export function memo<T>(ctx: RuleContext, key: string, compute: () => T): T {
   return map.get(key) as T;
 }
 
-export function rootOf(node: Node): Node {
-  let current = node;
-  while (current.parent) current = current.parent;
-  return current;
-}
+export { rootOf };
 
-/** onCall/onAssignment hooks that run `scan` over the whole tree once per file. */
-export function wholeFile(key: string, scan: (root: Node, ctx: RuleContext) => void) {
-  const run = (node: Node, ctx: RuleContext) => {
-    if (firstInFile(ctx, key)) scan(rootOf(node), ctx);
-  };
-  return {
-    onCall: (call: CallSite, ctx: RuleContext) => run(call.node, ctx),
-    onAssignment: (site: AssignmentSite, ctx: RuleContext) => run(site.node, ctx),
-  };
-}
 
 const SCOPE_TYPES = new Set(['function_definition', 'lambda', 'class_definition', 'module']);
 

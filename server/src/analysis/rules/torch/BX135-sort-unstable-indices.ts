@@ -1,7 +1,7 @@
-import { callRange } from '../../calls.js';
+import { callRange, keywordFix } from '../../calls.js';
 import { literalValue } from '../../syntax.js';
 import { always, Rule } from '../rule.js';
-import { indicesUsed, isTorchLike, keywordFix } from './ordering-shared.js';
+import { indicesUsed, isTorchLike } from './ordering-shared.js';
 
 const rule: Rule = {
   id: 'BX135',
@@ -40,7 +40,7 @@ const rule: Rule = {
     const isArgsort = call.callee.endsWith('argsort');
     if (!isArgsort && !indicesUsed(call.node)) return;
     const what = isArgsort ? '`argsort` without `stable=True`' : 'This `sort` without `stable=True`, whose indices are used,';
-    const fix = keywordFix(call, 'stable', 'True', 'Sort with stable=True', stable);
+    const fix = keywordFix(call, 'stable', 'True', 'Sort with stable=True', 'safe', stable);
     ctx.report({
       node: call.node,
       range: callRange(call),

@@ -1,7 +1,7 @@
-import { callRange } from '../../calls.js';
+import { callRange, keywordFix } from '../../calls.js';
 import { argument, literalValue } from '../../syntax.js';
 import { always, Rule } from '../rule.js';
-import { indicesUsed, isTorchLike, keywordFix } from './ordering-shared.js';
+import { indicesUsed, isTorchLike } from './ordering-shared.js';
 
 const rule: Rule = {
   id: 'BX136',
@@ -27,7 +27,7 @@ const rule: Rule = {
     const flag = argument(call.args, call.receiver ? 3 : 4, 'sorted');
     if (!flag || literalValue(flag) !== false) return;
     if (!indicesUsed(call.node)) return;
-    const fix = keywordFix(call, 'sorted', 'True', 'Return the top-k sorted (sorted=True)', flag);
+    const fix = keywordFix(call, 'sorted', 'True', 'Return the top-k sorted (sorted=True)', 'safe', flag);
     ctx.report({
       node: call.node,
       range: callRange(call),

@@ -1,9 +1,8 @@
 // What BX135 (sort) and BX136 (topk) share: whether the indices half of a (values, indices) result
-// is used, whether a call is a torch sort rather than list.sort, and the keyword quick-fix.
+// is used, and whether a call is a torch sort rather than list.sort.
 import type { Node } from 'web-tree-sitter';
 import type { CallSite } from '../../calls.js';
-import { literalValue, rangeOf } from '../../syntax.js';
-import type { Fix } from '../../types.js';
+import { literalValue } from '../../syntax.js';
 
 const PATTERNS = new Set(['pattern_list', 'tuple_pattern', 'list_pattern']);
 const SCOPES = new Set(['function_definition', 'lambda', 'module']);
@@ -81,20 +80,4 @@ export function isTorchLike(call: CallSite): boolean {
   return !call.args.keywords.has('key') && !call.args.keywords.has('reverse');
 }
 
-/** Sets keyword `name` to `value`: replaces an existing literal, else appends it to the argument list. */
-export function keywordFix(call: CallSite, name: string, value: string, title: string, existing?: Node): Fix | undefined {
-  if (existing) return { title, safety: 'safe', edits: [{ range: rangeOf(existing), newText: value }] };
-  const list = call.node.childForFieldName('arguments');
-  if (!list || list.type !== 'argument_list') return undefined;
-  const args = list.namedChildren.filter((c) => c.type !== 'comment');
-  const last = args[args.length - 1];
-  if (last) {
-    const at = rangeOf(last).end;
-    return { title, safety: 'safe', edits: [{ range: { start: at, end: at }, newText: `, ${name}=${value}` }] };
-  }
-  const close = list.lastChild;
-  if (!close || close.type !== ')') return undefined;
-  const at = rangeOf(close).start;
-  return { title, safety: 'safe', edits: [{ range: { start: at, end: at }, newText: `${name}=${value}` }] };
-}
 
