@@ -12,8 +12,9 @@ import { readLightningCsv } from './lightning-csv.js';
 import { looksBinary, splitLogLines } from './lines.js';
 import { MEGATRON_LINE, readMegatron } from './megatron.js';
 import { isTfevents, readTfevents } from './tfevents.js';
+import { isTorchtitanLine, readTorchtitan } from './torchtitan.js';
 
-export const LOG_FORMATS = ['megatron', 'megatron-golden', 'hf', 'hf-state', 'lightning-csv', 'jsonl', 'tfevents', 'generic'] as const;
+export const LOG_FORMATS = ['megatron', 'megatron-golden', 'hf', 'hf-state', 'lightning-csv', 'jsonl', 'tfevents', 'torchtitan', 'generic'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export function isLogFormat(name: string): name is LogFormat {
@@ -31,17 +32,21 @@ export function detectFormat(fileName: string, text: string): LogFormat {
   const firstLine = text.split('\n', 1)[0]!.trim();
   if (base.endsWith('.csv') || (/^[\w/.\- ]+(,[\w/.\- ]+)+$/.test(firstLine) && firstLine.split(',').includes('step'))) return 'lightning-csv';
   let megatron = 0;
+  let titan = 0;
   let hf = 0;
   let json = 0;
   let pairs = 0;
   for (const line of splitLogLines(text.slice(0, 1 << 20)).slice(0, HEAD_LINES)) {
     if (MEGATRON_LINE.test(line.text)) megatron++;
+    else if (isTorchtitanLine(line.text)) titan++;
     else if (HF_DICT_LINE.test(line.text)) hf++;
     else if (/^\s*\{\s*"/.test(line.text) && /\}\s*$/.test(line.text)) json++;
     else if (pairsOf(line.text).length > 0) pairs++;
   }
-  // Megatron and HF lines are distinctive enough that one is proof; stray warnings do not outvote them.
+  // Megatron, torchtitan and HF lines are distinctive enough that one is proof; stray warnings and
+  // startup banners ("CUDA capacity: … 79.11GiB memory") do not outvote them.
   if (megatron > 0) return 'megatron';
+  if (titan > 0) return 'torchtitan';
   if (hf > 0 && hf >= json) return 'hf';
   if (json > 0 && json >= pairs) return 'jsonl';
   return 'generic';
@@ -63,6 +68,8 @@ export function readLogText(text: string, format: LogFormat): ParsedLog {
       return readJsonl(text);
     case 'tfevents':
       return readTfevents(Buffer.from(text, 'latin1'));
+    case 'torchtitan':
+      return readTorchtitan(text);
     case 'generic':
       return readGeneric(text);
   }
