@@ -10,6 +10,7 @@ import { goldenValuesJson } from '../runs/formats/golden.js';
 import { rankFilesIn, readRankTraces } from '../runs/formats/ranks.js';
 import { PairResult, runPair } from '../runs/launch.js';
 import { ReportRun, reportJson, reportText } from '../runs/report.js';
+import { MetricsFiles, RUN_NUMBER_ENV, hasRunPlaceholder } from './pair-metrics.js';
 
 const PAIR_USAGE = `Usage: bitexact pair [options] -- COMMAND [ARG...]
 
@@ -27,6 +28,10 @@ Options:
   --timeout SECONDS    stop a run (its whole process group) after this long
   --out DIR            where run logs go (default .bitexact/runs); each pair gets DIR/<run-id>/
   --log-format F       read the output as ${LOG_FORMATS.join(', ')} (default: detect)
+  --metrics PATH       read each run's metrics from the file the program writes at PATH (relative
+                       to the working directory) instead of its output; {k} in PATH stands for the
+                       run number, which each run finds in $${RUN_NUMBER_ENV}. The file must be
+                       written by the run, and is copied next to the run's log when the run ends
   --format FORMAT      text (default) or json
   --require-bitwise    fail (exit 1) when a metric agrees only at printed precision
   --tee                also show each run's output on stderr as it arrives
@@ -114,6 +119,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
         timeout: { type: 'string' },
         out: { type: 'string', default: path.join('.bitexact', 'runs') },
         'log-format': { type: 'string' },
+        metrics: { type: 'string' },
         format: { type: 'string', default: 'text' },
         'require-bitwise': { type: 'boolean', default: false },
         tee: { type: 'boolean', default: false },
@@ -126,6 +132,10 @@ export async function runPairCommand(args: string[]): Promise<number> {
     if (values.preset !== undefined && values.preset !== 'det') throw new RunsUsageError(`--preset must be det, not '${values.preset}'`);
     const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
     if (timeout !== undefined && !(timeout > 0 && Number.isFinite(timeout))) throw new RunsUsageError(`--timeout must be a positive number of seconds, not '${values.timeout}'`);
+    if (values.metrics === '') throw new RunsUsageError('--metrics needs the path of the file the program writes');
+    if (values.metrics !== undefined && values.parallel && !hasRunPlaceholder(values.metrics)) {
+      throw new RunsUsageError(`--parallel runs would all write ${values.metrics}: put {k} in the path (the run number, also in $${RUN_NUMBER_ENV})`);
+    }
     const siteDir = values.preset === 'det' ? sitecustomizeDir() : undefined;
     if (values.preset === 'det' && !siteDir) throw new RunsUsageError('--preset det: python/sitecustomize/sitecustomize.py was not found next to bitexact');
     options = {
@@ -138,6 +148,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
       timeoutMs: timeout === undefined ? undefined : timeout * 1000,
       out: path.resolve(values.out!),
       logFormat: checkLogFormat(values['log-format']),
+      metrics: values.metrics === undefined ? undefined : new MetricsFiles(values.metrics, process.cwd()),
       format: checkFormat(values.format),
       requireBitwise: values['require-bitwise']!,
       tee: values.tee!,
@@ -156,6 +167,10 @@ export async function runPairCommand(args: string[]): Promise<number> {
   };
   process.on('SIGINT', onInterrupt);
   process.on('SIGTERM', onInterrupt);
+  const metrics = options.metrics;
+  // runPair builds run k's environment as it launches run k, just before telling onRunStart(k); so
+  // setting the number of the next run there gives every run its own, in sequence or in parallel.
+  if (metrics) options.env[RUN_NUMBER_ENV] = '1';
   let pair: PairResult;
   try {
     fs.mkdirSync(options.out, { recursive: true });
@@ -171,7 +186,13 @@ export async function runPairCommand(args: string[]): Promise<number> {
       timeoutMs: options.timeoutMs,
       signal: controller.signal,
       parallel: options.parallel,
-      onRunStart: (k, log) => process.stderr.write(`bitexact: run ${k}/${options.runs} → ${displayPath(log)}\n`),
+      onRunStart: (k, log) => {
+        process.stderr.write(`bitexact: run ${k}/${options.runs} → ${displayPath(log)}\n`);
+        if (!metrics) return;
+        metrics.beforeRun(k);
+        options.env[RUN_NUMBER_ENV] = String(k + 1);
+      },
+      onRunEnd: (k, record) => metrics?.afterRun(k, path.dirname(record.logPath), record.start),
       ...(options.tee ? { onOutput: (_k: number, chunk: Buffer) => process.stderr.write(chunk) } : {}),
     });
   } catch (error) {
@@ -192,14 +213,16 @@ export async function runPairCommand(args: string[]): Promise<number> {
   // compared below, but the exit status says the comparison is not whole.
   const unlogged = pair.records.find((r) => r.logError);
   if (unlogged) process.stderr.write(`bitexact: error: ${unlogged.logError}; the run was stopped\n`);
+  for (const { run, error } of metrics?.errors() ?? []) process.stderr.write(`bitexact: error: run ${run}: ${error}\n`);
+  const read = pair.records.map((r, i) => (metrics ? metrics.read(i + 1, options.logFormat) : { log: readLogFile(r.logPath, options.logFormat), file: r.logPath }));
   const inputs: RunInput[] = pair.records.map((r, i) => ({
     label: `run ${i + 1}`,
-    log: readLogFile(r.logPath, options.logFormat),
+    log: read[i]!.log,
     exit: { code: r.exitCode, signal: r.signal, timedOut: r.timedOut, cancelled: r.cancelled },
   }));
   const reportRuns: ReportRun[] = pair.records.map((r, i) => ({
     label: `run ${i + 1}`,
-    logPath: displayPath(r.logPath),
+    logPath: displayPath(read[i]!.file ?? r.logPath),
     command: r.argv,
     env: pair.envDiffs[i],
     exitCode: r.exitCode,
