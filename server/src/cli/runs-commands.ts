@@ -29,9 +29,9 @@ Options:
   --out DIR            where run logs go (default .bitexact/runs); each pair gets DIR/<run-id>/
   --log-format F       read the output as ${LOG_FORMATS.join(', ')} (default: detect)
   --metrics PATH       read each run's metrics from the file the program writes at PATH (relative
-                       to the working directory) instead of its output; {k} in PATH stands for the
-                       run number, which each run finds in $${RUN_NUMBER_ENV}. The file must be
-                       written by the run, and is copied next to the run's log when the run ends
+                       to the working directory) instead of its output; {k} (or {run}) in PATH
+                       stands for the run number, which each run finds in $${RUN_NUMBER_ENV}. The
+                       file must be written by the run; it is copied next to the run's log
   --format FORMAT      text (default) or json
   --require-bitwise    fail (exit 1) when a metric agrees only at printed precision
   --tee                also show each run's output on stderr as it arrives
