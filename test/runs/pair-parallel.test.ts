@@ -82,7 +82,7 @@ describe('bitexact pair --parallel', () => {
     controller.abort();
     const pair = await pending;
     expect((performance.now() - started) / 1000).toBeLessThan(15);
-    expect(pair.records.map((r) => [r.cancelled, r.signal])).toEqual([[true, 'SIGTERM'], [true, 'SIGTERM']]);
+    expect(pair.records.map((r) => [r.cancelled, r.signal])).toEqual([[true, 'SIGINT'], [true, 'SIGINT']]);
     expect(metaOf(pair.dir).runs.map((r: { status: string }) => r.status)).toEqual(['cancelled', 'cancelled']);
     for (const pid of fs.readFileSync(pidFile, 'utf8').trim().split('\n').map(Number)) expect(isRunning(pid)).toBe(false);
   });

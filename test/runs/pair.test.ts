@@ -51,7 +51,7 @@ describe('bitexact pair on the toy trainers', () => {
     expect(meta).toMatchObject({ version: 1, command: ['python3', path.join(TOYS, 'deterministic_trainer.py'), '12'], cwd: ROOT, preset: null });
     expect(meta.git === null || /^[0-9a-f]{40}$/.test(meta.git.revision)).toBe(true);
     expect(meta.runs.map((r: { status: string; exitCode: number }) => [r.status, r.exitCode])).toEqual([['ended', 0], ['ended', 0]]);
-    expect(meta.runs[0].env).toEqual(process.env['PYTHONUNBUFFERED'] === undefined ? { PYTHONUNBUFFERED: '1' } : {});
+    expect(meta.runs[0].env).toEqual({});
     expect(Date.parse(meta.runs[0].end)).toBeGreaterThanOrEqual(Date.parse(meta.runs[0].start));
     expect(fs.readFileSync(path.join(dir, 'report.txt'), 'utf8')).toBe(result.stdout);
   });
@@ -167,10 +167,12 @@ describe('the launcher', () => {
     const opts = { env: { SEED: '1' }, envB: { SEED: '2', EXTRA: 'b' }, preset: 'det' as const, sitecustomizeDir: '/site' };
     const a = runEnvironment(parent, opts, 1);
     const b = runEnvironment(parent, opts, 2);
-    expect(a).toMatchObject({ SEED: '1', PYTHONHASHSEED: '0', PYTHONPATH: `/site${path.delimiter}/user`, PYTHONUNBUFFERED: '1' });
+    expect(a).toMatchObject({ SEED: '1', PYTHONHASHSEED: '0', PYTHONPATH: `/site${path.delimiter}/user` });
     expect(a).not.toHaveProperty('EXTRA');
+    expect(a).not.toHaveProperty('PYTHONUNBUFFERED');
     expect(b).toMatchObject({ SEED: '2', EXTRA: 'b' });
-    expect(runEnvironment({ PYTHONUNBUFFERED: '0' }, {}, 1)['PYTHONUNBUFFERED']).toBe('0');
+    expect(runEnvironment({}, { unbuffered: true }, 1)['PYTHONUNBUFFERED']).toBe('1');
+    expect(runEnvironment({ PYTHONUNBUFFERED: '0' }, { unbuffered: true }, 1)['PYTHONUNBUFFERED']).toBe('0');
     expect(environmentDifference({ A: '1', B: '2' }, { A: '1', C: '3' })).toEqual({ B: null, C: '3' });
   });
 
@@ -183,14 +185,38 @@ describe('the launcher', () => {
     expect(metricLines.length).toBe(200);
     for (const l of metricLines) expect(() => JSON.parse(l)).not.toThrow();
     expect(lines.filter((l) => l.startsWith('warning: chatter')).length).toBeGreaterThan(1000);
+    // The child's own stdout and stderr files are gone once everything is in the log.
+    expect(fs.readdirSync(path.dirname(logPath))).toEqual(['run-1.log']);
   });
 
-  it.skipIf(!fs.existsSync('/dev/full'))('stops a run whose log cannot be written (disk full)', async () => {
+  it('keeps block-buffered output whole: a run that exits, crashes or is stopped loses no line', async () => {
+    const env = { ...process.env };
+    delete env['PYTHONUNBUFFERED'];
+    const script = 'import sys, time\nfor i in range(3000):\n    print("step %d | loss: %r" % (i, 1.0 / (i + 1)))\nsys.stderr.write("warn\\n")\n';
+    const ended = await launchRun({ argv: ['python3', '-c', script], cwd: out, env, logPath: path.join(out, 'a.log') });
+    expect(ended.exitCode).toBe(0);
+    const lines = fs.readFileSync(path.join(out, 'a.log'), 'utf8').split('\n');
+    expect(lines.filter((l) => l.startsWith('step ')).length).toBe(3000);
+    expect(lines).toContain('warn');
+    // Stopped while its last lines still sit in Python's buffer: SIGINT makes Python flush them.
+    const sleeper = `${script}time.sleep(60)\n`;
+    const stopped = await launchRun({ argv: ['python3', '-c', sleeper], cwd: out, env, logPath: path.join(out, 'b.log'), timeoutMs: 1000 });
+    expect(stopped).toMatchObject({ timedOut: true, signal: 'SIGINT' });
+    const log = fs.readFileSync(path.join(out, 'b.log'), 'utf8');
+    expect(log.split('\n').filter((l) => l.startsWith('step ')).length).toBe(3000);
+    expect(log).toContain('KeyboardInterrupt');
+  });
+
+  it.skipIf(!fs.existsSync('/dev/full'))('stops a run whose log cannot be written (disk full), keeping what the run wrote', async () => {
     const started = Date.now();
-    const record = await launchRun({ argv: ['python3', '-c', 'import time\nwhile True:\n    print("x" * 100, flush=True)\n    time.sleep(0.01)'], cwd: out, env: process.env, logPath: '/dev/full', killGraceMs: 500 });
+    const logPath = path.join(out, 'run-1.log');
+    fs.symlinkSync('/dev/full', logPath);
+    const record = await launchRun({ argv: ['python3', '-c', 'import time\nwhile True:\n    print("x" * 100, flush=True)\n    time.sleep(0.01)'], cwd: out, env: process.env, logPath, killGraceMs: 500 });
     expect(record.logError).toMatch(/ENOSPC/);
-    expect(record.signal).toBe('SIGTERM');
+    expect(record.signal).toBe('SIGINT');
     expect(Date.now() - started).toBeLessThan(10_000);
+    // The log never got it, so the child's own output file stays.
+    expect(fs.readFileSync(`${logPath}.stdout`, 'utf8')).toMatch(/^x{100}\n/);
   });
 
   it('refuses an output directory it cannot create', () => {
@@ -206,7 +232,7 @@ describe('the launcher', () => {
     const pending = launchRun({ argv: ['python3', '-c', 'import time\nprint("up", flush=True)\ntime.sleep(60)'], cwd: out, env: process.env, logPath, signal: controller.signal, onOutput: (chunk) => chunk.includes(10) && controller.abort() });
     const record = await pending;
     expect(record.cancelled).toBe(true);
-    expect(record.signal).toBe('SIGTERM');
-    expect(fs.readFileSync(logPath, 'utf8')).toBe('up\n');
+    expect(record.signal).toBe('SIGINT');
+    expect(fs.readFileSync(logPath, 'utf8')).toMatch(/^up\nTraceback[\s\S]*KeyboardInterrupt\n$/);
   });
 });

@@ -1,6 +1,6 @@
 // Runs the user's command N times, one after another or all at once (--parallel), and keeps
 // everything on disk first:
-//   DIR/<run-id>/run-<k>.log   stdout and stderr as they arrive, merged line by line
+//   DIR/<run-id>/run-<k>.log   stdout and stderr, merged line by line (how, and why: launchRun)
 //   DIR/<run-id>/meta.json     command, environment difference, cwd, git state, Python/torch versions,
 //                              times, exit status
 // Each run gets its own process group (spawn detached), so a timeout or a cancel stops the launcher
@@ -9,6 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { RawStream, groupAlive, killGroup } from './process-group.js';
 import { InterpreterVersions, probeVersions } from './versions.js';
 
 export interface RunSpec {
@@ -19,9 +20,9 @@ export interface RunSpec {
   logPath: string;
   timeoutMs?: number;
   signal?: AbortSignal;
-  /** Time between SIGTERM and SIGKILL when stopping a run. */
+  /** Time between SIGINT and SIGTERM, and between SIGTERM and SIGKILL, when stopping a run. */
   killGraceMs?: number;
-  /** Called with each chunk after it has been written to the log. */
+  /** Called with whole lines after they have been written to the log. */
   onOutput?: (chunk: Buffer) => void;
 }
 
@@ -71,16 +72,16 @@ export function newRunId(argv: readonly string[], now = new Date()): string {
 
 /**
  * The environment of run k (1-based): the parent's, then the preset, then --env, then --env-b on
- * even-numbered runs (run 2 is "B" in a pair). PYTHONUNBUFFERED=1 unless set: a Python child writing
- * to a pipe buffers 8 KiB of output, which a crash or a timeout kill would lose with the last steps.
+ * even-numbered runs (run 2 is "B" in a pair). `unbuffered` sets PYTHONUNBUFFERED=1 (unless set) for
+ * output that shows up line by line while the run goes on, at a system call per line (see launchRun).
  */
 export function runEnvironment(
   parent: NodeJS.ProcessEnv,
-  options: { env?: Record<string, string>; envB?: Record<string, string>; preset?: 'det'; sitecustomizeDir?: string },
+  options: { env?: Record<string, string>; envB?: Record<string, string>; preset?: 'det'; sitecustomizeDir?: string; unbuffered?: boolean },
   k: number,
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...parent };
-  if (env['PYTHONUNBUFFERED'] === undefined) env['PYTHONUNBUFFERED'] = '1';
+  if (options.unbuffered && env['PYTHONUNBUFFERED'] === undefined) env['PYTHONUNBUFFERED'] = '1';
   if (options.preset === 'det') Object.assign(env, DET_PRESET_ENV);
   Object.assign(env, options.env ?? {});
   if (k % 2 === 0) Object.assign(env, options.envB ?? {});
@@ -108,16 +109,28 @@ export function gitState(cwd: string): { revision: string; dirty: boolean } | nu
   return { revision: head.stdout.trim(), dirty: status.status === 0 ? status.stdout.trim() !== '' : true };
 }
 
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    if (process.platform === 'win32') spawnSync('taskkill', ['/pid', String(pid), '/T', '/F']);
-    else process.kill(-pid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
 
-/** Starts one run and resolves when it has ended and its output is on disk. Never rejects. */
+/** How often a running run's raw output is appended to its log (and shown by --tee). */
+const TAIL_INTERVAL_MS = 50;
+/** How long processes a run left behind may keep writing after the run itself has exited. */
+const STRAGGLER_MS = 2000;
+
+/**
+ * Starts one run and resolves when it has ended and its output is in the log. Never rejects.
+ *
+ * Where the output goes, and why: the child writes its stdout and stderr straight into two files of its
+ * own, `<log>.stdout` and `<log>.stderr` (inherited descriptors, O_APPEND), as `cmd > out 2> err` would.
+ * Nothing passes through bitexact on the way, so a run is as fast as when run bare, and when bitexact
+ * dies the child goes on writing and nothing is lost. Every TAIL_INTERVAL_MS bitexact appends the lines
+ * that are complete in each file to the log, so a stderr warning never lands inside a stdout metric line
+ * (in one shared file it would: Python block-buffers stdout and cuts its 8 KiB writes anywhere). Once
+ * the run has ended and all of it is in the log the two files are removed; if the log could not be
+ * written they stay. PYTHONUNBUFFERED is not forced (runEnvironment): unbuffered, every printed line is
+ * a system call, which tripled the time of a program that prints a lot; buffered, what is still in the
+ * child's 8 KiB buffer is lost when the child dies hard (SIGKILL, a segfault). A Python exception exits
+ * through the flush, and a run being stopped gets SIGINT first, which Python turns into a
+ * KeyboardInterrupt that flushes, then SIGTERM, then SIGKILL, each after the grace period.
+ */
 export function launchRun(spec: RunSpec): Promise<RunRecord> {
   const startWall = new Date();
   const started = performance.now();
@@ -132,12 +145,16 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
     timedOut: false,
     cancelled: false,
   };
-  let fd: number;
+  let fd = -1;
+  const raw: RawStream[] = [];
   try {
     fs.mkdirSync(path.dirname(spec.logPath), { recursive: true });
     fd = fs.openSync(spec.logPath, 'w');
+    raw.push(RawStream.create(`${spec.logPath}.stdout`), RawStream.create(`${spec.logPath}.stderr`));
   } catch (error) {
     // No log, no run: output that cannot be kept would make a verdict nobody can check.
+    for (const stream of raw) stream.close(true);
+    if (fd >= 0) fs.closeSync(fd);
     record.logError = `cannot create ${spec.logPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
     record.end = new Date().toISOString();
     return Promise.resolve(record);
@@ -147,62 +164,64 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
   return new Promise((resolve) => {
     const timers: NodeJS.Timeout[] = [];
     let finished = false;
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      for (const t of timers) clearTimeout(t);
-      spec.signal?.removeEventListener('abort', onAbort);
-      flushPending();
-      fs.closeSync(fd);
-      record.end = new Date().toISOString();
-      record.wallTime = (performance.now() - started) / 1000;
-      resolve(record);
-    };
+    let stopping = false;
+    let child: ReturnType<typeof spawn> | undefined;
 
-    // Lines from stdout and stderr are written whole, so an interleaved stderr warning never lands in
-    // the middle of a metric line. A partial line longer than 64 KiB is written as it is.
-    const pending = new Map<string, Buffer>();
     const write = (bytes: Buffer) => {
       if (record.logError || bytes.length === 0) return;
       try {
         fs.writeSync(fd, bytes);
       } catch (error) {
         record.logError = `cannot write ${spec.logPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
-        stop('SIGTERM');
+        stop();
+        return;
       }
+      spec.onOutput?.(bytes);
     };
-    const onChunk = (stream: string) => (chunk: Buffer) => {
-      const joined = Buffer.concat([pending.get(stream) ?? Buffer.alloc(0), chunk]);
-      const cut = joined.lastIndexOf(10) + 1;
-      const keep = cut === 0 && joined.length > 65536 ? joined.length : cut;
-      write(joined.subarray(0, keep));
-      pending.set(stream, joined.subarray(keep));
-      spec.onOutput?.(chunk);
+    const pump = (final: boolean) => {
+      for (const stream of raw) write(stream.take(final));
     };
-    const flushPending = () => {
-      for (const rest of pending.values()) write(rest);
-      pending.clear();
-    };
+    const ticker = setInterval(() => pump(false), TAIL_INTERVAL_MS);
 
-    let child: ReturnType<typeof spawn>;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      clearInterval(ticker);
+      for (const t of timers) clearTimeout(t);
+      spec.signal?.removeEventListener('abort', onAbort);
+      pump(true);
+      fs.closeSync(fd);
+      for (const stream of raw) stream.close(!record.logError);
+      record.end = new Date().toISOString();
+      record.wallTime = (performance.now() - started) / 1000;
+      resolve(record);
+    };
+    const stop = () => {
+      if (stopping || child?.pid === undefined) return;
+      stopping = true;
+      const pid = child.pid;
+      killGroup(pid, 'SIGINT');
+      timers.push(
+        setTimeout(() => {
+          killGroup(pid, 'SIGTERM');
+          timers.push(setTimeout(() => killGroup(pid, 'SIGKILL'), grace));
+        }, grace),
+      );
+    };
+    function onAbort(): void {
+      record.cancelled = true;
+      stop();
+    }
+
     try {
-      child = spawn(spec.argv[0]!, spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      child = spawn(spec.argv[0]!, spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', raw[0]!.writeFd, raw[1]!.writeFd] });
     } catch (error) {
       record.spawnError = (error as Error).message;
       finish();
       return;
     }
-    const stop = (signal: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
-      killGroup(child.pid, signal);
-      if (signal !== 'SIGKILL') timers.push(setTimeout(() => killGroup(child.pid!, 'SIGKILL'), grace));
-    };
-    function onAbort(): void {
-      record.cancelled = true;
-      stop('SIGTERM');
-    }
-    child.stdout!.on('data', onChunk('stdout'));
-    child.stderr!.on('data', onChunk('stderr'));
+    // The child holds its own copies; ours would only keep the files open.
+    for (const stream of raw) stream.releaseWriter();
     child.on('error', (error) => {
       record.spawnError = error.message;
       finish();
@@ -210,25 +229,27 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
     child.on('exit', (code, signal) => {
       record.exitCode = code;
       record.signal = signal;
-      // A run being stopped is stopped whole: whatever of its group ignored SIGTERM goes now.
-      if ((record.timedOut || record.cancelled || record.logError) && child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
-      // The leader is gone; a process it left behind may still hold the pipes open. Give the output
-      // a moment to drain, then end the group so the run cannot hang here.
-      timers.push(
-        setTimeout(() => {
-          if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
-          child.stdout?.destroy();
-          child.stderr?.destroy();
-          finish();
-        }, 2000),
-      );
+      const pid = child!.pid!;
+      // A run being stopped is stopped whole: whatever of its group ignored the signals goes now.
+      if (stopping) killGroup(pid, 'SIGKILL');
+      // Processes it left behind (data-loader workers, a launcher's ranks) may still be writing: keep
+      // tailing while any is there, for a moment, then end the group so the run cannot hang here.
+      const exited = performance.now();
+      const settle = () => {
+        if (groupAlive(pid) && performance.now() - exited < STRAGGLER_MS) {
+          timers.push(setTimeout(settle, TAIL_INTERVAL_MS));
+          return;
+        }
+        killGroup(pid, 'SIGKILL');
+        finish();
+      };
+      settle();
     });
-    child.on('close', () => finish());
     if (spec.timeoutMs !== undefined) {
       timers.push(
         setTimeout(() => {
           record.timedOut = true;
-          stop('SIGTERM');
+          stop();
         }, spec.timeoutMs),
       );
     }
@@ -246,6 +267,8 @@ export interface PairSpec {
   envB?: Record<string, string>;
   preset?: 'det';
   sitecustomizeDir?: string;
+  /** PYTHONUNBUFFERED=1 for every run: live output for a system call per line (see launchRun). */
+  unbuffered?: boolean;
   timeoutMs?: number;
   signal?: AbortSignal;
   parentEnv?: NodeJS.ProcessEnv;
@@ -272,7 +295,7 @@ export interface PairResult {
 /**
  * Runs the command `runs` times: in sequence (stops launching new runs once cancelled, or after a log
  * could not be written), or with `parallel` all at once, each run still in its own process group with
- * its own log, so a timeout or a cancel stops every group. Before the first run, a Python command's
+ * its own log, so a timeout or a cancel stops every group. After the last run, a Python command's
  * interpreter is asked for the Python and torch versions (meta.json `versions`); that never fails the pair.
  */
 export async function runPair(spec: PairSpec): Promise<PairResult> {
@@ -296,9 +319,6 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
     fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(meta, null, 2)}\n`);
     fs.renameSync(`${file}.tmp`, file);
   };
-  writeMeta();
-  // Asked before any run starts, so a slow `import torch` never competes with a run being timed.
-  meta.versions = await probeVersions(spec.argv, { cwd: spec.cwd, env: runEnvironment(parent, spec, 1), timeoutMs: spec.versionTimeoutMs, signal: spec.signal });
   writeMeta();
 
   const records: RunRecord[] = [];
@@ -348,5 +368,9 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
       if (record.logError) break; // the next run's log would fail the same way
     }
   }
+  // Asked once the runs are over: a slow `import torch` neither delays run 1 nor competes with a run
+  // being timed.
+  meta.versions = await probeVersions(spec.argv, { cwd: spec.cwd, env: runEnvironment(parent, spec, 1), timeoutMs: spec.versionTimeoutMs, signal: spec.signal });
+  writeMeta();
   return { id, dir, records: records.filter(Boolean), envDiffs: envDiffs.filter(Boolean), versions: meta.versions };
 }
