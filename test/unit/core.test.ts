@@ -139,8 +139,8 @@ describe('value hints through unpacking and writes', () => {
     const tree = c.parser.parse(text);
     const scope = new ImportScope();
     tree.rootNode.descendantsOfType(['import_statement', 'import_from_statement']).forEach((n) => scope.addImport(n));
-    const hints = new ValueHints(scope);
-    tree.rootNode.descendantsOfType('assignment').forEach((n) => hints.addAssignment(n));
+    const assignments = tree.rootNode.descendantsOfType('assignment');
+    const hints = new ValueHints(scope, () => assignments);
     const uses = tree.rootNode.descendantsOfType('expression_statement').slice(-4).map((s) => hints.of(s.namedChildren[0]!));
     expect(uses.map((h) => `${h.dtype}/${h.origin}`)).toEqual(['int/torch', 'int/torch', 'unknown/unknown', 'unknown/torch']);
     tree.delete();

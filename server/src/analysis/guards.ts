@@ -94,9 +94,7 @@ export class GuardFinder {
   private earlyExitGuard(block: Node, child: Node): Guard | undefined {
     if (block.type !== 'block' && block.type !== 'module') return undefined;
     for (let sibling = child.previousNamedSibling; sibling; sibling = sibling.previousNamedSibling) {
-      if (sibling.type !== 'if_statement') continue;
-      if (sibling.childrenForFieldName('alternative').length > 0) continue;
-      if (!endsFlow(sibling.childForFieldName('consequence'))) continue;
+      if (!isEarlyExit(sibling)) continue;
       const condition = sibling.childForFieldName('condition');
       const polarity = condition ? this.polarity(condition) : NEUTRAL;
       if (polarity.else && condition) return { kind: polarity.else, condition: rangeOf(condition) };
@@ -171,4 +169,9 @@ function swap(p: Polarity): Polarity {
 
 function isDeterminismEnvName(value: unknown): boolean {
   return typeof value === 'string' && /DETERMINISTIC/i.test(value) && !/NONDETERMINISTIC/i.test(value);
+}
+
+/** An `if` without else whose body leaves the block: what follows it runs only when it is false. */
+export function isEarlyExit(node: Node): boolean {
+  return node.type === 'if_statement' && node.childrenForFieldName('alternative').length === 0 && endsFlow(node.childForFieldName('consequence'));
 }

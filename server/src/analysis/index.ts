@@ -1,5 +1,6 @@
 // The analysis core's public face, shared by the CLI and the language server so both report the
 // same findings for the same text and settings.
+import type { ChunkCache } from './chunk-cache.js';
 import type { Settings } from './config.js';
 import { Analyzer, FileAnalysis } from './engine.js';
 import { ModeSetting, programMode } from './facts.js';
@@ -45,8 +46,9 @@ export class Checker {
     return this.analyzer.analyzeText(text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames });
   }
 
-  analyzeTree(tree: Parameters<Analyzer['analyzeTree']>[0], text: string, settings: Settings): FileAnalysis {
-    return this.analyzer.analyzeTree(tree, text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames });
+  /** With a `cache` kept per document, functions unchanged since the last call are not analysed again. */
+  analyzeTree(tree: Parameters<Analyzer['analyzeTree']>[0], text: string, settings: Settings, cache?: ChunkCache): FileAnalysis {
+    return this.analyzer.analyzeTree(tree, text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames }, cache);
   }
 
   resolve(analysis: FileAnalysis, text: string, settings: Settings, mode: DeterministicMode): Finding[] {
@@ -74,4 +76,5 @@ export function effectiveMode(settings: Settings, detected: DeterministicMode): 
 }
 
 export type { ModeSetting };
+export { ChunkCache } from './chunk-cache.js';
 export { programMode };

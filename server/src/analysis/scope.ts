@@ -39,48 +39,39 @@ export class ImportScope {
   private readonly ambiguous = new Set<string>();
 
   addImport(node: Node): void {
-    if (node.type === 'import_statement') {
-      for (const child of node.namedChildren) {
-        if (child.type === 'dotted_name') {
-          const root = child.text.split('.')[0]!.trim();
-          this.bind(root, root);
-        } else if (child.type === 'aliased_import') {
-          const name = child.childForFieldName('name')?.text;
-          const alias = child.childForFieldName('alias')?.text;
-          if (name && alias) this.bind(alias, compact(name));
-        }
-      }
-      return;
-    }
-    if (node.type !== 'import_from_statement') return;
-    const moduleNode = node.childForFieldName('module_name');
-    if (!moduleNode) return;
-    // Relative imports (`from . import tasks`) name the project's own modules: never torch, never
-    // tensors; binding them keeps `tasks.gather(...)` from being read as a tensor method.
-    const moduleName = compact(moduleNode.text);
-    for (const child of node.childrenForFieldName('name')) {
-      const separator = moduleName.endsWith('.') ? '' : '.';
-      if (child.type === 'dotted_name') this.bind(compact(child.text), `${moduleName}${separator}${compact(child.text)}`);
-      else if (child.type === 'aliased_import') {
-        const name = child.childForFieldName('name')?.text;
-        const alias = child.childForFieldName('alias')?.text;
-        if (name && alias) this.bind(alias, `${moduleName}${separator}${compact(name)}`);
-      }
-    }
+    for (const binding of importBindingsOf(node)) this.addImportBinding(binding);
+  }
+
+  /** addImport() for one binding of an import already read (see importBindingsOf). */
+  addImportBinding([local, target]: readonly [string, string]): void {
+    this.bind(local, target);
   }
 
   /** `F = torch.nn.functional` style aliases; anything else assigned to a bound name shadows it. */
   addAssignment(left: Node, right: Node | null): void {
-    if (left.type !== 'identifier') return;
-    const target = right ? this.resolveExpression(right) : undefined;
-    if (target && isLibraryName(target)) this.bind(left.text, target);
-    else if (this.bindings.has(left.text)) this.shadow(left.text);
+    const op = aliasAssignmentOf(left, right);
+    if (op) this.addAlias(op);
+  }
+
+  /** addAssignment() for an assignment already reduced to its name and dotted value (see aliasAssignmentOf). */
+  addAlias([name, value]: AliasAssignment): void {
+    const target = value ? this.resolveParts(value) : undefined;
+    if (target && isLibraryName(target)) this.bind(name, target);
+    else if (this.bindings.has(name)) this.shadow(name);
+  }
+
+  /** Everything resolution depends on, as text: two scopes with equal states resolve every name alike. */
+  state(): string {
+    return `${[...this.bindings].map(([local, target]) => `${local}=${target}`).join(',')}|${[...this.ambiguous].join(',')}`;
   }
 
   /** Fully qualified name of a dotted expression rooted in an import, else undefined. */
   resolveExpression(node: Node): string | undefined {
     const parts = dottedParts(node);
-    if (!parts) return undefined;
+    return parts ? this.resolveParts(parts) : undefined;
+  }
+
+  private resolveParts(parts: readonly string[]): string | undefined {
     const [root, ...rest] = parts;
     if (root === undefined || this.ambiguous.has(root)) return undefined;
     const base = this.bindings.get(root);
@@ -112,6 +103,49 @@ export class ImportScope {
     this.bindings.delete(name);
     this.ambiguous.add(name);
   }
+}
+
+/** What an import statement binds: local name → qualified name. */
+export function importBindingsOf(node: Node): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  if (node.type === 'import_statement') {
+    for (const child of node.namedChildren) {
+      if (child.type === 'dotted_name') {
+        const root = child.text.split('.')[0]!.trim();
+        out.push([root, root]);
+      } else if (child.type === 'aliased_import') {
+        const name = child.childForFieldName('name')?.text;
+        const alias = child.childForFieldName('alias')?.text;
+        if (name && alias) out.push([alias, compact(name)]);
+      }
+    }
+    return out;
+  }
+  if (node.type !== 'import_from_statement') return out;
+  const moduleNode = node.childForFieldName('module_name');
+  if (!moduleNode) return out;
+  // Relative imports (`from . import tasks`) name the project's own modules: never torch, never
+  // tensors; binding them keeps `tasks.gather(...)` from being read as a tensor method.
+  const moduleName = compact(moduleNode.text);
+  const separator = moduleName.endsWith('.') ? '' : '.';
+  for (const child of node.childrenForFieldName('name')) {
+    if (child.type === 'dotted_name') out.push([compact(child.text), `${moduleName}${separator}${compact(child.text)}`]);
+    else if (child.type === 'aliased_import') {
+      const name = child.childForFieldName('name')?.text;
+      const alias = child.childForFieldName('alias')?.text;
+      if (name && alias) out.push([alias, `${moduleName}${separator}${compact(name)}`]);
+    }
+  }
+  return out;
+}
+
+/** `name = a.b.c` as [name, ['a', 'b', 'c']]; `name = <anything else>` as [name, undefined]. */
+export type AliasAssignment = readonly [string, readonly string[] | undefined];
+
+/** The part of an assignment that import resolution reads; undefined when it binds no plain name. */
+export function aliasAssignmentOf(left: Node, right: Node | null): AliasAssignment | undefined {
+  if (left.type !== 'identifier') return undefined;
+  return [left.text, (right && dottedParts(right)) ?? undefined];
 }
 
 function compact(dotted: string): string {

@@ -43,39 +43,35 @@ interface Binding {
 /** Calls returning (values, indices): the second element of the result is an integer tensor. */
 const VALUES_AND_INDICES = /(^|\.)(topk|sort|max|min|median|nanmedian|mode|kthvalue|cummax|cummin)$/;
 
+/** The assignments inside a scope's text range (more is harmless: each is bound to its own scope). */
+export type AssignmentsWithin = (scope: Node) => readonly Node[];
+
 export class ValueHints {
   /** Scope node id → name → bindings in source order; a scope's are built when it is first asked about. */
   private readonly bindings = new Map<number, Map<string, Binding[]>>();
-  /** Every assignment of the file in document order, and which of them are bound already. */
-  private readonly assignments: Node[] = [];
   private readonly bound = new Set<number>();
   /** Scopes whose whole text range has been bound (so every scope nested in them is complete too). */
   private readonly covered = new Set<number>();
   private readonly scopes = new ScopeCache();
   private readonly memo = new Map<number, ValueHint>();
 
-  constructor(private readonly scope: ImportScope) {}
-
-  /** Records `name = value` and `a, b = value` (the engine feeds every assignment in source order). */
-  addAssignment(assignment: Node): void {
-    this.assignments.push(assignment);
-  }
+  /**
+   * `assignmentsWithin` hands out a scope's assignments in document order when it is first asked
+   * about: a file's analysis then reads only the functions whose values a rule needs.
+   */
+  constructor(
+    private readonly scope: ImportScope,
+    private readonly assignmentsWithin: AssignmentsWithin,
+  ) {}
 
   /** Binds the assignments inside `scope`'s range (each to its own scope), once. */
   private cover(scope: Node): void {
     if (this.covered.has(scope.id)) return;
     this.covered.add(scope.id);
-    let lo = 0;
-    let hi = this.assignments.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.assignments[mid]!.startIndex < scope.startIndex) lo = mid + 1;
-      else hi = mid;
-    }
-    for (let i = lo; i < this.assignments.length && this.assignments[i]!.startIndex < scope.endIndex; i++) {
-      if (this.bound.has(i)) continue;
-      this.bound.add(i);
-      this.bind(this.assignments[i]!);
+    for (const assignment of this.assignmentsWithin(scope)) {
+      if (assignment.startIndex < scope.startIndex || assignment.startIndex >= scope.endIndex || this.bound.has(assignment.id)) continue;
+      this.bound.add(assignment.id);
+      this.bind(assignment);
     }
   }
 

@@ -3,12 +3,15 @@
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { TextDocumentContentChangeEvent } from 'vscode-languageserver';
 import type { Tree } from 'web-tree-sitter';
+import { ChunkCache } from '../analysis/chunk-cache.js';
 import type { PythonParser } from '../analysis/parse.js';
 
 export interface OpenDocument {
   document: TextDocument;
   /** Parsed lazily: files no rule can match are never parsed. */
   tree?: Tree;
+  /** Per-function results of the last analysis; kept, like the tree, for recently edited documents. */
+  chunks?: ChunkCache;
 }
 
 /** Trees kept for incremental re-parsing; other documents are re-parsed from text when they change. */
@@ -61,6 +64,7 @@ export class DocumentStore {
   /** The document's tree, parsing it now if it has none yet; frees the trees of documents idle longest. */
   treeOf(entry: OpenDocument): Tree {
     entry.tree ??= this.parser.parse(entry.document.getText());
+    entry.chunks ??= new ChunkCache();
     const uri = entry.document.uri;
     const at = this.recent.indexOf(uri);
     if (at >= 0) this.recent.splice(at, 1);
@@ -68,7 +72,10 @@ export class DocumentStore {
     for (const stale of this.recent.splice(KEPT_TREES)) {
       const other = this.open.get(stale);
       other?.tree?.delete();
-      if (other) other.tree = undefined;
+      if (other) {
+        other.tree = undefined;
+        other.chunks = undefined;
+      }
     }
     return entry.tree;
   }

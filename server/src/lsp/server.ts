@@ -108,7 +108,7 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
       for (const p of effective.problems) log('warn', p);
       const text = entry.document.getText();
       const settings = effective.settings;
-      const analysis = checker.mayMatch(text) ? checker.analyzeTree(docs.treeOf(entry), text, settings) : checker.analyze(text, settings);
+      const analysis = checker.mayMatch(text) ? checker.analyzeTree(docs.treeOf(entry), text, settings, entry.chunks) : checker.analyze(text, settings);
       const file = uriToPath(uri);
       if (file && workspace.setModeSettings(file, analysis.modeSettings)) {
         generation++;

@@ -64,6 +64,8 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
     id: spec.id,
     name: spec.name,
     family: 'torch-op',
+    // An op's hit reads the call, the values and guards of its own function, and the imports.
+    locality: 'function',
     defaultSeverity: 'warning',
     summary: spec.summary,
     docs: spec.docs,

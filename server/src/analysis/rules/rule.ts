@@ -80,6 +80,13 @@ export interface Rule {
   triggers: readonly string[];
   /** Substrings of which at least one must also occur (e.g. 'sparse' for sparse-operand rules). */
   requires?: readonly string[];
+  /**
+   * 'function': a hit depends only on the outermost function holding the call (with the file's
+   * imports, aliases and module-level code), never on other functions, the whole text or the whole
+   * tree; the language server then keeps the hits while other functions are edited. Rules that look
+   * further leave it out and run on every analysis.
+   */
+  locality?: 'function';
   /** Canonical callees this rule inspects (see CallSite.callee). */
   calls?: readonly string[];
   onCall?(call: CallSite, ctx: RuleContext): void;

@@ -5,6 +5,7 @@ const rule: Rule = {
   id: 'BX201',
   name: 'cudnn-benchmark-on',
   family: 'config',
+  locality: 'function',
   defaultSeverity: 'warning',
   summary: '`torch.backends.cudnn.benchmark = True` lets timing pick the convolution algorithm.',
   facts: [

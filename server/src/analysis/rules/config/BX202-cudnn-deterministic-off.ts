@@ -5,6 +5,7 @@ const rule: Rule = {
   id: 'BX202',
   name: 'cudnn-deterministic-off',
   family: 'config',
+  locality: 'function',
   defaultSeverity: 'warning',
   summary: '`torch.backends.cudnn.deterministic = False` lets cuDNN use convolution algorithms that may not reproduce.',
   facts: [

@@ -9,6 +9,7 @@ const rule: Rule = {
   id: 'BX203',
   name: 'deterministic-warn-only',
   family: 'config',
+  locality: 'function',
   defaultSeverity: 'warning',
   summary: 'Deterministic mode in warn-only form still runs nondeterministic kernels, with only a warning.',
   facts: [

@@ -5,6 +5,7 @@ const rule: Rule = {
   id: 'BX204',
   name: 'deterministic-mode-disabled',
   family: 'config',
+  locality: 'function',
   defaultSeverity: 'warning',
   summary: 'Deterministic mode is switched off in a program that turns it on elsewhere.',
   facts: [

@@ -79,6 +79,7 @@ const rule: Rule = {
   id: 'BX205',
   name: 'misspelt-backend-flag',
   family: 'config',
+  locality: 'function',
   defaultSeverity: 'error',
   summary: 'An assignment to a misspelt backend flag (`cudnn.benchmarks`, `cudnn.determinstic`) has no effect.',
   facts: [

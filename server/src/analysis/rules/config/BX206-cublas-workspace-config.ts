@@ -44,6 +44,7 @@ const rule: Rule = {
   id: 'BX206',
   name: 'cublas-workspace-config',
   family: 'config',
+  locality: 'function',
   defaultSeverity: 'warning',
   summary: '`CUBLAS_WORKSPACE_CONFIG` set to a value cuBLAS does not reproduce with, or set where torch no longer needs it.',
   facts: [

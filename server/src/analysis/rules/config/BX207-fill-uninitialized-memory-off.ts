@@ -5,6 +5,7 @@ const rule: Rule = {
   id: 'BX207',
   name: 'fill-uninitialized-memory-off',
   family: 'config',
+  locality: 'function',
   defaultSeverity: 'info',
   summary: '`torch.utils.deterministic.fill_uninitialized_memory = False` trades a safety net for speed.',
   facts: [

@@ -1,0 +1,82 @@
+// A file as the parts incremental analysis works with: every outermost function (at module level or
+// in a module-level class) is a *chunk*, whose hits depend only on its own text and the file's
+// context; everything else (imports, module and class-level statements, comments between them) is
+// *outside*. A keystroke inside one function then re-analyses that function alone.
+import type { Node, Query } from 'web-tree-sitter';
+
+export interface Part {
+  node: Node;
+  /** The node's offsets, read once (endIndex is a call into wasm). */
+  start: number;
+  end: number;
+  chunk: boolean;
+  /** The class body holding the part (0: the module), so equal methods of two classes stay apart. */
+  container: number;
+}
+
+/** The captured nodes of one part, by capture name (see engine.ts PATTERN), in document order. */
+export type PartNodes = Map<string, Node[]>;
+
+/** The parts of a file in document order (the walk visits them in that order); they do not overlap. */
+export function fileParts(root: Node): Part[] {
+  const parts: Part[] = [];
+  let classes = 0;
+  const visit = (statements: readonly Node[], container: number) => {
+    for (const node of statements) {
+      const definition = node.type === 'decorated_definition' ? node.childForFieldName('definition') : node;
+      if (definition?.type === 'function_definition') parts.push(part(node, true, container));
+      else if (definition?.type === 'class_definition') {
+        const body = definition.childForFieldName('body');
+        const inner = ++classes;
+        // Decorators, name, bases: outside; the body's statements are split again.
+        const header = node.type === 'decorated_definition' ? node.namedChildren.filter((c) => !c.equals(definition)) : [];
+        header.push(...definition.namedChildren.filter((c) => !body || !c.equals(body)));
+        for (const h of header) parts.push(part(h, false, container));
+        if (body) visit(body.namedChildren, inner);
+      } else parts.push(part(node, false, container));
+    }
+  };
+  visit(root.namedChildren, 0);
+  return parts;
+}
+
+function part(node: Node, chunk: boolean, container: number): Part {
+  return { node, start: node.startIndex, end: node.endIndex, chunk, container };
+}
+
+/**
+ * Captures the nodes of the parts marked in `wanted` into `into`. Neighbouring wanted parts share
+ * one query over their joint range (one query over the whole file when all are wanted), and the
+ * captures are dealt out to parts by position.
+ */
+export function collectParts(query: Query, root: Node, parts: readonly Part[], wanted: readonly boolean[], into: Array<PartNodes | undefined>, names: readonly string[]): void {
+  for (let i = 0; i < parts.length; i++) {
+    if (!wanted[i] || into[i]) continue;
+    let last = i;
+    while (last + 1 < parts.length && wanted[last + 1] && !into[last + 1]) last++;
+    for (let k = i; k <= last; k++) into[k] = new Map(names.map((name) => [name, []]));
+    let k = i;
+    for (const capture of query.captures(root, { startIndex: parts[i]!.start, endIndex: parts[last]!.end })) {
+      const at = capture.node.startIndex;
+      while (k < last && at >= parts[k]!.end) k++;
+      // A capture between two parts (none should exist) or spanning into the range is not theirs.
+      if (at < parts[k]!.start || at >= parts[k]!.end) continue;
+      into[k]!.get(capture.name)!.push(capture.node);
+    }
+    i = last;
+  }
+}
+
+/** The index of the part whose range holds `index`, else -1. */
+export function partAt(parts: readonly Part[], index: number): number {
+  let lo = 0;
+  let hi = parts.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const part = parts[mid]!;
+    if (index < part.start) hi = mid - 1;
+    else if (index >= part.end) lo = mid + 1;
+    else return mid;
+  }
+  return -1;
+}

@@ -1,0 +1,188 @@
+// The language server keeps per-function results between keystrokes (chunk-cache.ts). These tests
+// hold it to its promise: after any sequence of edits the findings equal a fresh analysis of the
+// same text, and only the edited function is analysed again.
+import fs from 'node:fs';
+import path from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ChunkCache, Checker } from '../../server/src/analysis/index.js';
+import type { Rule } from '../../server/src/analysis/rules/rule.js';
+import type { Settings } from '../../server/src/analysis/config.js';
+import { loadChecker, ROOT, settings } from '../support/checker.js';
+
+/** Python files with many rule kinds: the rule fixtures and the examples. */
+function corpus(): Array<{ name: string; text: string }> {
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.name.endsWith('.py')) files.push(full);
+    }
+  };
+  walk(path.join(ROOT, 'test/fixtures/rules'));
+  walk(path.join(ROOT, 'examples'));
+  return files.sort().map((file) => ({ name: path.relative(ROOT, file), text: fs.readFileSync(file, 'utf8') }));
+}
+
+/** Everything a shell shows for a file, in a comparable form. */
+function outcome(checker: Checker, analysis: ReturnType<Checker['analyze']>, text: string, s: Settings): string {
+  const modes = analysis.modeSettings.map((m) => `${m.mode}:${m.via}:${JSON.stringify(m.range)}`).sort();
+  const findings = (['off', 'on', 'warn'] as const).map((mode) => checker.resolve(analysis, text, s, mode));
+  return JSON.stringify({ findings, modes, syntaxErrors: analysis.syntaxErrors });
+}
+
+class EditedDocument {
+  private tree;
+  readonly cache = new ChunkCache();
+
+  constructor(
+    private readonly checker: Checker,
+    public text: string,
+  ) {
+    this.tree = checker.parser.parse(text);
+  }
+
+  edit(start: number, oldEnd: number, newText: string): void {
+    const { tree, text } = this.checker.parser.reparse(this.tree, this.text, { start, oldEnd, newText });
+    this.tree.delete();
+    this.tree = tree;
+    this.text = text;
+  }
+
+  analyze(s: Settings) {
+    return this.checker.analyzeTree(this.tree, this.text, s, this.cache);
+  }
+
+  dispose(): void {
+    this.tree.delete();
+  }
+}
+
+const SNIPPETS = [
+  '', '#', '\n', ' ', 'x', '    ', ')', '"', ':',
+  '\n    y = torch.zeros(3)\n',
+  '\nimport torch.nn.functional as G\n',
+  '\nF = None\n',
+  '\nif torch.are_deterministic_algorithms_enabled():\n    pass\n',
+  '\ndef helper():\n    out.index_add_(0, idx, src)\n',
+  '  # bitexact: ignore[BX101]',
+  '\ntorch.use_deterministic_algorithms(True)\n',
+  '\n    if not torch.are_deterministic_algorithms_enabled():\n        return\n',
+];
+
+/** Whole statements, inserted at the indentation of the line they go before. */
+const LINES = ['z = 1', 'torch = None', 'F = torch.nn.functional', 'pass', '# a comment', 'out.index_add_(0, idx, src)', 'torch.use_deterministic_algorithms(False)', 'x = torch.randn(3).long()', '# bitexact: ignore'];
+
+describe('incremental analysis', () => {
+  it('after random edits, gives the findings of a fresh analysis of the same text', async () => {
+    const checker = await loadChecker();
+    const s = settings();
+    const files = corpus();
+    expect(files.length).toBeGreaterThan(50);
+    // Keystrokes anywhere (syntax errors included), and whole-line edits that keep the file valid,
+    // which are the ones that leave other functions' cached results in play.
+    const keystroke = fc.record({ kind: fc.constant('keys' as const), at: fc.double({ min: 0, max: 1, noNaN: true }), remove: fc.nat(6), insert: fc.constantFrom(...SNIPPETS) });
+    const lineEdit = fc.record({ kind: fc.constantFrom('insert' as const, 'delete' as const, 'duplicate' as const), at: fc.double({ min: 0, max: 1, noNaN: true }), insert: fc.constantFrom(...LINES) });
+    const edit = fc.oneof({ arbitrary: keystroke, weight: 1 }, { arbitrary: lineEdit, weight: 3 });
+    fc.assert(
+      fc.property(fc.constantFrom(...files), fc.array(edit, { minLength: 1, maxLength: 8 }), (file, edits) => {
+        const doc = new EditedDocument(checker, file.text);
+        try {
+          doc.analyze(s);
+          for (const e of edits) {
+            if (e.kind === 'keys') {
+              const start = Math.floor(e.at * doc.text.length);
+              doc.edit(start, Math.min(doc.text.length, start + e.remove), e.insert);
+            } else {
+              const lines = doc.text.split('\n');
+              const row = Math.min(lines.length - 1, Math.floor(e.at * lines.length));
+              const start = lines.slice(0, row).join('\n').length + (row > 0 ? 1 : 0);
+              const line = lines[row] ?? '';
+              const indent = /^\s*/.exec(line)![0];
+              if (e.kind === 'insert') doc.edit(start, start, `${indent}${e.insert}\n`);
+              else if (e.kind === 'delete') doc.edit(start, Math.min(doc.text.length, start + line.length + 1), '');
+              else doc.edit(start, start, `${line}\n`);
+            }
+            const incremental = outcome(checker, doc.analyze(s), doc.text, s);
+            const fresh = outcome(checker, checker.analyze(doc.text, s), doc.text, s);
+            if (incremental !== fresh) throw new Error(`${file.name} differs after edits ${JSON.stringify(edits)}`);
+          }
+        } finally {
+          doc.dispose();
+        }
+      }),
+      { numRuns: 400, seed: 20261129 },
+    );
+  });
+
+  it('analyses again only the function that changed, unless the file context changed', async () => {
+    const base = await loadChecker();
+    const calls: Record<string, number> = { local: 0, wide: 0 };
+    const counting = (id: string, locality: 'function' | undefined): Rule => ({
+      id,
+      name: id,
+      family: 'torch-op',
+      defaultSeverity: 'warning',
+      summary: '',
+      docs: '',
+      facts: [],
+      triggers: ['torch'],
+      calls: ['torch.flip'],
+      ...(locality ? { locality } : {}),
+      onCall: (call, ctx) => {
+        calls[locality ? 'local' : 'wide']!++;
+        ctx.report({ node: call.node, outcomes: { off: { severity: 'warning', message: id } } });
+      },
+    });
+    const checker = await Checker.create({ runtimeDir: path.join(ROOT, 'node_modules/web-tree-sitter'), python: path.join(ROOT, 'node_modules/tree-sitter-python/tree-sitter-python.wasm') }, [
+      counting('BX901', 'function'),
+      counting('BX902', undefined),
+    ]);
+    expect(base).not.toBe(checker);
+    const text = 'import torch\n\nclass M:\n    def a(self, x):\n        return torch.flip(x, [0])\n\n    def b(self, x):\n        return torch.flip(x, [1])\n\ndef c(x):\n    return torch.flip(x, [2])\n';
+    const doc = new EditedDocument(checker, text);
+    const s = settings();
+    const analyze = () => {
+      calls.local = calls.wide = 0;
+      const hits = doc.analyze(s).candidates.map((c) => `${c.rule.id}@${c.range.start.line}`).sort();
+      return { local: calls.local!, wide: calls.wide!, hits };
+    };
+    try {
+      expect(analyze()).toEqual({ local: 3, wide: 3, hits: ['BX901@10', 'BX901@4', 'BX901@7', 'BX902@10', 'BX902@4', 'BX902@7'] });
+      expect(doc.cache.size).toBe(3);
+      // A new line inside b: only b is analysed again by the local rule; c's hit moves down a line.
+      doc.edit(doc.text.indexOf('        return torch.flip(x, [1])'), doc.text.indexOf('        return torch.flip(x, [1])'), '        y = 1\n');
+      expect(analyze()).toEqual({ local: 1, wide: 3, hits: ['BX901@11', 'BX901@4', 'BX901@8', 'BX902@11', 'BX902@4', 'BX902@8'] });
+      // An alias at module level changes what names mean: everything is analysed again.
+      doc.edit(doc.text.indexOf('\nclass M'), doc.text.indexOf('\nclass M'), '\nflip = None\n');
+      expect(analyze().local).toBe(3);
+      // Nothing changed: nothing is analysed again by the local rule.
+      expect(analyze().local).toBe(0);
+      // A name rebound inside one function is rebound for the whole file (scope.ts): all hits go.
+      const inC = doc.text.indexOf('    return torch.flip(x, [2])');
+      doc.edit(inC, inC, '    torch = None\n');
+      expect(analyze()).toEqual({ local: 0, wide: 0, hits: [] });
+    } finally {
+      doc.dispose();
+    }
+  });
+
+  it('notices a module-level early exit added between two cached functions', async () => {
+    const checker = await loadChecker();
+    const s = settings();
+    const text = 'import torch\n\ndef a(out, idx, src):\n    out.index_add_(0, idx, src)\n\ndef b(out, idx, src):\n    out.index_add_(0, idx, src)\n';
+    const doc = new EditedDocument(checker, text);
+    try {
+      const guards = () => doc.analyze(s).candidates.map((c) => `${c.rule.id}@${c.range.start.line}:${c.guard}`);
+      expect(guards()).toEqual(['BX101@3:none', 'BX101@6:none']);
+      const at = doc.text.indexOf('def b');
+      doc.edit(at, at, 'if not torch.are_deterministic_algorithms_enabled():\n    raise SystemExit\n\n');
+      const fresh = checker.analyze(doc.text, s).candidates.map((c) => `${c.rule.id}@${c.range.start.line}:${c.guard}`);
+      expect(fresh).toEqual(['BX101@3:none', 'BX101@9:deterministic-branch']);
+      expect(guards()).toEqual(fresh);
+    } finally {
+      doc.dispose();
+    }
+  });
+});
