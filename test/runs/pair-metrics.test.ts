@@ -54,14 +54,17 @@ describe('bitexact pair --metrics', () => {
     const report = JSON.parse(result.stdout) as Report;
     expect(report.firstDivergence).toEqual({ step: 3, metric: 'loss' });
     expect(report.metrics.find((m) => m.name === 'lr')!.verdict).toBe('bitwise');
-    expect(report.runs.map((r) => r.logPath)).toEqual([1, 2].map((k) => path.relative(cwd, path.join(pairDir(), `run-${k}.metrics.jsonl`))));
+    expect(report.runs.map((r) => r.logPath)).toEqual([1, 2].map((k) => path.relative(cwd, path.join(pairDir(), `run-${k}.metrics`, 'metrics.jsonl'))));
     // Run 2 overwrote out/metrics.jsonl; run 1's copy still holds run 1's numbers.
     const first = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8').split('\n')[2]!).loss;
-    expect(first(path.join(pairDir(), 'run-1.metrics.jsonl'))).toBe(1.0 / 3.1);
-    expect(first(path.join(pairDir(), 'run-2.metrics.jsonl'))).toBe(1.0 / 3.1 + 0.5);
+    expect(first(path.join(pairDir(), 'run-1.metrics/metrics.jsonl'))).toBe(1.0 / 3.1);
+    expect(first(path.join(pairDir(), 'run-2.metrics/metrics.jsonl'))).toBe(1.0 / 3.1 + 0.5);
     expect(first(path.join(cwd, 'out/metrics.jsonl'))).toBe(1.0 / 3.1 + 0.5);
     // The stdout logs are still kept, and say nothing a reader could compare.
     expect(fs.readFileSync(path.join(pairDir(), 'run-1.log'), 'utf8')).toMatch(/^training/);
+    // Compared again later, the pair directory stands for the metrics files it compared.
+    const again = JSON.parse(runCli(['compare', '--format', 'json', pairDir()], cwd).stdout) as Report;
+    expect(again.firstDivergence).toEqual({ step: 3, metric: 'loss' });
   });
 
   it('calls identical files bitwise', () => {
@@ -76,7 +79,7 @@ describe('bitexact pair --metrics', () => {
     expect(fs.readdirSync(path.join(cwd, 'out')).sort()).toEqual(['m-1.jsonl', 'm-2.jsonl', 'm-3.jsonl']);
     const meta = JSON.parse(fs.readFileSync(path.join(pairDir(), 'meta.json'), 'utf8'));
     expect(meta.runs.map((r: { env: Record<string, string> }) => r.env['BITEXACT_RUN'])).toEqual(['1', '2', '3']);
-    expect(fs.readdirSync(pairDir())).toEqual(expect.arrayContaining(['run-1.m-1.jsonl', 'run-2.m-2.jsonl', 'run-3.m-3.jsonl']));
+    for (const k of [1, 2, 3]) expect(fs.existsSync(path.join(pairDir(), `run-${k}.metrics`, `m-${k}.jsonl`))).toBe(true);
   });
 
   it('refuses a file the run did not write: a stale file from an earlier run', () => {

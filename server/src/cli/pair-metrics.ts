@@ -1,8 +1,8 @@
 // `bitexact pair --metrics PATH`: each run's metrics come from a file the program writes (a JSONL sink,
 // metrics.csv, trainer_state.json, an event file) instead of its stdout. The file counts only when the
 // run wrote it: one left by an earlier run would compare yesterday's numbers and look like agreement.
-// After each run it is copied into the pair directory, so the next run can write the same path and
-// the pair directory stays a complete record that `bitexact compare` can read again.
+// After each run it is copied into the pair directory (run-k.metrics/), so the next run can write the
+// same path, and `bitexact compare DIR` later compares the same files the pair did.
 import fs from 'node:fs';
 import path from 'node:path';
 import { LogFormat, readLogFile } from '../runs/formats/detect.js';
@@ -71,8 +71,11 @@ export class MetricsFiles {
       });
       return;
     }
-    const copy = path.join(pairDir, `run-${k}.${path.basename(file)}`);
+    // Under its own name (readers know trainer_state.json and golden_values_*.json by name), in a
+    // folder of its own, so no name can clash with the run's log files.
+    const copy = path.join(pairDir, `run-${k}.metrics`, path.basename(file));
     try {
+      fs.mkdirSync(path.dirname(copy), { recursive: true });
       fs.copyFileSync(file, copy);
     } catch (error) {
       this.outcomes.set(k, { error: `cannot keep a copy of ${shown} in ${pairDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` });

@@ -38,7 +38,8 @@ Options:
 `;
 
 const COMPARE_USAGE = `Usage: bitexact compare [options] PATH PATH [PATH...]
-       bitexact compare [options] DIR      (a pair directory holding run-1.log, run-2.log, …)
+       bitexact compare [options] DIR      (a pair directory holding run-1.log, run-2.log, … or,
+                                            from pair --metrics, run-1.metrics/, run-2.metrics/, …)
 
 Compares existing logs; a directory stands for the best log found in it, or for all its per-rank
 traces (rank_000000.jsonl, rank_000001.jsonl …), compared rank by rank.
@@ -321,7 +322,9 @@ function resolveInputs(paths: string[]): CompareInput[] {
     const logs = fs.readdirSync(dir).filter((f) => /^run-\d+\.log$/.test(f)).sort((a, b) => runNumber(a) - runNumber(b));
     if (logs.length < 2) throw new RunsUsageError(`${dir}: no run-1.log, run-2.log … in it; name the logs to compare`);
     const exits = pairExits(dir);
-    return logs.map((f) => ({ label: `run ${runNumber(f)}`, file: path.join(dir, f), exit: exits.get(runNumber(f)) }));
+    // A pair run with --metrics kept each run's metrics file in run-k.metrics/: that is what it compared.
+    const kept = logs.map((f) => keptMetricsFile(dir, runNumber(f)));
+    return logs.map((f, i) => ({ label: `run ${runNumber(f)}`, file: kept.every(Boolean) ? kept[i]! : path.join(dir, f), exit: exits.get(runNumber(f)) }));
   }
   return paths.map((p) => {
     if (fs.statSync(p).isDirectory()) {
@@ -332,6 +335,17 @@ function resolveInputs(paths: string[]): CompareInput[] {
     if (!file) throw new RunsUsageError(`${p}: no log found in it (trainer_state.json, metrics.csv, tfevents, *.jsonl, *.log)`);
     return { label: '', file };
   });
+}
+
+/** The metrics file `pair --metrics` copied for run k, if it did. */
+function keptMetricsFile(dir: string, k: number): string | undefined {
+  const folder = path.join(dir, `run-${k}.metrics`);
+  try {
+    const file = fs.readdirSync(folder, { withFileTypes: true }).find((e) => e.isFile());
+    return file && path.join(folder, file.name);
+  } catch {
+    return undefined; // no such folder: the pair compared the run's output
+  }
 }
 
 function runNumber(file: string): number {
