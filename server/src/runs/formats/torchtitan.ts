@@ -58,8 +58,8 @@ export function readTorchtitan(text: string): ParsedLog {
     for (const field of fields) {
       const key = prefix + field[1]!;
       if (MACHINE_FIELD.test(key) || MACHINE_UNIT.test(field[3] ?? '')) machine.add(key).add(`${key} (%)`);
-      addValue(builder, key, step, field[2]!, line.rank, line.lineNo);
-      if (field[4] !== undefined) addValue(builder, `${key} (%)`, step, field[4], line.rank, line.lineNo);
+      addValue(builder, key, step, field[2]!, line.rank);
+      if (field[4] !== undefined) addValue(builder, `${key} (%)`, step, field[4], line.rank);
     }
   }
   if (stepLines === 0) return emptyLog('torchtitan', 'no torchtitan `step: N  loss: …` lines found');
@@ -70,14 +70,11 @@ export function readTorchtitan(text: string): ParsedLog {
   return log;
 }
 
-function addValue(builder: SeriesBuilder, key: string, step: number, printed: string, rank: string | undefined, lineNo: number): void {
+/** Adds a FIELD value, which is a number token once its thousands separators are gone, or N/A. */
+function addValue(builder: SeriesBuilder, key: string, step: number, printed: string, rank: string | undefined): void {
   if (printed.toUpperCase() === 'N/A') return; // mfu under quantization: torchtitan does not compute it
   const value = parseNumberText(printed.replace(/,/g, ''));
-  if (value === undefined) {
-    builder.noteKind(`bad:${key}`, (n) => `'${key}' is not a number on ${n} line(s) (first: line ${lineNo}, '${printed}')`);
-    return;
-  }
-  builder.add(key, step, value, printed, rank);
+  if (value !== undefined) builder.add(key, step, value, printed, rank);
 }
 
 function countNewlines(text: string): number {
@@ -87,12 +84,12 @@ function countNewlines(text: string): number {
 }
 
 /**
- * What the print keeps. tps is round(tps): whole numbers that were not whole. Other whole-number
+ * What the print keeps. tps (wps in 2024) is round(tps): whole numbers that were not whole. Other whole-number
  * fields (counters some forks add) are exact; everything else is a fixed-decimal print.
  */
 function torchtitanPrecision(name: string, texts: string[]): Precision {
   const plain = texts.map((t) => t.replace(/,/g, '')).filter((t) => Number.isFinite(parseNumberText(t) ?? NaN));
-  if (/(?:^|\s)tps$/.test(name)) return { exact: false, what: 'round(tps): whole tokens per second' };
+  if (/(?:^|\s)[tw]ps$/.test(name)) return { exact: false, what: 'rounded to whole tokens per second' };
   if (plain.length > 0 && plain.every(isIntegerText)) return { exact: true, what: 'whole numbers' };
   return { exact: false, what: `${describePrinted(plain)} (as torchtitan prints it)` };
 }
