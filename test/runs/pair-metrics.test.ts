@@ -100,7 +100,10 @@ describe('bitexact pair --metrics', () => {
   it('says so when no file was written at all, and refuses one shared path for parallel runs', () => {
     const missing = pair(['--env', 'SKIP_WRITE=1', '--metrics', 'out/metrics.jsonl'], 'out/metrics.jsonl');
     expect(missing.status).toBe(2);
-    expect(missing.stderr).toContain('bitexact: error: run 1: the run did not write out/metrics.jsonl');
+    expect(missing.stderr).toContain('bitexact: error: run 1: the run did not write out/metrics.jsonl\n');
+    // A program that ignores the run number writes no m-1.jsonl: the error says where the number is.
+    const ignored = runCli(['pair', '--out', 'pairs', '--metrics', 'out/m-{k}.jsonl', '--', 'python3', 'writer.py', 'out/m.jsonl'], cwd);
+    expect(ignored.stderr).toContain('run 1: the run did not write out/m-1.jsonl (its number is in $BITEXACT_RUN)');
     const pairsBefore = fs.readdirSync(path.join(cwd, 'pairs')).length;
     const shared = pair(['--parallel', '--metrics', 'out/metrics.jsonl'], 'out/metrics.jsonl');
     expect(shared.status).toBe(2);

@@ -57,7 +57,8 @@ export class MetricsFiles {
       stat = fs.statSync(file);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      this.outcomes.set(k, { error: code === 'ENOENT' ? `the run did not write ${shown}` : `cannot read ${shown}: ${code ?? (error as Error).message}` });
+      const hint = hasRunPlaceholder(this.template) ? ` (its number is in $${RUN_NUMBER_ENV})` : '';
+      this.outcomes.set(k, { error: code === 'ENOENT' ? `the run did not write ${shown}${hint}` : `cannot read ${shown}: ${code ?? (error as Error).message}` });
       return;
     }
     if (!stat.isFile()) {
