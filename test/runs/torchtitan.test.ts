@@ -36,7 +36,7 @@ describe('torchtitan stdout', () => {
     expect(loss.steps).toEqual(LOGGED_STEPS);
     expect(loss.texts.slice(0, 2)).toEqual(['7.8199', '7.1913']);
     expect(loss.values[0]).toBe(7.8199);
-    expect(loss.precision).toEqual({ exact: false, what: '4 decimals (as torchtitan prints it)' });
+    expect(loss.precision).toEqual({ exact: false, what: '4 decimals' });
     expect(series(log, 'grad_norm').precision.exact).toBe(false);
     expect(series(log, 'grad_norm').timing).toBe(false);
     const tps = series(log, 'tps');
@@ -58,7 +58,7 @@ describe('torchtitan stdout', () => {
     expect(series(old, 'loss').values).toEqual([10.8235, 10.659]);
     expect(series(old, 'wps').timing).toBe(true);
     const newer = readTorchtitan('[titan] 2026-05-04 13:58:41,402 - root - INFO - step:  1  loss:  4.09409  grad_norm:  3.6453  memory:  3.18GiB(1.70%)  tps: 339  tflops: 0.18  mfu: N/A\n');
-    expect(series(newer, 'loss').precision.what).toBe('5 decimals (as torchtitan prints it)');
+    expect(series(newer, 'loss').precision.what).toBe('5 decimals');
     expect(newer.series.some((s) => s.name === 'mfu')).toBe(false);
     expect(newer.notes).toEqual([]);
   });

@@ -91,5 +91,5 @@ function torchtitanPrecision(name: string, texts: string[]): Precision {
   const plain = texts.map((t) => t.replace(/,/g, '')).filter((t) => Number.isFinite(parseNumberText(t) ?? NaN));
   if (/(?:^|\s)[tw]ps$/.test(name)) return { exact: false, what: 'rounded to whole tokens per second' };
   if (plain.length > 0 && plain.every(isIntegerText)) return { exact: true, what: 'whole numbers' };
-  return { exact: false, what: `${describePrinted(plain)} (as torchtitan prints it)` };
+  return { exact: false, what: describePrinted(plain) };
 }
