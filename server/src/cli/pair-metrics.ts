@@ -35,7 +35,7 @@ export class MetricsFiles {
     private readonly cwd: string,
   ) {}
 
-  pathOf(k: number): string {
+  private pathOf(k: number): string {
     return path.resolve(this.cwd, this.template.replace(RUN_PLACEHOLDER, String(k)));
   }
 
