@@ -354,6 +354,44 @@ describe('JSON Lines fast path', () => {
   });
 });
 
+describe('JSON Lines numbers read from the bytes', () => {
+  // Decimals of up to 19 significant digits with exponents around ±22, where the fast conversion works
+  // and its rounding-boundary check matters, plus the spellings writers use and the edges of the range.
+  const digitsArb = fc.string({ unit: fc.constantFrom('0', '1', '2', '3', '4', '5', '6', '7', '8', '9'), minLength: 1, maxLength: 21 });
+  const decimalArb = fc.oneof(
+    fc.tuple(fc.boolean(), digitsArb, fc.nat(21), fc.option(fc.integer({ min: -30, max: 30 }))).map(([negative, digits, at, exp]) => {
+      const point = Math.min(at, digits.length);
+      const mantissa = point === 0 || point === digits.length ? digits : `${digits.slice(0, point)}.${digits.slice(point)}`;
+      return `${negative ? '-' : ''}${mantissa}${exp === null ? '' : `e${exp}`}`;
+    }),
+    fc.double({ noNaN: true, noDefaultInfinity: true }).map(String),
+    fc.float({ noNaN: true, noDefaultInfinity: true }).map(String),
+    fc.constantFrom('9007199254740993', '9007199254740992.5', '0.1', '0.30000000000000004', '2.2250738585072014e-308', '5e-324', '1e23', '1.7976931348623157e308', '1e309', '8.98846567431158e307', '-0', '0e-50', '4.35', '1.0000000000000002'),
+  );
+
+  it('gives every number the value Number() gives its text, and keeps the text', () => {
+    fc.assert(
+      fc.property(fc.array(decimalArb, { minLength: 1, maxLength: 40 }), (numbers) => {
+        const log = readJsonl(numbers.map((x, i) => `{"step": ${i + 1}, "x": ${x}}`).join('\n'));
+        const x = series(log, 'x');
+        expect(x.values.map((v, i) => Object.is(v, Number(numbers[i])) || numbers[i])).toEqual(numbers.map(() => true));
+        expect(x.texts).toEqual(numbers);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('reads the same from bytes as from text, and makes the texts only when they are read', () => {
+    const text = '{"step": 1, "loss": 0.25, "lr": 1.500}\n{"step": 2, "loss": 0.125, "lr": 1.250}\n';
+    const fromBytes = readJsonl(Buffer.from(text));
+    expect(fromBytes).toEqual(readJsonl(text));
+    const loss = series(fromBytes, 'loss');
+    expect(Object.getOwnPropertyDescriptor(loss, 'texts')?.get).toBeDefined();
+    expect({ ...loss }.texts).toEqual(['0.25', '0.125']);
+    expect(series(fromBytes, 'lr').precision).toEqual({ exact: false, what: '3 decimals' });
+  });
+});
+
 describe('fast paths agree with the slow ones', () => {
   it('isRoundTripText with the parsed value says what it says from the text alone', () => {
     const textArb = fc.oneof(

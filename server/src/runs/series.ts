@@ -14,7 +14,11 @@ export interface MetricSeries {
   /** Strictly increasing. */
   steps: number[];
   values: number[];
-  /** The value as it appeared in the log, for display and for judging precision. */
+  /**
+   * The value as it appeared in the log, for display and for judging precision. A reader that kept
+   * only where each text is (the JSON Lines fast path) makes the strings on first read: a comparison
+   * never reads them.
+   */
   texts: string[];
   precision: Precision;
   /** Elapsed time, throughput, memory: shown, never counted as a divergence. */
@@ -47,15 +51,18 @@ export function isTimingMetric(name: string): boolean {
 
 const MAX_NOTES = 12;
 
+/** A value's printed text, or where it starts in the reader's source (see SeriesBuilder's textAt). */
+export type TextRef = string | number;
+
 /** One key's points: parallel arrays while steps only go up (the common case), a map once they do not. */
 export interface Points {
   steps: number[];
   values: number[];
-  texts: string[];
+  texts: TextRef[];
   /** The step added last (not necessarily the largest). */
   last: number;
   /** Set once a step repeats or goes back: step → point, in "last write" order. */
-  byStep?: Map<number, { value: number; text: string }>;
+  byStep?: Map<number, { value: number; text: TextRef }>;
 }
 
 /**
@@ -69,10 +76,16 @@ export class SeriesBuilder {
   private readonly ordinals = new Map<string, number>();
   private readonly ranks = new Set<string>();
 
-  constructor(readonly format: string) {}
+  /** `textAt` turns a text given as a number (an offset into the reader's source) into the text. */
+  constructor(
+    readonly format: string,
+    private readonly textAt: (offset: number) => string = () => {
+      throw new Error('SeriesBuilder: a text given as an offset needs textAt');
+    },
+  ) {}
 
   /** Adds a value; `rank` separates interleaved per-rank output (series become `name@rankN`). */
-  add(name: string, step: number, value: number, text: string, rank?: string): void {
+  add(name: string, step: number, value: number, text: TextRef, rank?: string): void {
     if (!Number.isSafeInteger(step)) this.addTo(undefined, name, step, value, text);
     else this.addTo(this.slot(name, rank), name, step, value, text);
   }
@@ -91,7 +104,7 @@ export class SeriesBuilder {
   }
 
   /** add() for a slot already looked up; `name` is only for notes. */
-  addTo(p: Points | undefined, name: string, step: number, value: number, text: string): void {
+  addTo(p: Points | undefined, name: string, step: number, value: number, text: TextRef): void {
     if (!p || !Number.isSafeInteger(step)) {
       this.noteKind('bad-step', (n) => `skipped ${n} value(s) whose step is not a whole number (first: ${name} at step ${step})`);
       return;
@@ -110,7 +123,8 @@ export class SeriesBuilder {
     const byStep = p.byStep;
     // The same text again at the same step is one value logged by two rows (Lightning's epoch column
     // on a validation row and an epoch row), not a restart.
-    if (byStep.get(step)?.text === text) return;
+    const before = byStep.get(step);
+    if (before && (before.text === text || this.text(before.text) === this.text(text))) return;
     const previous = p.last;
     if (step <= previous) {
       if (byStep.has(step)) {
@@ -125,7 +139,7 @@ export class SeriesBuilder {
   }
 
   /** For logs without step numbers: the k-th value of a metric gets step k (1-based). */
-  addOrdinal(name: string, value: number, text: string, rank?: string): void {
+  addOrdinal(name: string, value: number, text: TextRef, rank?: string): void {
     const key = rank === undefined ? name : `${name}\u0000${rank}`;
     const next = (this.ordinals.get(key) ?? 0) + 1;
     this.ordinals.set(key, next);
@@ -148,9 +162,17 @@ export class SeriesBuilder {
     return true;
   }
 
+  private text(ref: TextRef): string {
+    return typeof ref === 'string' ? ref : this.textAt(ref);
+  }
+
+  /**
+   * The series, in the order their keys first appeared. `knownPrecision` answers for a metric without
+   * reading its texts (a reader that judged them as it read them); `precisionOf` is asked otherwise.
+   */
   build(
     precisionOf: (name: string, texts: string[], values: number[]) => Precision,
-    options: { stepKind?: StepKind; intervalMean?: (name: string) => number | undefined } = {},
+    options: { stepKind?: StepKind; intervalMean?: (name: string) => number | undefined; knownPrecision?: (name: string) => Precision | undefined } = {},
   ): ParsedLog {
     // With one rank (or none) a prefix adds nothing: lines with and without it are one series.
     // With several, each rank keeps its own series; unprefixed lines stay under the plain name.
@@ -168,14 +190,15 @@ export class SeriesBuilder {
     const series: MetricSeries[] = [];
     for (const [name, { base, parts }] of merged) {
       const { steps, values, texts } = parts.length === 1 && !parts[0]!.byStep ? parts[0]! : sortedPoints(parts);
-      const s: MetricSeries = {
-        name,
-        steps,
-        values,
-        texts,
-        precision: precisionOf(base, texts, values),
-        timing: isTimingMetric(base),
-      };
+      const s = { name, steps, values } as MetricSeries;
+      if (texts.every((t) => typeof t === 'string')) s.texts = texts as string[];
+      else {
+        let made: string[] | undefined;
+        // An own, enumerable property, so copies ({ ...s }) and deep equality see the strings.
+        Object.defineProperty(s, 'texts', { enumerable: true, configurable: true, get: () => (made ??= texts.map((t) => this.text(t))) });
+      }
+      s.precision = options.knownPrecision?.(base) ?? precisionOf(base, s.texts, values);
+      s.timing = isTimingMetric(base);
       const interval = options.intervalMean?.(base);
       if (interval !== undefined && interval > 1) s.intervalMean = interval;
       series.push(s);
@@ -197,8 +220,8 @@ export class SeriesBuilder {
 }
 
 /** Several keys' points as one series: later keys win a shared step, as later lines do. */
-function sortedPoints(parts: Points[]): { steps: number[]; values: number[]; texts: string[] } {
-  const all = new Map<number, { value: number; text: string }>();
+function sortedPoints(parts: Points[]): { steps: number[]; values: number[]; texts: TextRef[] } {
+  const all = new Map<number, { value: number; text: TextRef }>();
   for (const p of parts) {
     if (p.byStep) for (const [step, point] of p.byStep) all.set(step, point);
     else for (let i = 0; i < p.steps.length; i++) all.set(p.steps[i]!, { value: p.values[i]!, text: p.texts[i]! });

@@ -197,3 +197,65 @@ export function judgeTextPrecision(texts: readonly string[], values?: readonly n
   }
   return { exact: false, what: describePrinted(measured) };
 }
+
+// Exact decimal → double for the JSON Lines fast path, without building a string per value. The
+// significand is given as `head` (its first ≤ 15 digits, exact in a double) and `tail` (≤ 4 more
+// digits, `tailDigits` of them), the value being (head·10^tailDigits + tail)·10^exp10.
+const POW10 = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`)); // 10^0 … 10^22, all exact
+const SPLITTER = 134217729; // 2^27 + 1, for Dekker's split
+const F64 = new Float64Array(1);
+const WORDS = new Uint32Array(F64.buffer);
+const HIGH = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0; // little-endian: word 1
+
+/** The rounding error of a·b (a·b = fl(a·b) + this, exactly; Dekker's TwoProduct without FMA). */
+function productError(a: number, b: number, product: number): number {
+  let c = SPLITTER * a;
+  const aHigh = c - (c - a);
+  const aLow = a - aHigh;
+  c = SPLITTER * b;
+  const bHigh = c - (c - b);
+  const bLow = b - bHigh;
+  return aHigh * bHigh - product + aHigh * bLow + aLow * bHigh + aLow * bLow;
+}
+
+/**
+ * The double nearest to the decimal, or NaN when this cannot tell cheaply (the caller then asks
+ * Number()): exponents beyond ±22, results outside the normal range, and values within 2^-30 ULP of a
+ * rounding boundary. With ≤ 15 digits one IEEE operation on exact operands rounds correctly (Clinger);
+ * with 16–19 digits the significand and the scaling are carried as double-doubles, accurate to about
+ * 2^-100, so only a value that close to a midpoint between two doubles could round the wrong way.
+ */
+export function decimalToDouble(negative: boolean, head: number, tail: number, tailDigits: number, exp10: number): number {
+  if (exp10 > 22 || exp10 < -22) return NaN;
+  if (tailDigits === 0) {
+    const v = exp10 >= 0 ? head * POW10[exp10]! : head / POW10[-exp10]!;
+    return negative ? -v : v;
+  }
+  const scale = POW10[tailDigits]!;
+  const shifted = head * scale; // exact significand = shifted + shiftedError + tail, all integers
+  const sum = shifted + tail;
+  const low = productError(head, scale, shifted) + (tail - (sum - shifted)); // integers below 2^53: exact
+  let high: number;
+  let rest: number;
+  if (exp10 >= 0) {
+    const power = POW10[exp10]!;
+    high = sum * power;
+    rest = productError(sum, power, high) + low * power;
+  } else {
+    const power = POW10[-exp10]!;
+    high = sum / power;
+    const back = high * power;
+    rest = (sum - back - productError(high, power, back) + low) / power;
+  }
+  const x = high + rest;
+  const residual = high - x + rest; // what x left out of high + rest
+  F64[0] = x;
+  const exponent = (WORDS[HIGH]! >>> 20) & 0x7ff;
+  // Subnormal, infinite, or a power of two (whose lower neighbour is closer): the long way.
+  if (exponent <= 53 || exponent === 0x7ff || ((WORDS[HIGH]! & 0xfffff) === 0 && WORDS[1 - HIGH] === 0)) return NaN;
+  WORDS[HIGH] = (exponent - 52) << 20;
+  WORDS[1 - HIGH] = 0;
+  const halfUlp = F64[0]! / 2;
+  if (Math.abs(Math.abs(residual) - halfUlp) <= halfUlp * 2 ** -29) return NaN;
+  return negative ? -x : x;
+}

@@ -1,0 +1,326 @@
+// The JSON Lines fast path: the common line, a flat object of plain string keys and JSON numbers
+// (`{"step": 3, "loss": 0.25, "lr": 0.001}`), read straight from the file's bytes. No string is made
+// per value: the number is computed from its digits (decimalToDouble) and its text is kept as the
+// offset where it starts, turned into a string only if someone reads it. What the text says about
+// precision is judged on the way, so a comparison never needs the texts at all. Anything else
+// (strings, nesting, NaN, escapes, repeated keys, a cut-off line) is left to the full parser, so the
+// result is always what the full parser would give.
+import { Points, Precision, SeriesBuilder } from '../series.js';
+import { decimalToDouble } from './numbers.js';
+
+export const STEP_KEYS = ['step', 'global_step', 'iteration', 'iter', 'it', '_step', 'trainer/global_step', 'Step', 'steps'];
+export const IGNORED_KEYS = new Set(['rank', 'local_rank', 'global_rank', 'timestamp', 'name', 'metric', 'dtype', 'bits', 'tag']);
+const STEP_KEY_SET = new Set(STEP_KEYS);
+
+const OPEN = 123;
+const CLOSE = 125;
+const QUOTE = 34;
+const BACKSLASH = 92;
+const COLON = 58;
+const COMMA = 44;
+const MINUS = 45;
+const PLUS = 43;
+const DOT = 46;
+const ZERO = 48;
+const NINE = 57;
+const LOWER_E = 101;
+const UPPER_E = 69;
+const MIN_NORMAL = 2.2250738585072014e-308;
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 9 || c === 13;
+}
+
+/** A byte of a JSON number token as Number() would take it: digits, sign, point, exponent mark. */
+function isNumberByte(c: number): boolean {
+  return (c >= ZERO && c <= NINE) || c === DOT || c === MINUS || c === PLUS || c === LOWER_E || c === UPPER_E;
+}
+
+/** Whether bytes[at, at + expected.length) are `expected`. */
+function sameBytes(bytes: Uint8Array, at: number, expected: Uint8Array): boolean {
+  for (let k = 0; k < expected.length; k++) if (bytes[at + k] !== expected[k]) return false;
+  return true;
+}
+
+/** The number text that starts at `offset` (a value the fast path read). */
+export function numberTextAt(bytes: Buffer, offset: number): string {
+  let end = offset;
+  while (end < bytes.length && isNumberByte(bytes[end]!)) end++;
+  return bytes.toString('latin1', offset, end);
+}
+
+/**
+ * What the texts of one metric showed, in the terms of allRoundTrip: a padded fraction ("1.500"), 17 or
+ * more significant digits (a writer that prints every digit a double needs), or a text whose round
+ * trip the digit count alone does not settle (16 digits, zero, subnormal).
+ */
+interface TextShapes {
+  padded: boolean;
+  long: boolean;
+  unsure: boolean;
+}
+
+const SHORT = 0; // ≤ 15 significant digits of a normal double: its shortest text
+const LONG = 1;
+const PADDED = 2;
+const UNSURE = 3;
+
+/** The keys of the last flat line and where their values go: the next line usually repeats them. */
+interface Layout {
+  keys: string[];
+  keyBytes: Buffer[];
+  slots: (Points | undefined)[];
+  shapes: (TextShapes | undefined)[];
+  /** Where the step keys are, in STEP_KEYS order. */
+  stepAt: number[];
+  /** The line's bytes before each value (`{"step": `, `, "loss": ` …), and after the last (`}`). */
+  between: Buffer[];
+  closing: Buffer;
+  rankAt: number;
+  rank: string | undefined;
+}
+
+export class FlatLineReader {
+  private layout: Layout | undefined;
+  /** Per metric name, what its fast-path texts looked like. */
+  private readonly shapes = new Map<string, TextShapes>();
+  // One line's keys, values, where their texts start and end, and the texts' shapes.
+  private readonly keys: string[] = [];
+  private readonly values: number[] = [];
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+  private readonly kinds: number[] = [];
+
+  private readonly u8: Uint8Array;
+
+  constructor(
+    private readonly builder: SeriesBuilder,
+    private readonly bytes: Buffer,
+  ) {
+    this.u8 = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+  }
+
+  /**
+   * Reads bytes[start, end) if it is a flat line: true when its values were added by step, false when
+   * it had no step and they were numbered in order; undefined when the full parser must read it.
+   */
+  read(start: number, end: number): boolean | undefined {
+    const b = this.u8;
+    let i = start;
+    let n = end;
+    while (i < n && isSpace(b[i]!)) i++;
+    while (n > i && isSpace(b[n - 1]!)) n--;
+    if (i >= n || b[i] !== OPEN) return undefined;
+    const layout = this.readAsLast(i, n) ?? this.readFlat(i, n);
+    return layout && this.add(layout);
+  }
+
+  /**
+   * The common case: the line is the last layout's line with other numbers, byte for byte between
+   * them (`{"step": `, `, "loss": ` … `}`), so the keys need no reading.
+   */
+  private readAsLast(i: number, n: number): Layout | undefined {
+    const layout = this.layout;
+    if (layout === undefined) return undefined;
+    const b = this.u8;
+    const between = layout.between;
+    for (let k = 0; k <= between.length; k++) {
+      const expected = k < between.length ? between[k]! : layout.closing;
+      if (i + expected.length > n || !sameBytes(b, i, expected)) return undefined;
+      i += expected.length;
+      if (k < between.length && (i = this.scanNumber(i, n, k)) < 0) return undefined;
+    }
+    if (i !== n) return undefined;
+    if (layout.rankAt >= 0 && numberTextAt(this.bytes, this.starts[layout.rankAt]!) !== layout.rank) return undefined;
+    return layout;
+  }
+
+  /** Any flat line, keys read one by one; the last layout again when the keys are the same. */
+  private readFlat(lineStart: number, n: number): Layout | undefined {
+    const b = this.u8;
+    let i = lineStart + 1;
+    const previous = this.layout;
+    let same = previous !== undefined;
+    const keys = this.keys;
+    let count = 0;
+    for (;;) {
+      while (i < n && isSpace(b[i]!)) i++;
+      if (i >= n) return undefined;
+      let c = b[i]!;
+      if (c === CLOSE && count === 0) {
+        i++;
+        break;
+      }
+      if (c !== QUOTE) return undefined;
+      const keyStart = ++i;
+      // The key the last line had here is usually this one: compare bytes, reuse its string.
+      const expected = same && count < previous!.keys.length ? previous!.keyBytes[count]! : undefined;
+      if (expected !== undefined && b[keyStart + expected.length] === QUOTE && sameBytes(b, keyStart, expected)) {
+        keys[count] = previous!.keys[count]!;
+        i = keyStart + expected.length;
+      } else {
+        same = false;
+        while (i < n && (c = b[i]!) !== QUOTE) {
+          if (c === BACKSLASH) return undefined;
+          i++;
+        }
+        if (i >= n) return undefined;
+        keys[count] = this.bytes.toString('utf8', keyStart, i);
+      }
+      i++;
+      while (i < n && isSpace(b[i]!)) i++;
+      if (b[i] !== COLON) return undefined;
+      i++;
+      while (i < n && isSpace(b[i]!)) i++;
+      if ((i = this.scanNumber(i, n, count)) < 0) return undefined;
+      count++;
+      while (i < n && isSpace(b[i]!)) i++;
+      c = b[i]!;
+      i++;
+      if (c === CLOSE) break;
+      if (c !== COMMA) return undefined;
+    }
+    if (i !== n) return undefined;
+    const rank = previous && previous.rankAt >= 0 && previous.rankAt < count ? numberTextAt(this.bytes, this.starts[previous.rankAt]!) : undefined;
+    if (same && count === previous!.keys.length && rank === previous!.rank) return previous;
+    return this.newLayout(lineStart, n, count);
+  }
+
+  /**
+   * Reads the number at i as value k of the line: -?digits(.digits*)?([eE][+-]?digits)? as Number()
+   * reads it, minus the forms JSON (and so the full parser) refuses: a leading "+" or ".", a trailing
+   * ".". Returns where it ends, or -1 when it is not such a number.
+   */
+  private scanNumber(i: number, n: number, k: number): number {
+    const b = this.u8;
+    const numberStart = i;
+    const negative = b[i] === MINUS;
+    if (negative) i++;
+    let head = 0; // the first 15 significant digits
+    let tail = 0; // the next 4
+    let tailDigits = 0;
+    let significant = 0;
+    let zerosAtEnd = 0;
+    let exp10 = 0;
+    let dot = -1;
+    let digitSeen = false;
+    let c: number;
+    for (; i < n; i++) {
+      c = b[i]!;
+      if (c >= ZERO && c <= NINE) {
+        digitSeen = true;
+        if (c === ZERO) {
+          zerosAtEnd++;
+          if (significant === 0) {
+            if (dot >= 0) exp10--;
+            continue;
+          }
+        } else zerosAtEnd = 0;
+        significant++;
+        if (significant <= 15) head = head * 10 + (c - ZERO);
+        else if (significant <= 19) {
+          tail = tail * 10 + (c - ZERO);
+          tailDigits++;
+        }
+        if (dot >= 0) exp10--;
+      } else if (c === DOT && dot < 0 && digitSeen) dot = i;
+      else break;
+    }
+    if (!digitSeen) return -1;
+    const mantissaEnd = i;
+    if (i < n && (b[i] === LOWER_E || b[i] === UPPER_E)) {
+      i++;
+      const expNegative = b[i] === MINUS;
+      if (expNegative || b[i] === PLUS) i++;
+      const digitsAt = i;
+      let e = 0;
+      for (; i < n && (c = b[i]!) >= ZERO && c <= NINE; i++) if (e < 1e6) e = e * 10 + (c - ZERO);
+      if (i === digitsAt) return -1;
+      exp10 += expNegative ? -e : e;
+    } else if (dot === mantissaEnd - 1) return -1;
+    if (i < n && isNumberByte(b[i]!)) return -1;
+    let value = significant > 19 ? NaN : decimalToDouble(negative, head, tail, tailDigits, exp10);
+    if (Number.isNaN(value)) value = Number(this.bytes.toString('latin1', numberStart, i));
+    // Significant digits as allRoundTrip counts them: a whole number's trailing zeros do not count.
+    const digits = dot < 0 ? significant - Math.min(zerosAtEnd, significant) : significant;
+    this.kinds[k] =
+      dot >= 0 && b[mantissaEnd - 1] === ZERO && mantissaEnd - dot !== 2
+        ? PADDED
+        : digits >= 17
+          ? LONG
+          : digits <= 15 && Math.abs(value) >= MIN_NORMAL && value !== Infinity && value !== -Infinity
+            ? SHORT
+            : UNSURE;
+    this.values[k] = value;
+    this.starts[k] = numberStart;
+    this.ends[k] = i;
+    return i;
+  }
+
+  /** Adds the line's values to their series: true when they had a step, false when numbered in order. */
+  private add(layout: Layout): boolean {
+    const { values, starts, kinds, builder } = this;
+    let step: number | undefined;
+    for (const k of layout.stepAt) {
+      if (Number.isSafeInteger(values[k])) {
+        step = values[k];
+        break;
+      }
+    }
+    let added = 0;
+    for (let k = 0; k < layout.keys.length; k++) {
+      const slot = layout.slots[k];
+      if (slot === undefined) continue;
+      added++;
+      const kind = kinds[k]!;
+      if (kind !== SHORT) {
+        const seen = layout.shapes[k]!;
+        if (kind === PADDED) seen.padded = true;
+        else if (kind === LONG) seen.long = true;
+        else seen.unsure = true;
+      }
+      if (step === undefined) builder.addOrdinal(layout.keys[k]!, values[k]!, starts[k]!, layout.rank);
+      else builder.addTo(slot, layout.keys[k]!, step, values[k]!, starts[k]!);
+    }
+    return step !== undefined || added === 0;
+  }
+
+  /** The layout of the line just scanned; undefined when a key repeats (the full parser's business). */
+  private newLayout(lineStart: number, lineEnd: number, count: number): Layout | undefined {
+    const keys = this.keys.slice(0, count);
+    for (let k = 1; k < count; k++) if (keys.lastIndexOf(keys[k]!, k - 1) >= 0) return undefined;
+    // The rank is part of the slot: a line whose rank differs from its layout's needs new slots.
+    const rankAt = keys.indexOf('rank');
+    const rank = rankAt >= 0 ? numberTextAt(this.bytes, this.starts[rankAt]!) : undefined;
+    const counted = keys.map((key) => !(STEP_KEY_SET.has(key) || IGNORED_KEYS.has(key)));
+    const layout: Layout = {
+      keys,
+      keyBytes: keys.map((key) => Buffer.from(key, 'utf8')),
+      slots: keys.map((key, k) => (counted[k] ? this.builder.slot(key, rank) : undefined)),
+      shapes: keys.map((key, k) => {
+        if (!counted[k]) return undefined;
+        let shape = this.shapes.get(key);
+        if (!shape) this.shapes.set(key, (shape = { padded: false, long: false, unsure: false }));
+        return shape;
+      }),
+      stepAt: STEP_KEYS.map((key) => keys.indexOf(key)).filter((k) => k >= 0),
+      between: keys.map((_, k) => this.bytes.subarray(k === 0 ? lineStart : this.ends[k - 1]!, this.starts[k]!)),
+      closing: this.bytes.subarray(count === 0 ? lineStart : this.ends[count - 1]!, lineEnd),
+      rankAt,
+      rank,
+    };
+    this.layout = layout;
+    return layout;
+  }
+
+  /**
+   * The precision of a metric every value of which this path read, when the shapes settle it: no
+   * padding, and either a 17-digit text (a repr writer) or only texts that are their value's shortest
+   * form. Undefined when the texts must be looked at (padding to describe, or unsure texts).
+   */
+  precisionOf(name: string, full: Precision): Precision | undefined {
+    const shape = this.shapes.get(name);
+    if (!shape || shape.padded) return undefined;
+    return shape.long || !shape.unsure ? full : undefined;
+  }
+}
