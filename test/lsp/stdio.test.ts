@@ -110,6 +110,32 @@ describe('bitexact lsp --stdio, pull client', () => {
     expect(after.map((d) => `${d.range.start.line}:${d.code}`)).toContain('11:BX102');
   });
 
+  it('typing a statement into a function keystroke by keystroke ends where bitexact check does', async () => {
+    const project = copyFixture('cli-project');
+    session = await startLsp(project, PULL);
+    const file = path.join(project, 'pkg/model.py');
+    const { uri, text } = open(session, file);
+    let doc = TextDocument.create(uri, 'python', 1, text);
+    await pull(session, uri);
+    // Each keystroke goes through the quick path (only the edited function is parsed) or, while the
+    // line does not parse, through a full one; the last state must match the CLI on the same text.
+    const line = 9;
+    const typed = '        counts.index_add_(0, expert_idx, expert_out)\n';
+    for (let k = 0; k < typed.length; k++) {
+      const change = { range: { start: { line, character: k }, end: { line, character: k } }, text: typed[k]! };
+      doc = TextDocument.update(doc, [change], doc.version + 1);
+      void session.connection.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri, version: doc.version }, contentChanges: [change] });
+      await pull(session, uri);
+    }
+    fs.writeFileSync(file, doc.getText());
+    const expected = cliView(project, 'pkg/model.py');
+    expect(expected.some((d) => d.startsWith('9:') && d.includes('BX101'))).toBe(true);
+    expect(lspView(await pull(session, uri))).toEqual(expected);
+    // The full analysis that follows a pause agrees (it would re-report otherwise).
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(lspView(await pull(session, uri))).toEqual(expected);
+  });
+
   it('resolves fix-all lazily and hovers with the measured facts', async () => {
     const project = copyFixture('cli-project');
     session = await startLsp(project, PULL);

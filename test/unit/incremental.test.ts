@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ChunkCache, Checker } from '../../server/src/analysis/index.js';
 import type { Rule } from '../../server/src/analysis/rules/rule.js';
 import type { Settings } from '../../server/src/analysis/config.js';
+import { editTree, TextChange } from '../../server/src/analysis/parse.js';
 import { loadChecker, ROOT, settings } from '../support/checker.js';
 
 /** Python files with many rule kinds: the rule fixtures and the examples. */
@@ -30,6 +31,17 @@ function outcome(checker: Checker, analysis: ReturnType<Checker['analyze']>, tex
   const modes = analysis.modeSettings.map((m) => `${m.mode}:${m.via}:${JSON.stringify(m.range)}`).sort();
   const findings = (['off', 'on', 'warn'] as const).map((mode) => checker.resolve(analysis, text, s, mode));
   return JSON.stringify({ findings, modes, syntaxErrors: analysis.syntaxErrors });
+}
+
+/** A class of methods, a hazard in every third: the shape the fast path (chunk-edit.ts) is for. */
+function modelFile(methods: number): string {
+  const out = ['import torch', 'import torch.nn.functional as F', '', '', 'class Model(torch.nn.Module):'];
+  for (let i = 0; i < methods; i++) {
+    out.push(`    def block_${i}(self, x, idx, src):`, `        """Block ${i}."""`, '        h = F.softmax(x, dim=-1)');
+    if (i % 3 === 0) out.push('        h.index_add_(0, idx, src)');
+    out.push('        return h', '');
+  }
+  return out.join('\n');
 }
 
 class EditedDocument {
@@ -71,6 +83,9 @@ const SNIPPETS = [
   '\n    if not torch.are_deterministic_algorithms_enabled():\n        return\n',
 ];
 
+/** Where in the text an edit goes, as a fraction of its length (fc.double clusters at the ends). */
+const fraction = fc.integer({ min: 0, max: 9999 }).map((n) => n / 10000);
+
 /** Whole statements, inserted at the indentation of the line they go before. */
 const LINES = ['z = 1', 'torch = None', 'F = torch.nn.functional', 'pass', '# a comment', 'out.index_add_(0, idx, src)', 'torch.use_deterministic_algorithms(False)', 'x = torch.randn(3).long()', '# bitexact: ignore'];
 
@@ -82,8 +97,8 @@ describe('incremental analysis', () => {
     expect(files.length).toBeGreaterThan(50);
     // Keystrokes anywhere (syntax errors included), and whole-line edits that keep the file valid,
     // which are the ones that leave other functions' cached results in play.
-    const keystroke = fc.record({ kind: fc.constant('keys' as const), at: fc.double({ min: 0, max: 1, noNaN: true }), remove: fc.nat(6), insert: fc.constantFrom(...SNIPPETS) });
-    const lineEdit = fc.record({ kind: fc.constantFrom('insert' as const, 'delete' as const, 'duplicate' as const), at: fc.double({ min: 0, max: 1, noNaN: true }), insert: fc.constantFrom(...LINES) });
+    const keystroke = fc.record({ kind: fc.constant('keys' as const), at: fraction, remove: fc.nat(6), insert: fc.constantFrom(...SNIPPETS) });
+    const lineEdit = fc.record({ kind: fc.constantFrom('insert' as const, 'delete' as const, 'duplicate' as const), at: fraction, insert: fc.constantFrom(...LINES) });
     const edit = fc.oneof({ arbitrary: keystroke, weight: 1 }, { arbitrary: lineEdit, weight: 3 });
     fc.assert(
       fc.property(fc.constantFrom(...files), fc.array(edit, { minLength: 1, maxLength: 8 }), (file, edits) => {
@@ -114,6 +129,69 @@ describe('incremental analysis', () => {
       }),
       { numRuns: 400, seed: 20261129 },
     );
+  });
+
+  it('analyses an edit inside one function without parsing the file, with the findings of a full analysis', async () => {
+    const checker = await loadChecker();
+    const s = settings();
+    const files = [...corpus(), ...Array.from({ length: 40 }, (_, i) => ({ name: `model_${i}.py`, text: modelFile(6 + (i % 7)) }))];
+    let fast = 0;
+    let edits = 0;
+    const lineEdit = fc.record({ kind: fc.constantFrom('insert' as const, 'delete' as const, 'type' as const), at: fraction, insert: fc.constantFrom(...LINES, 'x', 'x ', '(', ':') });
+    fc.assert(
+      fc.property(fc.constantFrom(...files), fc.array(lineEdit, { minLength: 1, maxLength: 10 }), (file, steps) => {
+        let text = file.text;
+        let tree = checker.parser.parse(text);
+        const cache = new ChunkCache();
+        try {
+          checker.analyzeTree(tree, text, s, cache);
+          let pending: TextChange[] = [];
+          for (const step of steps) {
+            const lines = text.split('\n');
+            const row = Math.min(lines.length - 1, Math.floor(step.at * lines.length));
+            const start = lines.slice(0, row).join('\n').length + (row > 0 ? 1 : 0);
+            const line = lines[row]!;
+            const indent = /^\s*/.exec(line)![0];
+            const change =
+              step.kind === 'type'
+                ? { start: start + indent.length, oldEnd: start + indent.length, newText: step.insert }
+                : step.kind === 'insert'
+                  ? { start, oldEnd: start, newText: `${indent}${step.insert}\n` }
+                  : { start, oldEnd: Math.min(text.length, start + line.length + 1), newText: '' };
+            // As the language server does: tell the tree, parse only when the fast path declines.
+            const before = text;
+            text = editTree(tree, text, change);
+            pending.push(change);
+            edits++;
+            const quick = checker.analyzeEdit(text, pending, s, cache);
+
+            pending = [];
+            if (quick) {
+              fast++;
+              const expected = outcome(checker, checker.analyze(text, s), text, s);
+              if (outcome(checker, quick, text, s) !== expected) throw new Error(`${file.name}: the fast path differs after ${JSON.stringify(steps)}`);
+            } else {
+              let next = checker.parser.parse(text, tree);
+              tree.delete();
+              tree = next;
+              if (tree.rootNode.hasError) {
+                // Undo a keystroke that broke the file, as a person would: the fast path needs clean code.
+                text = editTree(tree, text, { start: change.start, oldEnd: change.start + change.newText.length, newText: before.slice(change.start, change.oldEnd) });
+                next = checker.parser.parse(text, tree);
+                tree.delete();
+                tree = next;
+              }
+              checker.analyzeTree(tree, text, s, cache);
+            }
+          }
+        } finally {
+          tree.delete();
+        }
+      }),
+      { numRuns: 300, seed: 7 },
+    );
+    // Not vacuous: a good share of the edits took the fast path.
+    expect(fast).toBeGreaterThan(edits / 10);
   });
 
   it('analyses again only the function that changed, unless the file context changed', async () => {

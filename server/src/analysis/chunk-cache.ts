@@ -2,7 +2,8 @@
 // parts.ts), the hits of the rules that read only that function, keyed by its text and valid while
 // the file's context (imports, aliases, module-level code, active rules, options) is unchanged.
 import type { ModeSetting } from './facts.js';
-import type { AliasAssignment } from './scope.js';
+import type { ScopeOps } from './file-run.js';
+import type { ImportScope } from './scope.js';
 import type { Suppression } from './suppressions.js';
 import type { Fix, Range } from './types.js';
 import type { Candidate } from './engine.js';
@@ -11,6 +12,33 @@ export interface ChunkResult {
   candidates: Candidate[];
   modeSettings: ModeSetting[];
   suppressions: Suppression[];
+}
+
+/** One part of the last analysis: where it was, what it adds to import resolution, what it found. */
+export interface LayoutPart extends ScopeOps {
+  start: number;
+  end: number;
+  startRow: number;
+  startColumn: number;
+  endRow: number;
+  chunk: boolean;
+  container: number;
+  result: ChunkResult;
+}
+
+/**
+ * The last analysis of a document, kept when every hit came from a function-local rule, nothing is
+ * guarded by an early exit outside a function and the file parsed cleanly: an edit inside one
+ * function can then be analysed from that function alone (chunk-edit.ts).
+ */
+export interface Layout {
+  text: string;
+  signature: string;
+  ids: string;
+  wanted: string;
+  scope: ImportScope;
+  firstChunkRow: number;
+  parts: LayoutPart[];
 }
 
 /** One function's result in one file context. */
@@ -26,10 +54,7 @@ export interface ChunkAnalysis {
 }
 
 /** What is kept for one function text. */
-export interface ChunkEntry {
-  /** What the chunk adds to import resolution, so an unchanged chunk need not be read again. */
-  imports: Array<[string, string]>;
-  aliases: AliasAssignment[];
+export interface ChunkEntry extends ScopeOps {
   /** Most recent first, at most two: typing that breaks a file context and repairs it finds the old one. */
   analyses: ChunkAnalysis[];
 }
@@ -39,6 +64,8 @@ export interface ChunkEntry {
  * and the one that repairs it then find the function's entry again.
  */
 export class ChunkCache {
+  /** The last analysis part by part, when the next edit inside a function may be analysed alone. */
+  layout: Layout | undefined;
   private older = new Map<string, ChunkEntry>();
   private last = new Map<string, ChunkEntry>();
   private used = new Map<string, ChunkEntry>();
@@ -50,7 +77,7 @@ export class ChunkCache {
   }
 
   /** Records a chunk's analysis under its text (`key`), keeping the previous context's. */
-  add(key: string, scopeOps: Pick<ChunkEntry, 'imports' | 'aliases'>, analysis: ChunkAnalysis): void {
+  add(key: string, scopeOps: ScopeOps, analysis: ChunkAnalysis): void {
     const previous = this.get(key);
     const kept = previous?.analyses.find((a) => a.signature !== analysis.signature);
     this.used.set(key, { imports: scopeOps.imports, aliases: scopeOps.aliases, analyses: kept ? [analysis, kept] : [analysis] });

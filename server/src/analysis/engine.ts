@@ -1,25 +1,19 @@
 // text → tree → facts (imports, guards, values) → rules → candidate hits. One walk over the tree
 // collects every node any rule needs; rules are dispatched by canonical callee name.
 import type { Node, Query, Tree } from 'web-tree-sitter';
-import { runsWithoutGrad } from './autograd.js';
-import { matmulOperatorCall, resolveCall } from './calls.js';
-import { MODE_SWITCHES, ModeSetting, modeSettingOf } from './facts.js';
-import { GuardFinder, isEarlyExit } from './guards.js';
-import type { PythonParser } from './parse.js';
-import type { AssignmentSite, Hit, Outcomes, Rule, RuleContext } from './rules/rule.js';
 import { ChunkCache, ChunkResult, isMovable, shiftResult } from './chunk-cache.js';
+import type { ModeSetting } from './facts.js';
+import { ActiveRules, AnalysisOptions, FileRun, scopeFrom, scopeOpsOf } from './file-run.js';
+import { isEarlyExit } from './guards.js';
+import type { PythonParser, TextChange } from './parse.js';
+import { analyzeChunkEdit } from './chunk-edit.js';
 import { Part, PartNodes, collectParts, fileParts, partAt } from './parts.js';
-import { AliasAssignment, ImportScope, aliasAssignmentOf, importBindingsOf } from './scope.js';
+import type { Outcomes, Rule } from './rules/rule.js';
 import { Suppression, parseSuppressions } from './suppressions.js';
 import { rangeOf } from './syntax.js';
 import type { Fix, GuardKind, Range } from './types.js';
-import { ValueHints } from './values.js';
-import type { TorchVersion } from './version.js';
 
-export interface AnalysisOptions {
-  torchVersion: TorchVersion;
-  guardNames: readonly string[];
-}
+export type { AnalysisOptions };
 
 /** A rule hit before the program's mode, configuration and suppressions are applied. */
 export interface Candidate {
@@ -63,7 +57,7 @@ export class Analyzer {
   private readonly collectors = new Map<string, Query>();
 
   constructor(
-    private readonly parser: PythonParser,
+    readonly parser: PythonParser,
     readonly rules: readonly Rule[],
   ) {
     // Besides the rules' own: suppression comments and the mode switches, whose facts matter to the
@@ -76,7 +70,7 @@ export class Analyzer {
     this.otherTriggers = triggers.filter((t) => !/^\w+$/.test(t));
   }
 
-  private collector(types: string[]): Query {
+  collector(types: string[]): Query {
     const key = types.join(',');
     let query = this.collectors.get(key);
     if (!query) this.collectors.set(key, (query = this.parser.query(types.map((t) => PATTERN[t]).join(' '))));
@@ -84,7 +78,7 @@ export class Analyzer {
   }
 
   /** The rules that can match this text, indexed for dispatch (one regex pass over the text). */
-  private activeRules(text: string): { byCallee: Map<string, Rule[]>; assignmentRules: Rule[]; fileRules: Rule[]; ids: string } {
+  activeRules(text: string): ActiveRules {
     const present = new Set(text.match(this.allWords) ?? []);
     const has = (t: string) => (/^\w+$/.test(t) ? present.has(t) : text.includes(t));
     const byCallee = new Map<string, Rule[]>();
@@ -126,37 +120,29 @@ export class Analyzer {
    * the same either way (test/unit/incremental.test.ts).
    */
   analyzeTree(tree: Tree, text: string, options: AnalysisOptions, cache?: ChunkCache): FileAnalysis {
-    const { byCallee, assignmentRules, fileRules, ids } = this.activeRules(text);
-    const optional: Record<string, boolean> = {
-      comment: text.includes('bitexact'),
-      matmul: byCallee.has('operator.matmul'),
-      augmented_assignment: assignmentRules.length > 0,
-    };
-    const wanted = COLLECTED.filter((type) => optional[type] ?? true);
+    const active = this.activeRules(text);
+    const wanted = this.wantedCaptures(text, active);
     const query = this.collector(wanted);
     const root = tree.rootNode;
     const parts = fileParts(root);
-    const keys = parts.map((p) => (p.chunk && cache ? `${p.container}:${p.node.startPosition.column}:${p.node.text}` : ''));
+    const keys = parts.map((p) => (p.chunk && cache ? chunkKey(p.container, p.node.startPosition.column, p.node.text) : ''));
     const cached = keys.map((key) => (key ? cache!.get(key) : undefined));
     const nodes: Array<PartNodes | undefined> = new Array(parts.length);
     const collectWhere = (wantedParts: boolean[]) => collectParts(query, root, parts, wantedParts, nodes, wanted);
     collectWhere(cached.map((entry) => !entry));
 
     // Import resolution is file-wide (see scope.ts), so every part adds to it, cached ones from memory.
-    const scope = new ImportScope();
     const scopeOps = parts.map((_, i) => (nodes[i] ? scopeOpsOf(nodes[i]!) : cached[i]!));
-    for (const op of scopeOps) for (const binding of op.imports) scope.addImportBinding(binding);
-    for (const op of scopeOps) for (const alias of op.aliases) scope.addAlias(alias);
-
+    const scope = scopeFrom(scopeOps);
     const firstChunk = parts.findIndex((p) => p.chunk);
     const firstChunkRow = firstChunk >= 0 ? parts[firstChunk]!.node.startPosition.row : Infinity;
-    const signature = cache ? contextSignature(parts, firstChunk, [JSON.stringify(options), ids, wanted.join(), scope.state()]) : '';
+    const signature = cache ? contextSignature(parts, firstChunk, [JSON.stringify(options), active.ids, wanted.join(), scope.state()]) : '';
     const valid = cached.map((entry) => entry?.analyses.find((a) => a.signature === signature));
     // Parts analysed afresh, and valid chunks where a rule that reads beyond its function must run again.
     collectWhere(parts.map((_, i) => !valid[i] || valid[i]!.nonLocal));
 
     let outsideAssignments: Node[] | undefined;
-    const values = new ValueHints(scope, (node) => {
+    const run = new FileRun(active, scope, (node) => {
       const at = node.type === 'module' ? -1 : partAt(parts, node.startIndex);
       if (at >= 0 && parts[at]!.chunk) {
         collectWhere(parts.map((_, i) => i === at));
@@ -165,94 +151,90 @@ export class Analyzer {
       // Module and class scopes: their statements are all outside parts, which are always collected.
       outsideAssignments ??= parts.flatMap((p, i) => (p.chunk ? [] : nodes[i]!.get('assignment')!));
       return outsideAssignments;
-    });
-    const guards = new GuardFinder(scope, options.guardNames);
-    let current: Rule | undefined;
-    let sink: { local: Candidate[]; other: Candidate[] } = { local: [], other: [] };
-    const ctx: RuleContext = {
-      text,
-      scope,
-      values,
-      torchVersion: options.torchVersion,
-      guardOf: (node) => guards.guardOf(node),
-      runsWithoutGrad: (node) => runsWithoutGrad(node, scope),
-      report: (hit: Hit) => (current!.locality === 'function' ? sink.local : sink.other).push(toCandidate(current!, hit, guards)),
-    };
-    const names = new Set([...byCallee.keys(), ...MODE_SWITCHES].map((callee) => callee.slice(callee.lastIndexOf('.') + 1)));
-    for (const local of scope.namesBoundTo(names)) names.add(local);
-    const wantedCallee = (callee: string) => byCallee.has(callee) || MODE_SWITCHES.has(callee);
+    }, text, options);
 
-    /** Runs the rules (all, or only those that read beyond their function) on one part's nodes. */
-    const runPart = (found: PartNodes, onlyNonLocal: boolean, modeSettings: ModeSetting[]): boolean => {
-      let nonLocal = false;
-      const run = (rule: Rule, visit: () => void) => {
-        if (rule.locality === 'function' && onlyNonLocal) return;
-        if (rule.locality !== 'function') nonLocal = true;
-        current = rule;
-        visit();
-      };
-      const calls = found.get('call')!.flatMap((name) => (names.has(name.text) ? (callOfName(name) ?? []) : []));
-      const operatorCalls = byCallee.has('operator.matmul') ? found.get('matmul')!.map(matmulOperatorCall) : [];
-      for (const call of [...calls.map((node) => resolveCall(node, scope, wantedCallee)), ...operatorCalls]) {
-        if (!call) continue;
-        const setting = !onlyNonLocal && MODE_SWITCHES.has(call.callee) ? modeSettingOf(call) : undefined;
-        if (setting) modeSettings.push(setting);
-        // A method on a value known to be a NumPy or pandas object is never a tensor kernel.
-        if (call.receiver && values.of(call.receiver).origin === 'numpy') continue;
-        for (const rule of byCallee.get(call.callee) ?? []) run(rule, () => rule.onCall!(call, ctx));
-      }
-      if (assignmentRules.length > 0) {
-        for (const node of [...found.get('assignment')!, ...(found.get('augmented_assignment') ?? [])]) {
-          const site = assignmentSite(node, scope);
-          if (site) for (const rule of assignmentRules) run(rule, () => rule.onAssignment!(site, ctx));
-        }
-      }
-      return nonLocal;
-    };
-
-    const candidates: Candidate[] = [];
-    const modeSettings: ModeSetting[] = [];
-    const suppressions: Suppression[] = [];
+    const other: Candidate[] = [];
+    const results: ChunkResult[] = [];
+    // Whether the next edit inside one function can be analysed from that function alone (chunk-edit.ts).
+    let reusable = !!cache && active.fileRules.length === 0;
     for (const [i, part] of parts.entries()) {
       const entry = valid[i];
       const startRow = part.node.startPosition.row;
-      sink = { local: [], other: candidates };
+      let result: ChunkResult;
       if (entry) {
-        const moved = shiftResult(entry.result, entry.startRow, startRow);
-        candidates.push(...moved.candidates);
-        modeSettings.push(...moved.modeSettings);
-        suppressions.push(...moved.suppressions);
-        if (entry.nonLocal) runPart(nodes[i]!, true, []);
-        continue;
+        result = shiftResult(entry.result, entry.startRow, startRow);
+        if (entry.nonLocal) run.runPart(nodes[i]!, true, { local: [], other, modeSettings: [] });
+        reusable &&= !entry.nonLocal;
+      } else {
+        result = { candidates: [], modeSettings: [], suppressions: parseSuppressions(nodes[i]!.get('comment') ?? []) };
+        const nonLocal = run.runPart(nodes[i]!, false, { local: result.candidates, other, modeSettings: result.modeSettings });
+        const movable = isMovable(result, { startRow, endRow: part.node.endPosition.row }, firstChunkRow);
+        if (part.chunk && cache && movable) cache.add(keys[i]!, scopeOps[i]!, { signature, startRow, result, nonLocal });
+        reusable &&= movable && !nonLocal && (part.chunk || !isEarlyExit(part.node));
       }
-      const result: ChunkResult = { candidates: sink.local, modeSettings: [], suppressions: parseSuppressions(nodes[i]!.get('comment') ?? []) };
-      const nonLocal = runPart(nodes[i]!, false, result.modeSettings);
-      candidates.push(...result.candidates);
-      modeSettings.push(...result.modeSettings);
-      suppressions.push(...result.suppressions);
-      if (part.chunk && cache && isMovable(result, { startRow, endRow: part.node.endPosition.row }, firstChunkRow)) {
-        cache.add(keys[i]!, scopeOps[i]!, { signature, startRow, result, nonLocal });
-      }
+      results.push(result);
     }
-    sink = { local: candidates, other: candidates };
-    for (const rule of fileRules) {
-      current = rule;
-      rule.onFile!(root, ctx);
+    run.runFileRules(root, { local: other, other, modeSettings: [] });
+    const syntaxErrors = root.hasError ? syntaxErrorRanges(root) : [];
+    if (cache) {
+      cache.commit();
+      cache.layout =
+        reusable && syntaxErrors.length === 0
+          ? {
+              text,
+              signature,
+              ids: active.ids,
+              wanted: wanted.join(),
+              scope,
+              firstChunkRow,
+              parts: parts.map((p, i) => ({
+                ...scopeOps[i]!,
+                start: p.start,
+                end: p.end,
+                startRow: p.node.startPosition.row,
+                startColumn: p.node.startPosition.column,
+                endRow: p.node.endPosition.row,
+                chunk: p.chunk,
+                container: p.container,
+                result: results[i]!,
+              })),
+            }
+          : undefined;
     }
-    cache?.commit();
-    return { candidates, modeSettings, suppressions, syntaxErrors: root.hasError ? syntaxErrorRanges(root) : [] };
+    const merged = mergeResults(results);
+    return { ...merged, candidates: [...merged.candidates, ...other], syntaxErrors };
+  }
+
+  /**
+   * The analysis of `text` reached by `edits` from the last analyzeTree with this cache, when the edits
+   * stay inside one function and it can be analysed alone (chunk-edit.ts); else undefined.
+   */
+  analyzeEdit(text: string, edits: readonly TextChange[], options: AnalysisOptions, cache: ChunkCache): FileAnalysis | undefined {
+    return analyzeChunkEdit(this, text, edits, options, cache);
+  }
+
+  /** Which optional captures this text needs (see `collectors`). */
+  wantedCaptures(text: string, active: ActiveRules): string[] {
+    const optional: Record<string, boolean> = {
+      comment: text.includes('bitexact'),
+      matmul: active.byCallee.has('operator.matmul'),
+      augmented_assignment: active.assignmentRules.length > 0,
+    };
+    return COLLECTED.filter((type) => optional[type] ?? true);
   }
 }
 
-/** What a part adds to import resolution. */
-function scopeOpsOf(found: PartNodes): { imports: Array<[string, string]>; aliases: AliasAssignment[] } {
-  const imports = [...found.get('import_statement')!, ...found.get('import_from_statement')!].flatMap(importBindingsOf);
-  const aliases = found.get('assignment')!.flatMap((node) => {
-    const left = node.childForFieldName('left');
-    const alias = left && aliasAssignmentOf(left, node.childForFieldName('right'));
-    return alias ? [alias] : [];
-  });
-  return { imports, aliases };
+/** The cache key of a function: its text where it stands (class body, column). */
+export function chunkKey(container: number, column: number, text: string): string {
+  return `${container}:${column}:${text}`;
+}
+
+export function mergeResults(results: readonly ChunkResult[]): ChunkResult {
+  return {
+    candidates: results.flatMap((r) => r.candidates),
+    modeSettings: results.flatMap((r) => r.modeSettings),
+    suppressions: results.flatMap((r) => r.suppressions),
+  };
 }
 
 /**
@@ -270,27 +252,6 @@ function contextSignature(parts: readonly Part[], firstChunk: number, facts: str
     else if (isEarlyExit(p.node)) skeleton.push(p.node.text);
   }
   return [...facts, ...skeleton].join('\u0001');
-}
-
-function toCandidate(rule: Rule, hit: Hit, guards: GuardFinder): Candidate {
-  const range = hit.range ?? (hit.node ? rangeOf(hit.node) : undefined);
-  if (!range) throw new Error(`${rule.id} reported a hit with neither node nor range`);
-  const found = hit.node && !hit.guard ? guards.guardWithCondition(hit.node) : { kind: hit.guard ?? 'none' };
-  return { rule, range, guard: found.kind, guardCondition: found.condition, outcomes: hit.outcomes, fixes: hit.fixes ?? [] };
-}
-
-/** The call whose callee ends in `name` (see PATTERN['call']). */
-function callOfName(name: Node): Node | undefined {
-  const parent = name.parent;
-  const call = parent?.type === 'attribute' ? parent.parent : parent;
-  return call?.type === 'call' ? call : undefined;
-}
-
-function assignmentSite(node: Node, scope: ImportScope): AssignmentSite | undefined {
-  const left = node.childForFieldName('left');
-  const right = node.childForFieldName('right');
-  if (!left || !right) return undefined;
-  return { node, left, right, target: scope.resolveExpression(left) };
 }
 
 function syntaxErrorRanges(root: Node): Range[] {

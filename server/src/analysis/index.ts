@@ -4,7 +4,7 @@ import type { ChunkCache } from './chunk-cache.js';
 import type { Settings } from './config.js';
 import { Analyzer, FileAnalysis } from './engine.js';
 import { ModeSetting, programMode } from './facts.js';
-import { GrammarFiles, PythonParser } from './parse.js';
+import { GrammarFiles, PythonParser, TextChange } from './parse.js';
 import { resolveFindings } from './resolve.js';
 import { RULES } from './rules/index.js';
 import type { Rule } from './rules/rule.js';
@@ -49,6 +49,14 @@ export class Checker {
   /** With a `cache` kept per document, functions unchanged since the last call are not analysed again. */
   analyzeTree(tree: Parameters<Analyzer['analyzeTree']>[0], text: string, settings: Settings, cache?: ChunkCache): FileAnalysis {
     return this.analyzer.analyzeTree(tree, text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames }, cache);
+  }
+
+  /**
+   * The analysis after `edits` (since the last analyzeTree with `cache`) when they stay inside one
+   * function that can be analysed alone, without parsing the file; else undefined.
+   */
+  analyzeEdit(text: string, edits: readonly TextChange[], settings: Settings, cache: ChunkCache): FileAnalysis | undefined {
+    return this.analyzer.analyzeEdit(text, edits, { torchVersion: settings.torchVersion, guardNames: settings.guardNames }, cache);
   }
 
   resolve(analysis: FileAnalysis, text: string, settings: Settings, mode: DeterministicMode): Finding[] {

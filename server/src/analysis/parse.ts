@@ -36,33 +36,52 @@ export class PythonParser {
     return new Query(this.language, source);
   }
 
-  parse(text: string): Tree {
-    const tree = this.parser.parse(text);
+  /**
+   * Re-parses after one edit, reusing the unchanged parts of `oldTree`. `oldTree` is edited in place
+   * and must not be used afterwards.
+   */
+  reparse(oldTree: Tree, oldText: string, change: TextChange): { tree: Tree; text: string } {
+    const text = editTree(oldTree, oldText, change);
+    return { tree: this.parse(text, oldTree), text };
+  }
+
+  /** Parses `text`, reusing `oldTree` (already told of the edits with editTree) where it can. */
+  parse(text: string, oldTree?: Tree): Tree {
+    const tree = this.parser.parse(text, oldTree);
     if (!tree) throw new Error('tree-sitter returned no tree');
     return tree;
   }
 
-  /**
-   * Re-parses after one edit, reusing the unchanged parts of `oldTree` (the language server calls
-   * this on every keystroke). `oldTree` is edited in place and must not be used afterwards.
-   */
-  reparse(oldTree: Tree, oldText: string, change: TextChange): { tree: Tree; text: string } {
-    const text = oldText.slice(0, change.start) + change.newText + oldText.slice(change.oldEnd);
-    const newEnd = change.start + change.newText.length;
-    oldTree.edit(
-      new Edit({
-        startIndex: change.start,
-        oldEndIndex: change.oldEnd,
-        newEndIndex: newEnd,
-        startPosition: pointAt(oldText, change.start),
-        oldEndPosition: pointAt(oldText, change.oldEnd),
-        newEndPosition: pointAt(text, newEnd),
-      }),
-    );
-    const tree = this.parser.parse(text, oldTree);
+  /** Parses one slice of `text` as if it were the whole file; nodes keep their positions in `text`. */
+  parseSlice(text: string, slice: { startIndex: number; endIndex: number; startPosition: Point; endPosition: Point }): Tree {
+    const tree = this.parser.parse(text, null, { includedRanges: [slice] });
     if (!tree) throw new Error('tree-sitter returned no tree');
-    return { tree, text };
+    return tree;
   }
+}
+
+/**
+ * Tells `tree` of one edit (tree.edit) without re-parsing: the language server applies every keystroke
+ * this way and parses once when it needs the tree. Returns the new text.
+ */
+export function editTree(tree: Tree, oldText: string, change: TextChange): string {
+  const text = applyChange(oldText, change);
+  const newEnd = change.start + change.newText.length;
+  tree.edit(
+    new Edit({
+      startIndex: change.start,
+      oldEndIndex: change.oldEnd,
+      newEndIndex: newEnd,
+      startPosition: pointAt(oldText, change.start),
+      oldEndPosition: pointAt(oldText, change.oldEnd),
+      newEndPosition: pointAt(text, newEnd),
+    }),
+  );
+  return text;
+}
+
+export function applyChange(text: string, change: TextChange): string {
+  return text.slice(0, change.start) + change.newText + text.slice(change.oldEnd);
 }
 
 /** Row/column (UTF-16) of an offset; used only for edits, so a linear scan is fine. */

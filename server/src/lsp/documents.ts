@@ -1,10 +1,10 @@
-// Open documents with their parse trees. Incremental changes are applied to the text and to the
-// tree (tree.edit + re-parse), so a keystroke in a 5,000-line file re-parses only what changed.
+// Open documents with their parse trees. Incremental changes are applied to the text and told to the
+// tree (tree.edit); the tree is re-parsed, reusing what did not change, when it is next needed.
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { TextDocumentContentChangeEvent } from 'vscode-languageserver';
 import type { Tree } from 'web-tree-sitter';
 import { ChunkCache } from '../analysis/chunk-cache.js';
-import type { PythonParser } from '../analysis/parse.js';
+import { PythonParser, TextChange, editTree } from '../analysis/parse.js';
 
 export interface OpenDocument {
   document: TextDocument;
@@ -12,10 +12,19 @@ export interface OpenDocument {
   tree?: Tree;
   /** Per-function results of the last analysis; kept, like the tree, for recently edited documents. */
   chunks?: ChunkCache;
+  /** The tree has been told of edits (tree.edit) but not re-parsed yet: treeOf() parses. */
+  treeStale?: boolean;
+  /** Edits since the last analysis (undefined: unknown, e.g. after a full-text change). */
+  edits?: TextChange[];
 }
 
-/** Trees kept for incremental re-parsing; other documents are re-parsed from text when they change. */
-const KEPT_TREES = 8;
+/**
+ * Text kept parsed, most recently analysed documents first: a tree costs ~45 bytes of wasm memory per
+ * character of source (9 MB for 5,000 lines), and wasm memory never shrinks, so the peak is what
+ * stays. ~600k characters is ~27 MB: a dozen ordinary files, or three of 5,000 lines. Other documents
+ * are parsed again, from text, when next analysed.
+ */
+const TREE_BUDGET_CHARS = 600_000;
 
 export class DocumentStore {
   private readonly open = new Map<string, OpenDocument>();
@@ -45,16 +54,19 @@ export class DocumentStore {
     for (const change of changes) {
       const before = entry.document;
       const oldText = before.getText();
-      if ('range' in change && entry.tree) {
-        const start = before.offsetAt(change.range.start);
-        const oldEnd = before.offsetAt(change.range.end);
-        // reparse edits the old tree in place and returns a new one; the old one is freed here.
-        const { tree } = this.parser.reparse(entry.tree, oldText, { start, oldEnd, newText: change.text });
-        entry.tree.delete();
-        entry.tree = tree;
-      } else if (!('range' in change)) {
+      if ('range' in change) {
+        const edit = { start: before.offsetAt(change.range.start), oldEnd: before.offsetAt(change.range.end), newText: change.text };
+        entry.edits?.push(edit);
+        // Parsing waits until a tree is needed: an edit inside one function may not need one at all
+        // (Checker.analyzeEdit), and several edits then cost one parse.
+        if (entry.tree) {
+          editTree(entry.tree, oldText, edit);
+          entry.treeStale = true;
+        }
+      } else {
         entry.tree?.delete();
         entry.tree = undefined;
+        entry.edits = undefined;
       }
       entry.document = TextDocument.update(before, [change], version);
     }
@@ -63,21 +75,38 @@ export class DocumentStore {
 
   /** The document's tree, parsing it now if it has none yet; frees the trees of documents idle longest. */
   treeOf(entry: OpenDocument): Tree {
+    this.keepTreeOf(entry.document.uri);
+    if (entry.tree && entry.treeStale) {
+      const tree = this.parser.parse(entry.document.getText(), entry.tree);
+      entry.tree.delete();
+      entry.tree = tree;
+    }
+    entry.treeStale = false;
     entry.tree ??= this.parser.parse(entry.document.getText());
     entry.chunks ??= new ChunkCache();
-    const uri = entry.document.uri;
+    return entry.tree;
+  }
+
+  /** Moves `uri` to the front and frees the trees beyond the budget, before a new tree is parsed. */
+  private keepTreeOf(uri: string): void {
     const at = this.recent.indexOf(uri);
     if (at >= 0) this.recent.splice(at, 1);
     this.recent.unshift(uri);
-    for (const stale of this.recent.splice(KEPT_TREES)) {
-      const other = this.open.get(stale);
-      other?.tree?.delete();
-      if (other) {
-        other.tree = undefined;
-        other.chunks = undefined;
+    let chars = 0;
+    for (let i = 0; i < this.recent.length; i++) {
+      chars += this.open.get(this.recent[i]!)?.document.getText().length ?? 0;
+      if (i === 0 || chars <= TREE_BUDGET_CHARS) continue;
+      for (const stale of this.recent.splice(i)) {
+        const other = this.open.get(stale);
+        other?.tree?.delete();
+        if (other) {
+          other.tree = undefined;
+          other.chunks = undefined;
+          other.treeStale = false;
+        }
       }
+      break;
     }
-    return entry.tree;
   }
 
   closed(uri: string): void {

@@ -30,6 +30,8 @@ export const SHOW_CONFIGURATION_COMMAND = 'bitexact.server.showConfiguration';
 /** Cheap text test for files that may switch deterministic mode (the workspace scan reads only these). */
 const MODE_SWITCH_TEXT = /use_deterministic_algorithms|set_deterministic_debug_mode|enable_full_determinism|deterministic\s*=/;
 const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+/** Quiet time after a quick analysis (Checker.analyzeEdit) before the full one that confirms it. */
+const SETTLE_MS = 250;
 
 interface CachedResult {
   version: number;
@@ -96,19 +98,27 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
   }
 
   /** Findings for the document as it is now; cached per version and settings generation. */
-  async function findingsFor(entry: OpenDocument): Promise<Finding[]> {
+  /**
+   * The findings for a document's current version. An edit inside one function is analysed without
+   * parsing the file when it can be (Checker.analyzeEdit); a full analysis (`settled`) follows once
+   * typing pauses and re-reports if it differs, which it should never.
+   */
+  async function findingsFor(entry: OpenDocument, settled = false): Promise<Finding[]> {
     const { uri, version } = entry.document;
     const cached = results.get(uri);
-    if (cached && cached.version === version && cached.generation === generation) return cached.findings;
+    if (!settled && cached && cached.version === version && cached.generation === generation) return cached.findings;
     const editor = await editorSettings(uri);
-    if (entry !== docs.get(uri) || entry.document.version !== version) return findingsFor(docs.get(uri) ?? entry);
+    if (entry !== docs.get(uri) || entry.document.version !== version) return findingsFor(docs.get(uri) ?? entry, settled);
     let findings: Finding[] = [];
     if (editor.enable) {
       const effective = workspace.effectiveSettings(uri, editor);
       for (const p of effective.problems) log('warn', p);
       const text = entry.document.getText();
       const settings = effective.settings;
-      const analysis = checker.mayMatch(text) ? checker.analyzeTree(docs.treeOf(entry), text, settings, entry.chunks) : checker.analyze(text, settings);
+      const quick = !settled && entry.edits?.length && entry.chunks ? checker.analyzeEdit(text, entry.edits, settings, entry.chunks) : undefined;
+      if (quick) scheduleSettle(uri);
+      const analysis = quick ?? (checker.mayMatch(text) ? checker.analyzeTree(docs.treeOf(entry), text, settings, entry.chunks) : checker.analyze(text, settings));
+      entry.edits = [];
       const file = uriToPath(uri);
       if (file && workspace.setModeSettings(file, analysis.modeSettings)) {
         generation++;
@@ -119,6 +129,25 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
     }
     results.set(uri, { version, generation, findings });
     return findings;
+  }
+
+  const settleTimers = new Map<string, NodeJS.Timeout>();
+  function scheduleSettle(uri: string): void {
+    clearTimeout(settleTimers.get(uri));
+    settleTimers.set(uri, setTimeout(() => void settle(uri), SETTLE_MS).unref());
+  }
+
+  /** The full analysis after a pause in typing; re-reports when it disagrees with the quick one. */
+  async function settle(uri: string): Promise<void> {
+    settleTimers.delete(uri);
+    const entry = docs.get(uri);
+    const quick = results.get(uri);
+    if (!entry || !quick || quick.version !== entry.document.version) return;
+    const findings = await findingsFor(entry, true);
+    if (JSON.stringify(findings) === JSON.stringify(quick.findings)) return;
+    log('warn', `bitexact: the quick analysis of ${uri} differed from the full one; re-reporting`);
+    if (!pull) schedulePublish(uri);
+    else if (refreshSupport) void connection.languages.diagnostics.refresh();
   }
 
   function refreshOthers(changedUri: string): void {
@@ -164,6 +193,7 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
   });
 
   connection.onDidCloseTextDocument(({ textDocument: t }) => {
+    clearTimeout(settleTimers.get(t.uri));
     docs.closed(t.uri);
     results.delete(t.uri);
     editorCache.delete(t.uri);

@@ -1,0 +1,159 @@
+// One analysis of one file: the context rules see (import resolution, values, guards) and the
+// dispatch of a part's calls and assignments to the rules that want them.
+import type { Node } from 'web-tree-sitter';
+import { runsWithoutGrad } from './autograd.js';
+import { matmulOperatorCall, resolveCall } from './calls.js';
+import type { Candidate } from './engine.js';
+import { MODE_SWITCHES, ModeSetting, modeSettingOf } from './facts.js';
+import { GuardFinder } from './guards.js';
+import type { PartNodes } from './parts.js';
+import type { AssignmentSite, Hit, Rule, RuleContext } from './rules/rule.js';
+import { AliasAssignment, ImportScope, aliasAssignmentOf, importBindingsOf } from './scope.js';
+import { rangeOf } from './syntax.js';
+import { AssignmentsWithin, ValueHints } from './values.js';
+import type { TorchVersion } from './version.js';
+
+export interface AnalysisOptions {
+  torchVersion: TorchVersion;
+  guardNames: readonly string[];
+}
+
+/** The rules a file's text can trigger, indexed for dispatch. */
+export interface ActiveRules {
+  byCallee: Map<string, Rule[]>;
+  assignmentRules: Rule[];
+  fileRules: Rule[];
+  /** Their ids, joined: part of the context cached results depend on. */
+  ids: string;
+}
+
+/** Where a part's hits go: those of function-local rules (cacheable) and the others. */
+export interface PartOutput {
+  local: Candidate[];
+  other: Candidate[];
+  modeSettings: ModeSetting[];
+}
+
+export class FileRun {
+  readonly ctx: RuleContext;
+  private readonly guards: GuardFinder;
+  private readonly values: ValueHints;
+  /** Last names of the callees rules want, and local names bound to them (`sa` for `scatter_add as sa`). */
+  private readonly names: Set<string>;
+  private current: Rule | undefined;
+  private output: PartOutput | undefined;
+
+  constructor(
+    private readonly rules: ActiveRules,
+    private readonly scope: ImportScope,
+    assignmentsWithin: AssignmentsWithin,
+    text: string,
+    options: AnalysisOptions,
+  ) {
+    this.values = new ValueHints(scope, assignmentsWithin);
+    this.guards = new GuardFinder(scope, options.guardNames);
+    const guards = this.guards;
+    this.ctx = {
+      text,
+      scope,
+      values: this.values,
+      torchVersion: options.torchVersion,
+      guardOf: (node) => guards.guardOf(node),
+      runsWithoutGrad: (node) => runsWithoutGrad(node, scope),
+      report: (hit: Hit) => {
+        const rule = this.current!;
+        (rule.locality === 'function' ? this.output!.local : this.output!.other).push(toCandidate(rule, hit, guards));
+      },
+    };
+    this.names = new Set([...rules.byCallee.keys(), ...MODE_SWITCHES].map((callee) => callee.slice(callee.lastIndexOf('.') + 1)));
+    for (const local of scope.namesBoundTo(this.names)) this.names.add(local);
+  }
+
+  /**
+   * Runs the rules (all, or only those that read beyond their function) on one part's nodes.
+   * Returns whether a rule that reads beyond its function ran.
+   */
+  runPart(found: PartNodes, onlyNonLocal: boolean, output: PartOutput): boolean {
+    const { byCallee, assignmentRules } = this.rules;
+    this.output = output;
+    let nonLocal = false;
+    const run = (rule: Rule, visit: () => void) => {
+      if (rule.locality === 'function' && onlyNonLocal) return;
+      if (rule.locality !== 'function') nonLocal = true;
+      this.current = rule;
+      visit();
+    };
+    const wantedCallee = (callee: string) => byCallee.has(callee) || MODE_SWITCHES.has(callee);
+    const calls = found.get('call')!.flatMap((name) => (this.names.has(name.text) ? (callOfName(name) ?? []) : []));
+    const operatorCalls = byCallee.has('operator.matmul') ? found.get('matmul')!.map(matmulOperatorCall) : [];
+    for (const call of [...calls.map((node) => resolveCall(node, this.scope, wantedCallee)), ...operatorCalls]) {
+      if (!call) continue;
+      const setting = !onlyNonLocal && MODE_SWITCHES.has(call.callee) ? modeSettingOf(call) : undefined;
+      if (setting) output.modeSettings.push(setting);
+      // A method on a value known to be a NumPy or pandas object is never a tensor kernel.
+      if (call.receiver && this.values.of(call.receiver).origin === 'numpy') continue;
+      for (const rule of byCallee.get(call.callee) ?? []) run(rule, () => rule.onCall!(call, this.ctx));
+    }
+    if (assignmentRules.length > 0) {
+      for (const node of [...found.get('assignment')!, ...(found.get('augmented_assignment') ?? [])]) {
+        const site = assignmentSite(node, this.scope);
+        if (site) for (const rule of assignmentRules) run(rule, () => rule.onAssignment!(site, this.ctx));
+      }
+    }
+    return nonLocal;
+  }
+
+  /** Rules that read the whole tree. */
+  runFileRules(root: Node, output: PartOutput): void {
+    this.output = output;
+    for (const rule of this.rules.fileRules) {
+      this.current = rule;
+      rule.onFile!(root, this.ctx);
+    }
+  }
+}
+
+/** What a part adds to import resolution. */
+export interface ScopeOps {
+  imports: Array<[string, string]>;
+  aliases: AliasAssignment[];
+}
+
+export function scopeOpsOf(found: PartNodes): ScopeOps {
+  const imports = [...found.get('import_statement')!, ...found.get('import_from_statement')!].flatMap(importBindingsOf);
+  const aliases = found.get('assignment')!.flatMap((node) => {
+    const left = node.childForFieldName('left');
+    const alias = left && aliasAssignmentOf(left, node.childForFieldName('right'));
+    return alias ? [alias] : [];
+  });
+  return { imports, aliases };
+}
+
+/** Import resolution from every part's operations, imports first (scope.ts reads aliases through them). */
+export function scopeFrom(ops: readonly ScopeOps[]): ImportScope {
+  const scope = new ImportScope();
+  for (const op of ops) for (const binding of op.imports) scope.addImportBinding(binding);
+  for (const op of ops) for (const alias of op.aliases) scope.addAlias(alias);
+  return scope;
+}
+
+function toCandidate(rule: Rule, hit: Hit, guards: GuardFinder): Candidate {
+  const range = hit.range ?? (hit.node ? rangeOf(hit.node) : undefined);
+  if (!range) throw new Error(`${rule.id} reported a hit with neither node nor range`);
+  const found = hit.node && !hit.guard ? guards.guardWithCondition(hit.node) : { kind: hit.guard ?? 'none' };
+  return { rule, range, guard: found.kind, guardCondition: found.condition, outcomes: hit.outcomes, fixes: hit.fixes ?? [] };
+}
+
+/** The call whose callee ends in `name` (see engine.ts PATTERN['call']). */
+function callOfName(name: Node): Node | undefined {
+  const parent = name.parent;
+  const call = parent?.type === 'attribute' ? parent.parent : parent;
+  return call?.type === 'call' ? call : undefined;
+}
+
+function assignmentSite(node: Node, scope: ImportScope): AssignmentSite | undefined {
+  const left = node.childForFieldName('left');
+  const right = node.childForFieldName('right');
+  if (!left || !right) return undefined;
+  return { node, left, right, target: scope.resolveExpression(left) };
+}
