@@ -1,6 +1,6 @@
 // Runs the user's command N times, one after another or all at once (--parallel), and keeps
 // everything on disk first:
-//   DIR/<run-id>/run-<k>.log   stdout and stderr, merged line by line (how, and why: launchRun)
+//   DIR/<run-id>/run-<k>.log   stdout as it comes, then stderr (how, and why: launchRun)
 //   DIR/<run-id>/meta.json     command, environment difference, cwd, git state, Python/torch versions,
 //                              times, exit status
 // Each run gets its own process group (spawn detached), so a timeout or a cancel stops the launcher
@@ -22,7 +22,7 @@ export interface RunSpec {
   signal?: AbortSignal;
   /** Time between SIGINT and SIGTERM, and between SIGTERM and SIGKILL, when stopping a run. */
   killGraceMs?: number;
-  /** Called with whole lines after they have been written to the log. */
+  /** Called with the run's output in whole lines, soon after the run wrote them (stdout and stderr apart). */
   onOutput?: (chunk: Buffer) => void;
 }
 
@@ -39,7 +39,7 @@ export interface RunRecord {
   cancelled: boolean;
   /** The command could not be started (ENOENT, EACCES …). */
   spawnError?: string;
-  /** The log could not be written (disk full …); the run was stopped. */
+  /** The log could not be created, or could not take the run's stderr (disk full …), which then stays in `<log>.stderr`. */
   logError?: string;
 }
 
@@ -72,16 +72,15 @@ export function newRunId(argv: readonly string[], now = new Date()): string {
 
 /**
  * The environment of run k (1-based): the parent's, then the preset, then --env, then --env-b on
- * even-numbered runs (run 2 is "B" in a pair). `unbuffered` sets PYTHONUNBUFFERED=1 (unless set) for
- * output that shows up line by line while the run goes on, at a system call per line (see launchRun).
+ * even-numbered runs (run 2 is "B" in a pair). PYTHONUNBUFFERED is left as it is (see launchRun):
+ * `--env PYTHONUNBUFFERED=1` buys output that shows up line by line for a system call per line.
  */
 export function runEnvironment(
   parent: NodeJS.ProcessEnv,
-  options: { env?: Record<string, string>; envB?: Record<string, string>; preset?: 'det'; sitecustomizeDir?: string; unbuffered?: boolean },
+  options: { env?: Record<string, string>; envB?: Record<string, string>; preset?: 'det'; sitecustomizeDir?: string },
   k: number,
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...parent };
-  if (options.unbuffered && env['PYTHONUNBUFFERED'] === undefined) env['PYTHONUNBUFFERED'] = '1';
   if (options.preset === 'det') Object.assign(env, DET_PRESET_ENV);
   Object.assign(env, options.env ?? {});
   if (k % 2 === 0) Object.assign(env, options.envB ?? {});
@@ -110,7 +109,7 @@ export function gitState(cwd: string): { revision: string; dirty: boolean } | nu
 }
 
 
-/** How often a running run's raw output is appended to its log (and shown by --tee). */
+/** How often a running run's output is handed to onOutput (--tee). */
 const TAIL_INTERVAL_MS = 50;
 /** How long processes a run left behind may keep writing after the run itself has exited. */
 const STRAGGLER_MS = 2000;
@@ -118,18 +117,19 @@ const STRAGGLER_MS = 2000;
 /**
  * Starts one run and resolves when it has ended and its output is in the log. Never rejects.
  *
- * Where the output goes, and why: the child writes its stdout and stderr straight into two files of its
- * own, `<log>.stdout` and `<log>.stderr` (inherited descriptors, O_APPEND), as `cmd > out 2> err` would.
- * Nothing passes through bitexact on the way, so a run is as fast as when run bare, and when bitexact
- * dies the child goes on writing and nothing is lost. Every TAIL_INTERVAL_MS bitexact appends the lines
- * that are complete in each file to the log, so a stderr warning never lands inside a stdout metric line
- * (in one shared file it would: Python block-buffers stdout and cuts its 8 KiB writes anywhere). Once
- * the run has ended and all of it is in the log the two files are removed; if the log could not be
- * written they stay. PYTHONUNBUFFERED is not forced (runEnvironment): unbuffered, every printed line is
- * a system call, which tripled the time of a program that prints a lot; buffered, what is still in the
- * child's 8 KiB buffer is lost when the child dies hard (SIGKILL, a segfault). A Python exception exits
+ * Where the output goes, and why: the child writes its stdout straight into the log and its stderr
+ * into `<log>.stderr` (inherited descriptors, O_APPEND), as `cmd > log 2> err` would. Nothing passes
+ * through bitexact, so a run is as fast as when run bare, and when bitexact dies the child goes on
+ * writing and nothing is lost. When the run has ended, its stderr is appended to the log and the file
+ * removed (it stays if the log cannot take it). Two files, not one shared as `2>&1` would: Python
+ * block-buffers stdout and cuts its 8 KiB writes anywhere, so a stderr warning written between two of
+ * them would land inside a metric line; the price is that the log shows stderr after stdout rather
+ * than interleaved with it. PYTHONUNBUFFERED is not forced (runEnvironment): unbuffered, every printed
+ * line is a system call, which doubled the time of a program that prints a lot; buffered, what is still
+ * in the child's buffer is lost when the child dies hard (SIGKILL, a segfault). A Python exception exits
  * through the flush, and a run being stopped gets SIGINT first, which Python turns into a
- * KeyboardInterrupt that flushes, then SIGTERM, then SIGKILL, each after the grace period.
+ * KeyboardInterrupt that flushes, then SIGTERM, then SIGKILL, each after the grace period. onOutput
+ * (--tee) is fed by reading both files back every TAIL_INTERVAL_MS, off the child's path.
  */
 export function launchRun(spec: RunSpec): Promise<RunRecord> {
   const startWall = new Date();
@@ -145,20 +145,18 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
     timedOut: false,
     cancelled: false,
   };
-  let fd = -1;
-  const raw: RawStream[] = [];
+  const streams: RawStream[] = [];
   try {
     fs.mkdirSync(path.dirname(spec.logPath), { recursive: true });
-    fd = fs.openSync(spec.logPath, 'w');
-    raw.push(RawStream.create(`${spec.logPath}.stdout`), RawStream.create(`${spec.logPath}.stderr`));
+    streams.push(RawStream.create(spec.logPath), RawStream.create(`${spec.logPath}.stderr`));
   } catch (error) {
     // No log, no run: output that cannot be kept would make a verdict nobody can check.
-    for (const stream of raw) stream.close(true);
-    if (fd >= 0) fs.closeSync(fd);
+    for (const stream of streams) stream.close(stream.file !== spec.logPath);
     record.logError = `cannot create ${spec.logPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
     record.end = new Date().toISOString();
     return Promise.resolve(record);
   }
+  const [out, err] = streams as [RawStream, RawStream];
   const grace = spec.killGraceMs ?? 3000;
 
   return new Promise((resolve) => {
@@ -167,21 +165,14 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
     let stopping = false;
     let child: ReturnType<typeof spawn> | undefined;
 
-    const write = (bytes: Buffer) => {
-      if (record.logError || bytes.length === 0) return;
-      try {
-        fs.writeSync(fd, bytes);
-      } catch (error) {
-        record.logError = `cannot write ${spec.logPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
-        stop();
-        return;
+    const onOutput = spec.onOutput;
+    const tell = (final: boolean) => {
+      for (const stream of streams) {
+        const lines = stream.take(final);
+        if (lines.length) onOutput?.(lines);
       }
-      spec.onOutput?.(bytes);
     };
-    const pump = (final: boolean) => {
-      for (const stream of raw) write(stream.take(final));
-    };
-    const ticker = setInterval(() => pump(false), TAIL_INTERVAL_MS);
+    const ticker = onOutput ? setInterval(() => tell(false), TAIL_INTERVAL_MS) : undefined;
 
     const finish = () => {
       if (finished) return;
@@ -189,9 +180,14 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
       clearInterval(ticker);
       for (const t of timers) clearTimeout(t);
       spec.signal?.removeEventListener('abort', onAbort);
-      pump(true);
-      fs.closeSync(fd);
-      for (const stream of raw) stream.close(!record.logError);
+      if (onOutput) tell(true);
+      try {
+        appendFile(out, err.file);
+      } catch (error) {
+        record.logError = `cannot write ${spec.logPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+      }
+      out.close(false);
+      err.close(!record.logError);
       record.end = new Date().toISOString();
       record.wallTime = (performance.now() - started) / 1000;
       resolve(record);
@@ -214,14 +210,14 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
     }
 
     try {
-      child = spawn(spec.argv[0]!, spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', raw[0]!.writeFd, raw[1]!.writeFd] });
+      child = spawn(spec.argv[0]!, spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', out.writeFd, err.writeFd] });
     } catch (error) {
       record.spawnError = (error as Error).message;
       finish();
       return;
     }
-    // The child holds its own copies; ours would only keep the files open.
-    for (const stream of raw) stream.releaseWriter();
+    // The child holds its own copy of its stderr; ours would only keep the file open.
+    err.releaseWriter();
     child.on('error', (error) => {
       record.spawnError = error.message;
       finish();
@@ -232,8 +228,8 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
       const pid = child!.pid!;
       // A run being stopped is stopped whole: whatever of its group ignored the signals goes now.
       if (stopping) killGroup(pid, 'SIGKILL');
-      // Processes it left behind (data-loader workers, a launcher's ranks) may still be writing: keep
-      // tailing while any is there, for a moment, then end the group so the run cannot hang here.
+      // Processes it left behind (data-loader workers, a launcher's ranks) may still be writing: wait
+      // while any is there, for a moment, then end the group so the run cannot hang here.
       const exited = performance.now();
       const settle = () => {
         if (groupAlive(pid) && performance.now() - exited < STRAGGLER_MS) {
@@ -258,6 +254,17 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
   });
 }
 
+/** Appends a file to the end of a stream's file, on a line of its own. */
+function appendFile(target: RawStream, file: string): void {
+  const bytes = fs.readFileSync(file);
+  if (bytes.length === 0) return;
+  const fd = target.writeFd;
+  const size = fs.fstatSync(fd).size;
+  const last = Buffer.alloc(1);
+  if (size > 0 && fs.readSync(target.readFd, last, 0, 1, size - 1) === 1 && last[0] !== 10) fs.writeSync(fd, '\n');
+  fs.writeSync(fd, bytes);
+}
+
 export interface PairSpec {
   argv: string[];
   cwd: string;
@@ -267,8 +274,6 @@ export interface PairSpec {
   envB?: Record<string, string>;
   preset?: 'det';
   sitecustomizeDir?: string;
-  /** PYTHONUNBUFFERED=1 for every run: live output for a system call per line (see launchRun). */
-  unbuffered?: boolean;
   timeoutMs?: number;
   signal?: AbortSignal;
   parentEnv?: NodeJS.ProcessEnv;

@@ -1,5 +1,5 @@
 // The pieces of a run that talk to the operating system: its process group (signals, whether any of it
-// is still running) and its raw output, which the child writes straight into files of its own and
+// is still running) and the files its output goes to, which the child writes straight into and
 // launch.ts reads back in whole lines.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,8 +17,8 @@ export function killGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 /**
- * One of the child's output streams, written by the child straight into a file of its own; read back
- * from where the last read stopped, and handed on in whole lines.
+ * A file one of the child's output streams is written to, by the child itself; read back from where
+ * the last read stopped, in whole lines.
  */
 export class RawStream {
   private offset = 0;
@@ -28,7 +28,7 @@ export class RawStream {
     readonly file: string,
     /** The descriptor the child writes to (O_APPEND, shared by everything the child starts); -1 once closed here. */
     public writeFd: number,
-    private readonly readFd: number,
+    readonly readFd: number,
   ) {}
 
   static create(file: string): RawStream {
