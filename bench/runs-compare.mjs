@@ -1,10 +1,12 @@
 // `npm run bench:runs`: the paired-runs engine at scale, measured in this run on this machine.
 //  (a) compare 2 runs × 100k steps × 20 metrics of JSON Lines: `bitexact compare` as a fresh process
 //      (median of BENCH_REPS), next to the bare start-up of the same command, and in-process by
-//      stage (read+parse each log, compare, report). Target: ≤ 300 ms.
+//      stage (read+parse each log, of which the JSON Lines reader alone on the file's bytes; compare;
+//      report). Target: ≤ 300 ms.
 //  (b) harness overhead: a python3 script printing 100k lines, run bare (output to a file) and through
-//      the launcher `bitexact pair` uses (launchRun: pipes, line-whole writes to run-1.log), alternated,
-//      medians, next to a pipe nobody reads (the floor of any pipe-based harness). Target: ≤ 1 %.
+//      the launcher `bitexact pair` uses (launchRun: the child writes into files of its own, tailed into
+//      run-1.log in whole lines), alternated, medians; and the same with PYTHONUNBUFFERED=1 on both
+//      sides (`pair --env PYTHONUNBUFFERED=1`, for live output). Target: ≤ 1 %.
 // The engine is bundled from server/src/runs with esbuild into .bench/ for the in-process numbers.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -30,6 +32,7 @@ fs.writeFileSync(
   entry,
   [
     "export { readLogFile } from '../server/src/runs/formats/detect.js';",
+    "export { readJsonl } from '../server/src/runs/formats/jsonl.js';",
     "export { compareRuns, exitCodeOf } from '../server/src/runs/compare.js';",
     "export { reportJson, reportText } from '../server/src/runs/report.js';",
     "export { launchRun, runEnvironment } from '../server/src/runs/launch.js';",
@@ -125,8 +128,12 @@ for (let i = 0; i < reps; i++) {
   fresh.push(t);
   verdict = JSON.parse(result.stdout);
 }
-const stages = { read: [], compare: [], report: [], total: [] };
+const stages = { read: [], reader: [], compare: [], report: [], total: [] };
 for (let i = 0; i < reps; i++) {
+  const bytes = [fs.readFileSync(logA), fs.readFileSync(logB)];
+  const r0 = performance.now();
+  for (const b of bytes) engine.readJsonl(b);
+  stages.reader.push(performance.now() - r0);
   const t0 = performance.now();
   const logs = [engine.readLogFile(logA), engine.readLogFile(logB)];
   const t1 = performance.now();
@@ -144,7 +151,7 @@ const first = verdict.firstDivergence;
 console.log(`  verdict: first divergence at step ${first?.step} (${first?.metric}); ${verdict.metrics.filter((m) => m.verdict === 'bitwise').length} of ${verdict.metrics.length} metrics bitwise`);
 console.log(`  fresh process  \`bitexact compare\`: ${ms(median(fresh))}   (start-up alone, \`bitexact --version\`: ${ms(median(startup))}; median of ${reps})`);
 console.log(
-  `  in-process     read+parse ${ms(median(stages.read))}, compare ${ms(median(stages.compare))}, report ${ms(median(stages.report))}, total ${ms(median(stages.total))} (median of ${reps})`,
+  `  in-process     read+parse ${ms(median(stages.read))} (the JSON Lines reader alone, on the files' bytes: ${ms(median(stages.reader))}), compare ${ms(median(stages.compare))}, report ${ms(median(stages.report))}, total ${ms(median(stages.total))} (median of ${reps})`,
 );
 const inTarget = (t) => (t <= 300 ? 'within' : 'MISSES');
 console.log(`  target ≤ 300 ms: fresh process ${inTarget(median(fresh))} it, in-process ${inTarget(median(stages.total))} it`);
@@ -179,17 +186,6 @@ function bare(work, env) {
   });
 }
 
-/** The floor of any pipe-based harness: a reader that throws the output away. */
-function nullPipe(work, env) {
-  return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const child = spawn('python3', [script, String(LINES), String(work)], { stdio: ['ignore', 'pipe', 'pipe'], env });
-    child.stdout.on('data', () => undefined);
-    child.stderr.on('data', () => undefined);
-    child.on('close', (code) => (code !== 0 ? reject(new Error(`piped run exited ${code}`)) : resolve(performance.now() - start)));
-  });
-}
-
 async function harnessed(work, env) {
   const start = performance.now();
   const record = await engine.launchRun({ argv: ['python3', script, String(LINES), String(work)], cwd: scratch, env, logPath: path.join(scratch, 'run-1.log') });
@@ -197,34 +193,28 @@ async function harnessed(work, env) {
   return performance.now() - start;
 }
 
-console.log(`\n(b) harness overhead: python3 printing ${LINES.toLocaleString('en')} lines, bare (stdout to a file) vs through the launcher \`pair\` uses (pipes → run-1.log)`);
+console.log(`\n(b) harness overhead: python3 printing ${LINES.toLocaleString('en')} lines, bare (stdout and stderr to a file) vs through the launcher \`pair\` uses (own files → run-1.log)`);
+// The user's environment as a program usually runs: block-buffered Python output.
 const userEnv = { ...process.env };
 delete userEnv.PYTHONUNBUFFERED;
-// The launcher sets PYTHONUNBUFFERED=1 (unless the user set it) so that a killed or crashed run loses
-// none of its last lines; it is part of what the harness costs.
-const sameEnv = { ...process.env, PYTHONUNBUFFERED: '1' };
+const unbufferedEnv = { ...userEnv, PYTHONUNBUFFERED: '1' };
 const pct = (a, b) => `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(1)} %`;
 for (const [label, work, n] of [
-  ['printing only, the worst case', 0, reps],
+  ['printing only, the worst case', 0, Math.max(reps, 9)],
   ['with Python work between lines', 600, Math.min(reps, 3)],
 ]) {
-  const t = { user: [], same: [], pipe: [], harness: [] };
+  const t = { bare: [], harness: [], bareUnbuffered: [], harnessUnbuffered: [] };
   for (let i = 0; i < n; i++) {
-    t.user.push(await bare(work, userEnv));
-    t.same.push(await bare(work, sameEnv));
-    t.pipe.push(await nullPipe(work, sameEnv));
-    t.harness.push(await harnessed(work, runEnvironmentOf()));
+    t.bare.push(await bare(work, userEnv));
+    t.harness.push(await harnessed(work, engine.runEnvironment(userEnv, {}, 1)));
+    t.bareUnbuffered.push(await bare(work, unbufferedEnv));
+    t.harnessUnbuffered.push(await harnessed(work, engine.runEnvironment(userEnv, { env: { PYTHONUNBUFFERED: '1' } }, 1)));
   }
   const lines = fs.readFileSync(path.join(scratch, 'run-1.log'), 'utf8').split('\n').length - 1;
   if (lines !== LINES) throw new Error(`the launcher kept ${lines} lines, not ${LINES}`);
-  const [u, s, p, h] = [median(t.user), median(t.same), median(t.pipe), median(t.harness)];
-  console.log(`  ${label} (${((u / LINES) * 1000).toFixed(1)} µs a line bare; median of ${n}, alternated):`);
-  console.log(`    bare as usually run (block-buffered stdout to a file) ${ms(u)}; bare with PYTHONUNBUFFERED=1 ${ms(s)}; PYTHONUNBUFFERED=1 into a pipe nobody reads from ${ms(p)}`);
-  console.log(`    through the launcher ${ms(h)}: ${pct(h, u)} vs the usual bare run (target ≤ 1 %), ${pct(h, s)} vs bare in the same environment, ${pct(h, p)} vs the bare pipe`);
+  const [b, h, bu, hu] = [median(t.bare), median(t.harness), median(t.bareUnbuffered), median(t.harnessUnbuffered)];
+  console.log(`  ${label} (${((b / LINES) * 1000).toFixed(1)} µs a line bare; median of ${n}, alternated):`);
+  console.log(`    bare as usually run (block-buffered output to a file) ${ms(b)}; through the launcher ${ms(h)}: ${pct(h, b)} (target ≤ 1 %)`);
+  console.log(`    with PYTHONUNBUFFERED=1 (pair --env PYTHONUNBUFFERED=1, for live output): bare ${ms(bu)}, through the launcher ${ms(hu)}: ${pct(hu, bu)} vs that bare run, ${pct(hu, b)} vs the usual bare run`);
 }
 fs.rmSync(scratch, { recursive: true, force: true });
-
-/** The environment `bitexact pair` gives run 1 (no preset, no --env). */
-function runEnvironmentOf() {
-  return engine.runEnvironment(process.env, {}, 1);
-}
