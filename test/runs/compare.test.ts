@@ -76,6 +76,26 @@ describe('per-metric verdicts', () => {
     expect(ulpDistance32(Math.fround(-1e-45), Math.fround(1e-45))).toBe(2);
   });
 
+  it('counts float64 ULPs as the distance of the ordered bit patterns, across zero and the whole range', () => {
+    const view = new DataView(new ArrayBuffer(8));
+    const ordered = (x: number): bigint => {
+      view.setFloat64(0, x);
+      const i = view.getBigInt64(0);
+      return i < 0n ? -(2n ** 63n) - i : i;
+    };
+    const finite = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.double({ min: -4, max: 4, noNaN: true }));
+    fc.assert(
+      fc.property(finite, finite, fc.integer({ min: -3, max: 3 }), (a, b, nudge) => {
+        const near = b === 0 ? a : a + nudge * Number.EPSILON * a;
+        for (const [x, y] of [[a, b], [a, near], [-0, a]] as const) {
+          const d = ordered(x) - ordered(y);
+          expect(ulpDistance64(x, y)).toBe(Number(d < 0n ? -d : d));
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('tells +0 from -0, and NaN or Inf against a number is a mismatch no tolerance passes', () => {
     const c = compareRuns(runs(log({ z: [[1, 0]], n: [[1, 1], [2, 2]] }), log({ z: [[1, -0]], n: [[1, NaN], [2, 2]] })));
     expect(metric(c, 'z').verdict).toBe('differs');

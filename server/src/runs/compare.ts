@@ -177,8 +177,8 @@ function compareMetric(name: string, runs: readonly RunInput[]): MetricCompariso
   // ULPs are counted in the narrowest float type that holds every value: a grad norm from
   // tensor.item() on a float32 tensor is 1 float32 ULP off, not 2^29 float64 ULPs. Whole numbers are
   // counters, for which the absolute difference says everything.
-  const wholeNumbers = columns.every((col) => col.every((v) => !Number.isFinite(v) || Number.isInteger(v)));
-  const float32 = exact && !wholeNumbers && columns.every((col) => col.every((v) => !Number.isFinite(v) || Math.fround(v) === v));
+  const wholeNumbers = columns.every(allWholeNumbers);
+  const float32 = exact && !wholeNumbers && columns.every(allFloat32);
   let maxAbs = 0;
   let maxRel: number | null = 0;
   let maxUlp = 0;
@@ -232,7 +232,25 @@ function recommendedTolerance(m: MetricComparison): { recommendedAtol: number | 
 
 /** NaN equals NaN at the same step (as in Megatron's NaN-aware check); +0 and -0 differ in bits. */
 function sameValue(a: number, b: number): boolean {
-  return Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
+  return a === b ? a !== 0 || 1 / a === 1 / b : Number.isNaN(a) && Number.isNaN(b);
+}
+
+/** Every finite value is a whole number (NaN and ±Inf say nothing either way). */
+function allWholeNumbers(column: number[]): boolean {
+  for (let i = 0; i < column.length; i++) {
+    const v = column[i]!;
+    if (Number.isFinite(v) && !Number.isInteger(v)) return false;
+  }
+  return true;
+}
+
+/** Every finite value is a float32 number. */
+function allFloat32(column: number[]): boolean {
+  for (let i = 0; i < column.length; i++) {
+    const v = column[i]!;
+    if (Math.fround(v) !== v && Number.isFinite(v)) return false;
+  }
+  return true;
 }
 
 /** How many different values (NaN = NaN, +0 ≠ −0) the runs have at index i. */
@@ -293,15 +311,22 @@ export function ulpDistance32(a: number, b: number): number {
   return Math.abs(ordered(a) - ordered(b));
 }
 
-/** Representable doubles between a and b. */
+/**
+ * Representable doubles between a and b: the difference of their bit patterns read as sign and
+ * magnitude, in two 32-bit halves (exact up to 2^53, rounded once above, as Number(bigint) would be).
+ */
 export function ulpDistance64(a: number, b: number): number {
-  const ordered = (x: number): bigint => {
-    view.setFloat64(0, x);
-    const i = view.getBigInt64(0);
-    return i < 0n ? -(2n ** 63n) - i : i;
-  };
-  const d = ordered(a) - ordered(b);
-  return Number(d < 0n ? -d : d);
+  view.setFloat64(0, a);
+  const aNegative = view.getUint32(0) >>> 31 === 1;
+  const aHigh = view.getUint32(0) & 0x7fffffff;
+  const aLow = view.getUint32(4);
+  view.setFloat64(0, b);
+  const bNegative = view.getUint32(0) >>> 31 === 1;
+  const bHigh = view.getUint32(0) & 0x7fffffff;
+  const bLow = view.getUint32(4);
+  // Opposite signs: the distance runs through zero, so the magnitudes add.
+  if (aNegative !== bNegative) return (aHigh + bHigh) * 2 ** 32 + (aLow + bLow);
+  return Math.abs((aHigh - bHigh) * 2 ** 32 + (aLow - bLow));
 }
 
 type Role = 'grad' | 'loss' | 'lr' | 'other';
