@@ -1,6 +1,7 @@
 // `npm run bench:runs`: the paired-runs engine at scale, measured in this run on this machine.
 //  (a) compare 2 runs × 100k steps × 20 metrics of JSON Lines: `bitexact compare` as a fresh process
-//      (median of BENCH_REPS), next to the bare start-up of the same command, and in-process by
+//      (median of BENCH_REPS), next to the bare start-up of the same command; the runs engine alone as
+//      a fresh process, given the files' bytes, next to node just reading them; and in-process by
 //      stage (read+parse each log, of which the JSON Lines reader alone on the file's bytes; compare;
 //      report). Target: ≤ 300 ms.
 //  (b) harness overhead: a python3 script printing 100k lines, run bare (output to a file) and through
@@ -109,20 +110,40 @@ if (!fs.existsSync(logB)) {
 }
 const mib = (fs.statSync(logA).size + fs.statSync(logB).size) / 2 ** 20;
 
-function timedCli(args) {
+function timedNode(args) {
   const start = process.hrtime.bigint();
-  const result = spawnSync(process.execPath, [path.join(root, 'bin/bitexact.cjs'), ...args], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 28 });
+  const result = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', maxBuffer: 1 << 28 });
   const t = Number(process.hrtime.bigint() - start) / 1e6;
+  if (result.status === null || result.status > 1) throw new Error(`node ${args.join(' ')} failed:\n${result.stderr}`);
   return { t, result };
 }
+const timedCli = (args) => timedNode([path.join(root, 'bin/bitexact.cjs'), ...args]);
+
+// Where a fresh `compare` could get to: the engine bundle alone (no CLI, no tree-sitter) given the
+// files' bytes; and below it, node starting and reading the two files.
+const engineOnly = path.join(benchDir, 'compare-engine-only.cjs');
+fs.writeFileSync(
+  engineOnly,
+  [
+    "const engine = require('./runs-engine.cjs');",
+    "const fs = require('node:fs');",
+    'const files = process.argv.slice(2);',
+    'const comparison = engine.compareRuns(files.map((file, k) => ({ label: `run ${k + 1}`, log: engine.readJsonl(fs.readFileSync(file)) })));',
+    "process.stdout.write(engine.reportJson('compare', comparison, files.map((file, k) => ({ label: `run ${k + 1}`, logPath: file })), engine.exitCodeOf(comparison)));",
+  ].join('\n'),
+);
 
 console.log(`bitexact bench:runs on ${os.cpus().length} CPU(s) (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 console.log(`\n(a) compare 2 runs × ${STEPS.toLocaleString('en')} steps × ${METRICS} metrics of JSON Lines (${mib.toFixed(1)} MiB in all)`);
 const startup = [];
 const fresh = [];
+const engineFresh = [];
+const readFresh = [];
 let verdict;
 for (let i = 0; i < reps; i++) {
   startup.push(timedCli(['--version']).t);
+  engineFresh.push(timedNode([engineOnly, logA, logB]).t);
+  readFresh.push(timedNode(['-e', 'for (const f of process.argv.slice(1)) require("fs").readFileSync(f)', logA, logB]).t);
   const { t, result } = timedCli(['compare', '--format', 'json', logA, logB]);
   if (result.status !== 1) throw new Error(`compare exited ${result.status}, expected 1 (a divergence):\n${result.stderr}${result.stdout.slice(0, 2000)}`);
   fresh.push(t);
@@ -150,6 +171,7 @@ for (let i = 0; i < reps; i++) {
 const first = verdict.firstDivergence;
 console.log(`  verdict: first divergence at step ${first?.step} (${first?.metric}); ${verdict.metrics.filter((m) => m.verdict === 'bitwise').length} of ${verdict.metrics.length} metrics bitwise`);
 console.log(`  fresh process  \`bitexact compare\`: ${ms(median(fresh))}   (start-up alone, \`bitexact --version\`: ${ms(median(startup))}; median of ${reps})`);
+console.log(`  fresh process  the runs engine alone on the files' bytes: ${ms(median(engineFresh))}   (node starting and reading the two files: ${ms(median(readFresh))})`);
 console.log(
   `  in-process     read+parse ${ms(median(stages.read))} (the JSON Lines reader alone, on the files' bytes: ${ms(median(stages.reader))}), compare ${ms(median(stages.compare))}, report ${ms(median(stages.report))}, total ${ms(median(stages.total))} (median of ${reps})`,
 );

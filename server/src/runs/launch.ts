@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { RawStream, groupAlive, killGroup } from './process-group.js';
+import { OutputFile, groupAlive, killGroup } from './process-group.js';
 import { InterpreterVersions, probeVersions } from './versions.js';
 
 export interface RunSpec {
@@ -145,18 +145,18 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
     timedOut: false,
     cancelled: false,
   };
-  const streams: RawStream[] = [];
+  const files: OutputFile[] = [];
   try {
     fs.mkdirSync(path.dirname(spec.logPath), { recursive: true });
-    streams.push(RawStream.create(spec.logPath), RawStream.create(`${spec.logPath}.stderr`));
+    files.push(OutputFile.create(spec.logPath), OutputFile.create(`${spec.logPath}.stderr`));
   } catch (error) {
     // No log, no run: output that cannot be kept would make a verdict nobody can check.
-    for (const stream of streams) stream.close(stream.file !== spec.logPath);
+    for (const file of files) file.close(file.path !== spec.logPath);
     record.logError = `cannot create ${spec.logPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
     record.end = new Date().toISOString();
     return Promise.resolve(record);
   }
-  const [out, err] = streams as [RawStream, RawStream];
+  const [out, err] = files as [OutputFile, OutputFile];
   const grace = spec.killGraceMs ?? 3000;
 
   return new Promise((resolve) => {
@@ -167,8 +167,8 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
 
     const onOutput = spec.onOutput;
     const tell = (final: boolean) => {
-      for (const stream of streams) {
-        const lines = stream.take(final);
+      for (const file of files) {
+        const lines = file.take(final);
         if (lines.length) onOutput?.(lines);
       }
     };
@@ -182,7 +182,7 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
       spec.signal?.removeEventListener('abort', onAbort);
       if (onOutput) tell(true);
       try {
-        appendFile(out, err.file);
+        appendFile(out, err.path);
       } catch (error) {
         record.logError = `cannot write ${spec.logPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
       }
@@ -254,9 +254,9 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
   });
 }
 
-/** Appends a file to the end of a stream's file, on a line of its own. */
-function appendFile(target: RawStream, file: string): void {
-  const bytes = fs.readFileSync(file);
+/** Appends the file `source` to `target`, starting on a line of its own. */
+function appendFile(target: OutputFile, source: string): void {
+  const bytes = fs.readFileSync(source);
   if (bytes.length === 0) return;
   const fd = target.writeFd;
   const size = fs.fstatSync(fd).size;

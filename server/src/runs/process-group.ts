@@ -20,20 +20,20 @@ export function killGroup(pid: number, signal: NodeJS.Signals): void {
  * A file one of the child's output streams is written to, by the child itself; read back from where
  * the last read stopped, in whole lines.
  */
-export class RawStream {
+export class OutputFile {
   private offset = 0;
   private pending: Buffer = Buffer.alloc(0);
 
   private constructor(
-    readonly file: string,
+    readonly path: string,
     /** The descriptor the child writes to (O_APPEND, shared by everything the child starts); -1 once closed here. */
     public writeFd: number,
     readonly readFd: number,
   ) {}
 
-  static create(file: string): RawStream {
-    const writeFd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_APPEND);
-    return new RawStream(file, writeFd, fs.openSync(file, 'r'));
+  static create(path: string): OutputFile {
+    const writeFd = fs.openSync(path, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_APPEND);
+    return new OutputFile(path, writeFd, fs.openSync(path, 'r'));
   }
 
   /** The complete lines that arrived since the last call; with `final`, everything. */
@@ -62,7 +62,7 @@ export class RawStream {
   close(remove: boolean): void {
     this.releaseWriter();
     fs.closeSync(this.readFd);
-    if (remove) fs.rmSync(this.file, { force: true });
+    if (remove) fs.rmSync(this.path, { force: true });
   }
 }
 
