@@ -188,6 +188,15 @@ describe('the launcher', () => {
     expect(fs.readdirSync(path.dirname(logPath))).toEqual(['run-1.log']);
   });
 
+  it('puts stderr after stdout, on a line of its own, however large it is', async () => {
+    const logPath = path.join(out, 'run-1.log');
+    const script = 'import sys\nsys.stdout.write("no newline at the end")\nsys.stderr.write("e" * 3000000 + "\\n")\n';
+    const record = await launchRun({ argv: ['python3', '-c', script], cwd: out, env: process.env, logPath });
+    expect(record.exitCode).toBe(0);
+    expect(fs.readFileSync(logPath, 'utf8')).toBe(`no newline at the end\n${'e'.repeat(3_000_000)}\n`);
+    expect(fs.existsSync(`${logPath}.stderr`)).toBe(false);
+  });
+
   it('keeps block-buffered output whole: a run that exits, crashes or is stopped loses no line', async () => {
     const env = { ...process.env };
     delete env['PYTHONUNBUFFERED'];

@@ -182,7 +182,7 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
       spec.signal?.removeEventListener('abort', onAbort);
       if (onOutput) tell(true);
       try {
-        appendFile(out, err.path);
+        appendFile(out, err);
       } catch (error) {
         record.logError = `cannot write ${spec.logPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
       }
@@ -254,15 +254,17 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
   });
 }
 
-/** Appends the file `source` to `target`, starting on a line of its own. */
-function appendFile(target: OutputFile, source: string): void {
-  const bytes = fs.readFileSync(source);
-  if (bytes.length === 0) return;
-  const fd = target.writeFd;
-  const size = fs.fstatSync(fd).size;
-  const last = Buffer.alloc(1);
-  if (size > 0 && fs.readSync(target.readFd, last, 0, 1, size - 1) === 1 && last[0] !== 10) fs.writeSync(fd, '\n');
-  fs.writeSync(fd, bytes);
+/** Appends all of `source` to `target`, starting on a line of its own; a megabyte at a time. */
+function appendFile(target: OutputFile, source: OutputFile): void {
+  const chunk = Buffer.allocUnsafe(1 << 20);
+  for (let at = 0, n: number; (n = fs.readSync(source.readFd, chunk, 0, chunk.length, at)) > 0; at += n) {
+    if (at === 0) {
+      const size = fs.fstatSync(target.writeFd).size;
+      const last = Buffer.alloc(1);
+      if (size > 0 && fs.readSync(target.readFd, last, 0, 1, size - 1) === 1 && last[0] !== 10) fs.writeSync(target.writeFd, '\n');
+    }
+    for (let written = 0; written < n; ) written += fs.writeSync(target.writeFd, chunk, written, n - written);
+  }
 }
 
 export interface PairSpec {
