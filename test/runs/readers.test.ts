@@ -381,6 +381,32 @@ describe('JSON Lines numbers read from the bytes', () => {
     );
   });
 
+  it('reads runs of same-shaped lines as the full parser does, through restarts, other layouts and odd spacing', () => {
+    const lineArb = fc.record({
+      layout: fc.constantFrom(['step', 'loss', 'lr'], ['step', 'loss', 'lr'], ['step', 'loss', 'lr'], ['step', 'eval_loss', 'loss'], ['iteration', 'loss']),
+      step: fc.oneof({ weight: 6, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 40 }) }),
+      spaced: fc.boolean(),
+      value: fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }).map(String), fc.constantFrom('0', '1.500', '2.0', '1e-05', '7')),
+    });
+    fc.assert(
+      fc.property(fc.array(lineArb, { maxLength: 60 }), (lines) => {
+        let step = 0;
+        const text = lines
+          .map((l) => {
+            step = l.step ?? step + 1; // mostly going up, sometimes back to an earlier step
+            const sep = l.spaced ? ': ' : ':';
+            return `{${l.layout.map((key, k) => `"${key}"${sep}${k === 0 ? step : l.value}`).join(l.spaced ? ', ' : ',')}}`;
+          })
+          .join('\n');
+        const fast = readJsonl(text);
+        const full = readJsonl(text, { fastPath: false });
+        expect(fast.notes).toEqual(full.notes);
+        expect(fast.series.map((x) => [x.name, x.steps, x.values, x.texts, x.precision])).toEqual(full.series.map((x) => [x.name, x.steps, x.values, x.texts, x.precision]));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('reads the same from bytes as from text, and makes the texts only when they are read', () => {
     const text = '{"step": 1, "loss": 0.25, "lr": 1.500}\n{"step": 2, "loss": 0.125, "lr": 1.250}\n';
     const fromBytes = readJsonl(Buffer.from(text));

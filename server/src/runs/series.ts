@@ -62,7 +62,11 @@ export interface Points {
   /** The step added last (not necessarily the largest). */
   last: number;
   /** Set once a step repeats or goes back: step → point, in "last write" order. */
-  byStep?: Map<number, { value: number; text: TextRef }>;
+  byStep: Map<number, { value: number; text: TextRef }> | undefined;
+  /** `steps` is also other slots' (addRun): it is copied before it changes. */
+  sharedSteps: boolean;
+  /** After addRun, `texts` is empty and this lists them, when someone needs them. */
+  textsLater: (() => TextRef[]) | undefined;
 }
 
 /**
@@ -96,7 +100,7 @@ export class SeriesBuilder {
     let p = this.points.get(key);
     if (!p) {
       if (rank !== undefined) this.ranks.add(rank);
-      p = { steps: [], values: [], texts: [], last: -Infinity };
+      p = { steps: [], values: [], texts: [], last: -Infinity, byStep: undefined, sharedSteps: false, textsLater: undefined };
       this.points.set(key, p);
       this.order.push(key);
     }
@@ -109,6 +113,7 @@ export class SeriesBuilder {
       this.noteKind('bad-step', (n) => `skipped ${n} value(s) whose step is not a whole number (first: ${name} at step ${step})`);
       return;
     }
+    if (p.sharedSteps || p.textsLater) own(p);
     if (!p.byStep) {
       if (step > p.last) {
         p.steps.push(step);
@@ -136,6 +141,20 @@ export class SeriesBuilder {
     p.last = step;
     byStep.delete(step); // re-insert so iteration order stays "last write"
     byStep.set(step, { value, text });
+  }
+
+  /**
+   * Adds points whose steps go up, all after the slot's last: a reader's block of rows of one layout.
+   * An empty slot takes the arrays as they are, sharing `steps` with the block's other slots, and asks
+   * for the texts only when someone reads them.
+   */
+  addRun(p: Points, name: string, steps: number[], values: number[], textsLater: () => TextRef[]): void {
+    if (p.steps.length === 0 && !p.byStep) {
+      Object.assign(p, { steps, values, texts: [], last: steps[steps.length - 1] ?? p.last, sharedSteps: true, textsLater });
+      return;
+    }
+    const texts = textsLater();
+    for (let i = 0; i < steps.length; i++) this.addTo(p, name, steps[i]!, values[i]!, texts[i]!);
   }
 
   /** For logs without step numbers: the k-th value of a metric gets step k (1-based). */
@@ -189,13 +208,15 @@ export class SeriesBuilder {
     }
     const series: MetricSeries[] = [];
     for (const [name, { base, parts }] of merged) {
-      const { steps, values, texts } = parts.length === 1 && !parts[0]!.byStep ? parts[0]! : sortedPoints(parts);
+      const whole = parts.length === 1 && !parts[0]!.byStep ? parts[0]! : undefined;
+      const { steps, values, texts } = whole ?? sortedPoints(parts);
+      const later = whole?.textsLater;
       const s = { name, steps, values } as MetricSeries;
-      if (texts.every((t) => typeof t === 'string')) s.texts = texts as string[];
+      if (!later && texts.every((t) => typeof t === 'string')) s.texts = texts as string[];
       else {
         let made: string[] | undefined;
         // An own, enumerable property, so copies ({ ...s }) and deep equality see the strings.
-        Object.defineProperty(s, 'texts', { enumerable: true, configurable: true, get: () => (made ??= texts.map((t) => this.text(t))) });
+        Object.defineProperty(s, 'texts', { enumerable: true, configurable: true, get: () => (made ??= (later ? later() : texts).map((t) => this.text(t))) });
       }
       s.precision = options.knownPrecision?.(base) ?? precisionOf(base, s.texts, values);
       s.timing = isTimingMetric(base);
@@ -219,10 +240,23 @@ export class SeriesBuilder {
   }
 }
 
+/** Makes a slot's arrays its own and lists its texts (see addRun), before they change or merge. */
+function own(p: Points): void {
+  if (p.textsLater) {
+    p.texts = p.textsLater();
+    p.textsLater = undefined;
+  }
+  if (p.sharedSteps) {
+    p.steps = p.steps.slice();
+    p.sharedSteps = false;
+  }
+}
+
 /** Several keys' points as one series: later keys win a shared step, as later lines do. */
 function sortedPoints(parts: Points[]): { steps: number[]; values: number[]; texts: TextRef[] } {
   const all = new Map<number, { value: number; text: TextRef }>();
   for (const p of parts) {
+    own(p);
     if (p.byStep) for (const [step, point] of p.byStep) all.set(step, point);
     else for (let i = 0; i < p.steps.length; i++) all.set(p.steps[i]!, { value: p.values[i]!, text: p.texts[i]! });
   }

@@ -80,8 +80,21 @@ interface Layout {
   rank: string | undefined;
 }
 
+/**
+ * Consecutive lines of one layout, read byte for byte as its line (readAsLast), whose step goes up: kept
+ * column by column and handed to the builder together (addRun), so a step is stored once per line
+ * rather than once per value, and a text only as where its line starts.
+ */
+interface Block {
+  layout: Layout;
+  steps: number[];
+  lines: number[];
+  columns: number[][];
+}
+
 export class FlatLineReader {
   private layout: Layout | undefined;
+  private block: Block | undefined;
   /** Per metric name, what its fast-path texts looked like. */
   private readonly shapes = new Map<string, TextShapes>();
   // One line's keys, values, where their texts start and end, and the texts' shapes.
@@ -111,8 +124,57 @@ export class FlatLineReader {
     while (i < n && isSpace(b[i]!)) i++;
     while (n > i && isSpace(b[n - 1]!)) n--;
     if (i >= n || b[i] !== OPEN) return undefined;
-    const layout = this.readAsLast(i, n) ?? this.readFlat(i, n);
-    return layout && this.add(layout);
+    const repeated = this.readAsLast(i, n);
+    if (repeated) return this.addRow(repeated, i);
+    this.flush();
+    const previous = this.layout;
+    const layout = this.readFlat(i, n);
+    if (layout === undefined) return undefined;
+    // A layout made from this very line describes its bytes, so the line can open a block.
+    return layout === previous ? this.add(layout) : this.addRow(layout, i);
+  }
+
+  /** Hands the open block to the builder; to be called before anything else adds to it, and at the end. */
+  flush(): void {
+    const block = this.block;
+    if (!block) return;
+    this.block = undefined;
+    const { layout, steps, lines, columns } = block;
+    layout.slots.forEach((slot, k) => {
+      if (slot) this.builder.addRun(slot, layout.keys[k]!, steps, columns[k]!, () => lines.map((line) => this.valueStart(layout, line, k)));
+    });
+  }
+
+  /** A line read by readAsLast: into the open block when its step follows the block's. */
+  private addRow(layout: Layout, lineStart: number): boolean {
+    const step = this.stepOf(layout);
+    let block = this.block;
+    if (step === undefined || (block && (block.layout !== layout || step <= block.steps[block.steps.length - 1]!))) {
+      this.flush();
+      return this.add(layout);
+    }
+    if (!block) this.block = block = { layout, steps: [], lines: [], columns: layout.slots.map(() => []) };
+    block.steps.push(step);
+    block.lines.push(lineStart);
+    const { values, kinds } = this;
+    for (let k = 0; k < layout.keys.length; k++) {
+      if (layout.slots[k] === undefined) continue;
+      block.columns[k]!.push(values[k]!);
+      const kind = kinds[k]!;
+      if (kind !== SHORT) this.seen(layout.shapes[k]!, kind);
+    }
+    return true;
+  }
+
+  /** Where value k of a block line starts: past the bytes before it and the numbers before them. */
+  private valueStart(layout: Layout, line: number, k: number): number {
+    const b = this.u8;
+    let i = line;
+    for (let j = 0; ; j++) {
+      i += layout.between[j]!.length;
+      if (j === k) return i;
+      while (isNumberByte(b[i]!)) i++;
+    }
   }
 
   /**
@@ -257,28 +319,29 @@ export class FlatLineReader {
     return i;
   }
 
+  /** The line's step: the value of its first step key that is a whole number. */
+  private stepOf(layout: Layout): number | undefined {
+    for (const k of layout.stepAt) if (Number.isSafeInteger(this.values[k])) return this.values[k];
+    return undefined;
+  }
+
+  private seen(shape: TextShapes, kind: number): void {
+    if (kind === PADDED) shape.padded = true;
+    else if (kind === LONG) shape.long = true;
+    else shape.unsure = true;
+  }
+
   /** Adds the line's values to their series: true when they had a step, false when numbered in order. */
   private add(layout: Layout): boolean {
     const { values, starts, kinds, builder } = this;
-    let step: number | undefined;
-    for (const k of layout.stepAt) {
-      if (Number.isSafeInteger(values[k])) {
-        step = values[k];
-        break;
-      }
-    }
+    const step = this.stepOf(layout);
     let added = 0;
     for (let k = 0; k < layout.keys.length; k++) {
       const slot = layout.slots[k];
       if (slot === undefined) continue;
       added++;
       const kind = kinds[k]!;
-      if (kind !== SHORT) {
-        const seen = layout.shapes[k]!;
-        if (kind === PADDED) seen.padded = true;
-        else if (kind === LONG) seen.long = true;
-        else seen.unsure = true;
-      }
+      if (kind !== SHORT) this.seen(layout.shapes[k]!, kind);
       if (step === undefined) builder.addOrdinal(layout.keys[k]!, values[k]!, starts[k]!, layout.rank);
       else builder.addTo(slot, layout.keys[k]!, step, values[k]!, starts[k]!);
     }

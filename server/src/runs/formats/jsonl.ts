@@ -35,6 +35,7 @@ export function readJsonl(input: string | Uint8Array, options: { fastPath?: bool
     }
     const line = bytes.toString('utf8', lineStart, end).trim();
     if (!line) continue;
+    flat?.flush(); // what the fast path holds comes first
     let record: Literal;
     try {
       record = parseLiteral(line);
@@ -51,6 +52,7 @@ export function readJsonl(input: string | Uint8Array, options: { fastPath?: bool
     objects++;
     if (!addRecord(builder, record, lineNo, slow)) ordinal = true;
   }
+  flat?.flush();
   if (objects === 0) return emptyLog('jsonl', 'no JSON objects found', builder.notes());
   if (builder.isEmpty) return emptyLog('jsonl', 'the JSON objects hold no numeric values', builder.notes());
   if (ordinal) builder.note('some records have no step key (step, iteration, global_step …); their values are numbered in order');
