@@ -222,7 +222,7 @@ delete userEnv.PYTHONUNBUFFERED;
 const unbufferedEnv = { ...userEnv, PYTHONUNBUFFERED: '1' };
 const pct = (a, b) => `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(1)} %`;
 for (const [label, work, n] of [
-  ['printing only, the worst case', 0, Math.max(reps, 9)],
+  ['printing only, the worst case', 0, Math.max(3 * reps, 15)],
   ['with Python work between lines', 600, Math.min(reps, 3)],
 ]) {
   const t = { bare: [], harness: [], bareUnbuffered: [], harnessUnbuffered: [] };
