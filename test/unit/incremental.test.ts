@@ -62,8 +62,9 @@ class EditedDocument {
     this.text = text;
   }
 
+  /** As the language server does: a text no rule can match is not even parsed. */
   analyze(s: Settings) {
-    return this.checker.analyzeTree(this.tree, this.text, s, this.cache);
+    return this.checker.mayMatch(this.text) ? this.checker.analyzeTree(this.tree, this.text, s, this.cache) : this.checker.analyze(this.text, s);
   }
 
   dispose(): void {
@@ -258,6 +259,26 @@ describe('incremental analysis', () => {
       doc.edit(at, at, 'if not torch.are_deterministic_algorithms_enabled():\n    raise SystemExit\n\n');
       const fresh = checker.analyze(doc.text, s).candidates.map((c) => `${c.rule.id}@${c.range.start.line}:${c.guard}`);
       expect(fresh).toEqual(['BX101@3:none', 'BX101@9:deterministic-branch']);
+      expect(guards()).toEqual(fresh);
+    } finally {
+      doc.dispose();
+    }
+  });
+
+  it('notices an early exit moving out of a class body, where it starts to guard the next class', async () => {
+    const checker = await loadChecker();
+    const s = settings();
+    const exit = 'if not torch.are_deterministic_algorithms_enabled():\n        raise SystemExit\n';
+    const text = `import torch\n\nclass A:\n    def a(self):\n        pass\n    ${exit}\nclass B:\n    def b(self, out, idx, src):\n        out.index_add_(0, idx, src)\n`;
+    const doc = new EditedDocument(checker, text);
+    try {
+      const guards = () => doc.analyze(s).candidates.map((c) => `${c.rule.id}@${c.range.start.line}:${c.guard}`);
+      expect(guards()).toEqual(['BX101@10:none']);
+      // Unindent the `if` line: every text stays the same, but the `if` now sits at module level.
+      const at = doc.text.indexOf('    if not');
+      doc.edit(at, at + 4, '');
+      const fresh = checker.analyze(doc.text, s).candidates.map((c) => `${c.rule.id}@${c.range.start.line}:${c.guard}`);
+      expect(fresh).toEqual(['BX101@10:deterministic-branch']);
       expect(guards()).toEqual(fresh);
     } finally {
       doc.dispose();

@@ -240,16 +240,18 @@ export function mergeResults(results: readonly ChunkResult[]): ChunkResult {
 /**
  * What a function's local hits can depend on besides its own text (see Rule.locality): the options,
  * the rules the text activates, import resolution (file-wide), and of the statements outside
- * functions only those that can guard a function — early exits before it (guards.ts) — and, with
+ * functions only those that can guard a function — early exits before it in its block or an
+ * enclosing one (guards.ts), so with the nesting of functions, classes and early exits — and, with
  * their rows, those above the first function, where cached fixes may insert (an import). Values are
  * looked up only in the function's own scope (values.ts), so other module-level code does not count.
  */
 function contextSignature(parts: readonly Part[], firstChunk: number, facts: string[]): string {
   const skeleton: string[] = [];
   for (const [i, p] of parts.entries()) {
-    if (p.chunk) skeleton.push('\u0000');
+    if (p.opens !== undefined) skeleton.push(`class ${p.opens} in ${p.container}`);
+    if (p.chunk) skeleton.push(`\u0000${p.container}`);
     else if (firstChunk < 0 || i < firstChunk) skeleton.push(`${p.node.startPosition.row}:${p.node.text}`);
-    else if (isEarlyExit(p.node)) skeleton.push(p.node.text);
+    else if (isEarlyExit(p.node)) skeleton.push(`${p.container}:${p.node.text}`);
   }
   return [...facts, ...skeleton].join('\u0001');
 }

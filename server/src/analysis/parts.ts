@@ -12,6 +12,8 @@ export interface Part {
   chunk: boolean;
   /** The class body holding the part (0: the module), so equal methods of two classes stay apart. */
   container: number;
+  /** On a class's first header part (its name, or first decorator): the number of its body. */
+  opens?: number;
 }
 
 /** The captured nodes of one part, by capture name (see engine.ts PATTERN), in document order. */
@@ -31,7 +33,7 @@ export function fileParts(root: Node): Part[] {
         // Decorators, name, bases: outside; the body's statements are split again.
         const header = node.type === 'decorated_definition' ? node.namedChildren.filter((c) => !c.equals(definition)) : [];
         header.push(...definition.namedChildren.filter((c) => !body || !c.equals(body)));
-        for (const h of header) parts.push(part(h, false, container));
+        header.forEach((h, i) => parts.push(i === 0 ? { ...part(h, false, container), opens: inner } : part(h, false, container)));
         if (body) visit(body.namedChildren, inner);
       } else parts.push(part(node, false, container));
     }
