@@ -203,9 +203,7 @@ export function judgeTextPrecision(texts: readonly string[], values?: readonly n
 // digits, `tailDigits` of them), the value being (head·10^tailDigits + tail)·10^exp10.
 const POW10 = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`)); // 10^0 … 10^22, all exact
 const SPLITTER = 134217729; // 2^27 + 1, for Dekker's split
-const F64 = new Float64Array(1);
-const WORDS = new Uint32Array(F64.buffer);
-const HIGH = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0; // little-endian: word 1
+const SMALLEST_SAFE = 2 ** -960; // far above the subnormals, so a nudge of 2^-80 of a value is exact enough
 
 /** The rounding error of a·b (a·b = fl(a·b) + this, exactly; Dekker's TwoProduct without FMA). */
 function productError(a: number, b: number, product: number): number {
@@ -220,10 +218,11 @@ function productError(a: number, b: number, product: number): number {
 
 /**
  * The double nearest to the decimal, or NaN when this cannot tell cheaply (the caller then asks
- * Number()): exponents beyond ±22, results outside the normal range, and values within 2^-30 ULP of a
- * rounding boundary. With ≤ 15 digits one IEEE operation on exact operands rounds correctly (Clinger);
- * with 16–19 digits the significand and the scaling are carried as double-doubles, accurate to about
- * 2^-100, so only a value that close to a midpoint between two doubles could round the wrong way.
+ * Number()): exponents beyond ±22, results near the ends of the range, and values within about 2^-28
+ * ULP of a rounding boundary. With ≤ 15 digits one IEEE operation on exact operands rounds correctly
+ * (Clinger); with 16–19 digits the significand and the scaling are carried as double-doubles, accurate
+ * to about 2^-100, so only a value that close to a midpoint between two doubles could round the wrong
+ * way: nudged by ±2^-80 of itself, such a value rounds two ways, and then the long way decides.
  */
 export function decimalToDouble(negative: boolean, head: number, tail: number, tailDigits: number, exp10: number): number {
   if (exp10 > 22 || exp10 < -22) return NaN;
@@ -248,14 +247,8 @@ export function decimalToDouble(negative: boolean, head: number, tail: number, t
     rest = (sum - back - productError(high, power, back) + low) / power;
   }
   const x = high + rest;
-  const residual = high - x + rest; // what x left out of high + rest
-  F64[0] = x;
-  const exponent = (WORDS[HIGH]! >>> 20) & 0x7ff;
-  // Subnormal, infinite, or a power of two (whose lower neighbour is closer): the long way.
-  if (exponent <= 53 || exponent === 0x7ff || ((WORDS[HIGH]! & 0xfffff) === 0 && WORDS[1 - HIGH] === 0)) return NaN;
-  WORDS[HIGH] = (exponent - 52) << 20;
-  WORDS[1 - HIGH] = 0;
-  const halfUlp = F64[0]! / 2;
-  if (Math.abs(Math.abs(residual) - halfUlp) <= halfUlp * 2 ** -29) return NaN;
+  if (!(x >= SMALLEST_SAFE && x <= Number.MAX_VALUE / 2)) return NaN;
+  const nudge = x * 2 ** -80;
+  if (high + (rest + nudge) !== high + (rest - nudge)) return NaN;
   return negative ? -x : x;
 }
