@@ -258,38 +258,35 @@ export class FlatLineReader {
     const numberStart = i;
     const negative = b[i] === MINUS;
     if (negative) i++;
-    let head = 0; // the first 15 significant digits
-    let tail = 0; // the next 4
+    // The digits, before the point and after it.
+    const intStart = i;
+    let c: number;
+    while (i < n && (c = b[i]!) >= ZERO && c <= NINE) i++;
+    if (i === intStart) return -1;
+    let dot = -1;
+    if (i < n && b[i] === DOT) {
+      dot = i++;
+      while (i < n && (c = b[i]!) >= ZERO && c <= NINE) i++;
+    }
+    const mantissaEnd = i;
+    // The significant ones, from the first that is not zero: the first 15 into head, 4 more into tail.
+    let j = intStart;
+    while (j < mantissaEnd && (b[j] === ZERO || b[j] === DOT)) j++;
+    let head = 0;
+    let tail = 0;
     let tailDigits = 0;
     let significant = 0;
-    let zerosAtEnd = 0;
-    let exp10 = 0;
-    let dot = -1;
-    let digitSeen = false;
-    let c: number;
-    for (; i < n; i++) {
-      c = b[i]!;
-      if (c >= ZERO && c <= NINE) {
-        digitSeen = true;
-        if (c === ZERO) {
-          zerosAtEnd++;
-          if (significant === 0) {
-            if (dot >= 0) exp10--;
-            continue;
-          }
-        } else zerosAtEnd = 0;
-        significant++;
-        if (significant <= 15) head = head * 10 + (c - ZERO);
-        else if (significant <= 19) {
-          tail = tail * 10 + (c - ZERO);
-          tailDigits++;
-        }
-        if (dot >= 0) exp10--;
-      } else if (c === DOT && dot < 0 && digitSeen) dot = i;
-      else break;
+    for (; j < mantissaEnd; j++) {
+      c = b[j]!;
+      if (c === DOT) continue;
+      significant++;
+      if (significant <= 15) head = head * 10 + (c - ZERO);
+      else if (significant <= 19) {
+        tail = tail * 10 + (c - ZERO);
+        tailDigits++;
+      }
     }
-    if (!digitSeen) return -1;
-    const mantissaEnd = i;
+    let exp10 = dot < 0 ? 0 : dot + 1 - mantissaEnd; // one place down for every digit after the point
     if (i < n && (b[i] === LOWER_E || b[i] === UPPER_E)) {
       i++;
       const expNegative = b[i] === MINUS;
@@ -304,7 +301,8 @@ export class FlatLineReader {
     let value = significant > 19 ? NaN : decimalToDouble(negative, head, tail, tailDigits, exp10);
     if (Number.isNaN(value)) value = Number(this.bytes.toString('latin1', numberStart, i));
     // Significant digits as allRoundTrip counts them: a whole number's trailing zeros do not count.
-    const digits = dot < 0 ? significant - Math.min(zerosAtEnd, significant) : significant;
+    let digits = significant;
+    if (dot < 0) for (let z = mantissaEnd - 1; z >= intStart && b[z] === ZERO && digits > 0; z--) digits--;
     this.kinds[k] =
       dot >= 0 && b[mantissaEnd - 1] === ZERO && mantissaEnd - dot !== 2
         ? PADDED
