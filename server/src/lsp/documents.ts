@@ -25,6 +25,8 @@ export interface OpenDocument {
  * are parsed again, from text, when next analysed.
  */
 const TREE_BUDGET_CHARS = 600_000;
+/** Edits kept for the quick analysis of the next version; beyond this the next analysis is a full one. */
+const MAX_PENDING_EDITS = 1000;
 
 export class DocumentStore {
   private readonly open = new Map<string, OpenDocument>();
@@ -57,6 +59,8 @@ export class DocumentStore {
       if ('range' in change) {
         const edit = { start: before.offsetAt(change.range.start), oldEnd: before.offsetAt(change.range.end), newText: change.text };
         entry.edits?.push(edit);
+        // A document nobody asks diagnostics for must not collect edits without end.
+        if (entry.edits && entry.edits.length > MAX_PENDING_EDITS) entry.edits = undefined;
         // Parsing waits until a tree is needed: an edit inside one function may not need one at all
         // (Checker.analyzeEdit), and several edits then cost one parse.
         if (entry.tree) {
