@@ -7,7 +7,8 @@
 //  (b) harness overhead: a python3 script printing 100k lines, run bare (output to a file) and through
 //      the launcher `bitexact pair` uses (launchRun: the child writes into files of its own, tailed into
 //      run-1.log in whole lines), alternated, medians; and the same with PYTHONUNBUFFERED=1 on both
-//      sides (`pair --env PYTHONUNBUFFERED=1`, for live output). Target: ≤ 1 %.
+//      sides (`pair --env PYTHONUNBUFFERED=1`, for live output); and what the launcher adds to a run
+//      that prints nothing (its fixed cost, apart from the machine's noise). Target: ≤ 1 %.
 // The engine is bundled from server/src/runs with esbuild into .bench/ for the in-process numbers.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -195,11 +196,11 @@ fs.writeFileSync(
 );
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-bench-pair-'));
 
-function bare(work, env) {
+function bare(work, env, argv = ['python3', script, String(LINES), String(work)]) {
   return new Promise((resolve, reject) => {
     const fd = fs.openSync(path.join(scratch, 'bare.log'), 'w');
     const start = performance.now();
-    const child = spawn('python3', [script, String(LINES), String(work)], { stdio: ['ignore', fd, fd], env });
+    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', fd, fd], env });
     child.on('close', (code) => {
       fs.closeSync(fd);
       if (code !== 0) reject(new Error(`bare run exited ${code}`));
@@ -208,9 +209,9 @@ function bare(work, env) {
   });
 }
 
-async function harnessed(work, env) {
+async function harnessed(work, env, argv = ['python3', script, String(LINES), String(work)]) {
   const start = performance.now();
-  const record = await engine.launchRun({ argv: ['python3', script, String(LINES), String(work)], cwd: scratch, env, logPath: path.join(scratch, 'run-1.log') });
+  const record = await engine.launchRun({ argv, cwd: scratch, env, logPath: path.join(scratch, 'run-1.log') });
   if (record.exitCode !== 0) throw new Error(`harnessed run exited ${record.exitCode}`);
   return performance.now() - start;
 }
@@ -239,4 +240,12 @@ for (const [label, work, n] of [
   console.log(`    bare as usually run (block-buffered output to a file) ${ms(b)}; through the launcher ${ms(h)}: ${pct(h, b)} (target ≤ 1 %)`);
   console.log(`    with PYTHONUNBUFFERED=1 (pair --env PYTHONUNBUFFERED=1, for live output): bare ${ms(bu)}, through the launcher ${ms(hu)}: ${pct(hu, bu)} vs that bare run, ${pct(hu, b)} vs the usual bare run`);
 }
+// What the launcher itself adds to every run, apart from the output: a run that prints nothing.
+const empty = { bare: [], harness: [] };
+for (let i = 0; i < 21; i++) {
+  empty.bare.push(await bare(0, userEnv, ['python3', '-c', 'pass']));
+  empty.harness.push(await harnessed(0, engine.runEnvironment(userEnv, {}, 1), ['python3', '-c', 'pass']));
+}
+const [eb, eh] = [median(empty.bare), median(empty.harness)];
+console.log(`  a run that prints nothing (python3 -c pass; median of 21, alternated): bare ${eb.toFixed(1)} ms, through the launcher ${eh.toFixed(1)} ms: ${eh >= eb ? '+' : ''}${(eh - eb).toFixed(1)} ms a run`);
 fs.rmSync(scratch, { recursive: true, force: true });
