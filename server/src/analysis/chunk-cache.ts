@@ -2,7 +2,7 @@
 // parts.ts), the hits of the rules that read only that function, keyed by its text and valid while
 // the file's context (imports, aliases, module-level code, active rules, options) is unchanged.
 import type { ModeSetting } from './facts.js';
-import type { ScopeOps } from './file-run.js';
+import type { ActiveRules, ScopeOps } from './file-run.js';
 import type { ImportScope } from './scope.js';
 import type { Suppression } from './suppressions.js';
 import type { Fix, Range } from './types.js';
@@ -34,8 +34,8 @@ export interface LayoutPart extends ScopeOps {
 export interface Layout {
   text: string;
   signature: string;
-  ids: string;
-  wanted: string;
+  active: ActiveRules;
+  wanted: string[];
   scope: ImportScope;
   firstChunkRow: number;
   parts: LayoutPart[];

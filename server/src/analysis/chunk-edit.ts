@@ -8,12 +8,13 @@ import type { Query } from 'web-tree-sitter';
 import { ChunkCache, ChunkResult, isMovable, shiftResult } from './chunk-cache.js';
 import { FileAnalysis, chunkKey, mergeResults } from './engine.js';
 import { ActiveRules, AnalysisOptions, FileRun, scopeFrom, scopeOpsOf } from './file-run.js';
-import { PythonParser, TextChange, applyChange } from './parse.js';
+import type { PythonParser, TextChange } from './parse.js';
 import type { PartNodes } from './parts.js';
 import { parseSuppressions } from './suppressions.js';
 
 export interface ChunkEditHost {
   parser: PythonParser;
+  triggersIn(text: string): string;
   activeRules(text: string): ActiveRules;
   wantedCaptures(text: string, active: ActiveRules): string[];
   collector(types: string[]): Query;
@@ -26,7 +27,6 @@ export function analyzeChunkEdit(host: ChunkEditHost, text: string, edits: reado
   // The edits must turn the analysed text into this one, all inside one function.
   let k = -1;
   let end = 0;
-  let edited = layout.text;
   for (const edit of edits) {
     if (k < 0) {
       k = layout.parts.findIndex((p) => p.chunk && p.start <= edit.start && edit.oldEnd <= p.end);
@@ -34,16 +34,24 @@ export function analyzeChunkEdit(host: ChunkEditHost, text: string, edits: reado
       end = layout.parts[k]!.end;
     }
     if (edit.start < layout.parts[k]!.start || edit.oldEnd > end) return undefined;
-    edited = applyChange(edited, edit);
     end += edit.newText.length - (edit.oldEnd - edit.start);
   }
-  if (edited !== text) return undefined;
+  // Everything around the function is as analysed (compared in place, nothing copied).
   const part = layout.parts[k]!;
-  const active = host.activeRules(text);
-  const wanted = host.wantedCaptures(text, active);
-  if (active.ids !== layout.ids || wanted.join() !== layout.wanted) return undefined;
-
+  const unchanged =
+    text.length === layout.text.length + (end - part.end) &&
+    text.startsWith(layout.text.slice(0, part.start)) &&
+    text.endsWith(layout.text.slice(part.end));
+  if (!unchanged) return undefined;
   const chunkText = text.slice(part.start, end);
+  // The same trigger words in the function before and after: the file's active rules are the same
+  // (the cheap check); otherwise they are worked out from the whole text.
+  const { active, wanted } = layout;
+  if (host.triggersIn(chunkText) !== host.triggersIn(layout.text.slice(part.start, part.end))) {
+    const now = host.activeRules(text);
+    if (now.ids !== active.ids || host.wantedCaptures(text, now).join() !== wanted.join()) return undefined;
+  }
+
   const lineBreaks = chunkText.split('\n').length - 1;
   const endRow = part.startRow + lineBreaks;
   const endColumn = lineBreaks > 0 ? end - (text.lastIndexOf('\n', end - 1) + 1) : part.startColumn + chunkText.length;

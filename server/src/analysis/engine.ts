@@ -49,6 +49,8 @@ export class Analyzer {
   /** Whole-word triggers in one regex (a `put` trigger must not fire on every `input`), plus the rest. */
   private readonly wordTriggers: RegExp;
   private readonly otherTriggers: string[];
+  /** What activeRules and wantedCaptures look up with includes(): non-word triggers, `requires`, 'bitexact'. */
+  private readonly substrings: string[];
   /**
    * Capture queries (one pass inside wasm, far cheaper than a JS walk), by which optional captures they
    * include: comments only matter in files with a suppression, `@` and `x[i] += v` only when a rule
@@ -68,6 +70,7 @@ export class Analyzer {
     this.wordTriggers = new RegExp(`\\b(?:${words.join('|')})\\b`);
     this.allWords = new RegExp(`\\b(?:${words.join('|')})\\b`, 'g');
     this.otherTriggers = triggers.filter((t) => !/^\w+$/.test(t));
+    this.substrings = [...new Set([...this.otherTriggers, ...rules.flatMap((r) => r.requires ?? []), 'bitexact'])];
   }
 
   collector(types: string[]): Query {
@@ -97,6 +100,15 @@ export class Analyzer {
       if (rule.onFile) fileRules.push(rule);
     }
     return { byCallee, assignmentRules, fileRules, ids: ids.join() };
+  }
+
+  /**
+   * The trigger words and substrings present in a text. Two texts with the same answer can replace
+   * each other in a file without changing which rules are active.
+   */
+  triggersIn(text: string): string {
+    const words = [...new Set(text.match(this.allWords) ?? [])].sort();
+    return `${words.join()}|${this.substrings.filter((t) => text.includes(t)).join()}`;
   }
 
   /** Could any rule match this text? Lets callers skip parsing files that mention none of the triggers. */
@@ -183,8 +195,8 @@ export class Analyzer {
           ? {
               text,
               signature,
-              ids: active.ids,
-              wanted: wanted.join(),
+              active,
+              wanted,
               scope,
               firstChunkRow,
               parts: parts.map((p, i) => ({

@@ -65,19 +65,29 @@ export class PythonParser {
  * this way and parses once when it needs the tree. Returns the new text.
  */
 export function editTree(tree: Tree, oldText: string, change: TextChange): string {
-  const text = applyChange(oldText, change);
-  const newEnd = change.start + change.newText.length;
+  editTreeAt(tree, change, pointAt(oldText, change.start), pointAt(oldText, change.oldEnd));
+  return applyChange(oldText, change);
+}
+
+/** editTree() without building the new text (the caller has it). */
+export function editTreeAt(tree: Tree, change: TextChange, startPosition: Point, oldEndPosition: Point): void {
   tree.edit(
     new Edit({
       startIndex: change.start,
       oldEndIndex: change.oldEnd,
-      newEndIndex: newEnd,
-      startPosition: pointAt(oldText, change.start),
-      oldEndPosition: pointAt(oldText, change.oldEnd),
-      newEndPosition: pointAt(text, newEnd),
+      newEndIndex: change.start + change.newText.length,
+      startPosition,
+      oldEndPosition,
+      newEndPosition: pointAfter(startPosition, change.newText),
     }),
   );
-  return text;
+}
+
+/** Where `inserted` ends when written at `start`. */
+function pointAfter(start: Point, inserted: string): Point {
+  const lastBreak = inserted.lastIndexOf('\n');
+  if (lastBreak < 0) return { row: start.row, column: start.column + inserted.length };
+  return { row: start.row + inserted.split('\n').length - 1, column: inserted.length - lastBreak - 1 };
 }
 
 export function applyChange(text: string, change: TextChange): string {

@@ -4,7 +4,7 @@ import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { TextDocumentContentChangeEvent } from 'vscode-languageserver';
 import type { Tree } from 'web-tree-sitter';
 import { ChunkCache } from '../analysis/chunk-cache.js';
-import { PythonParser, TextChange, editTree } from '../analysis/parse.js';
+import { PythonParser, TextChange, editTreeAt, pointAt } from '../analysis/parse.js';
 
 export interface OpenDocument {
   document: TextDocument;
@@ -55,7 +55,6 @@ export class DocumentStore {
     if (!entry) return undefined;
     for (const change of changes) {
       const before = entry.document;
-      const oldText = before.getText();
       if ('range' in change) {
         const edit = { start: before.offsetAt(change.range.start), oldEnd: before.offsetAt(change.range.end), newText: change.text };
         entry.edits?.push(edit);
@@ -64,7 +63,8 @@ export class DocumentStore {
         // Parsing waits until a tree is needed: an edit inside one function may not need one at all
         // (Checker.analyzeEdit), and several edits then cost one parse.
         if (entry.tree) {
-          editTree(entry.tree, oldText, edit);
+          const text = before.getText();
+          editTreeAt(entry.tree, edit, pointAt(text, edit.start), pointAt(text, edit.oldEnd));
           entry.treeStale = true;
         }
       } else {
