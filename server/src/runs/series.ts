@@ -11,7 +11,7 @@ export const FULL_REPR: Precision = { exact: true, what: 'full precision (repr)'
 
 export interface MetricSeries {
   name: string;
-  /** Strictly increasing. */
+  /** Strictly increasing. Series logged on the same lines may share one array: never change it. */
   steps: number[];
   values: number[];
   /**
