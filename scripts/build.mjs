@@ -13,8 +13,9 @@ fs.mkdirSync(dist, { recursive: true });
 
 await build({
   absWorkingDir: root,
-  // cli.cjs is also the language server (`bitexact lsp`); extension.cjs is the VS Code client.
-  entryPoints: { cli: 'server/src/cli/main.ts', extension: 'client/src/extension.ts' },
+  // cli.cjs is also the language server (`bitexact lsp`); runs.cjs is `pair` and `compare` alone, for a
+  // faster start (bin/bitexact.cjs picks it); extension.cjs is the VS Code client.
+  entryPoints: { cli: 'server/src/cli/main.ts', runs: 'server/src/cli/runs-main.ts', extension: 'client/src/extension.ts' },
   outdir: dist,
   outExtension: { '.js': '.cjs' },
   bundle: true,

@@ -1,4 +1,5 @@
 // The `bitexact` command as a user runs it: real process, real files, golden outputs.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -136,5 +137,19 @@ describe('bundled examples', () => {
     });
     expect(staticExamples.length).toBeGreaterThanOrEqual(5);
     for (const name of staticExamples) expect(projects, name).toContain(name);
+  });
+});
+
+describe('bitexact pair and compare', () => {
+  it('run from a bundle without the analysis core, with the same output as the full CLI', () => {
+    const runsBundle = fs.readFileSync(path.join(ROOT, 'dist/runs.cjs'), 'utf8');
+    expect(runsBundle).not.toContain('web-tree-sitter');
+    expect(runsBundle).not.toContain('index-add-cuda');
+    const logs = path.join(ROOT, 'test/fixtures/runs/three-runs');
+    for (const args of [['compare', '--help'], ['compare', logs], ['compare', '--format', 'json', logs], ['pair']]) {
+      const viaBin = runCli(args, project);
+      const full = spawnSync(process.execPath, [path.join(ROOT, 'dist/cli.cjs'), ...args], { cwd: project, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+      expect([viaBin.status, viaBin.stdout, viaBin.stderr]).toEqual([full.status, full.stdout, full.stderr]);
+    }
   });
 });

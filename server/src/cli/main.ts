@@ -5,6 +5,7 @@ import { Checker } from '../analysis/index.js';
 import { parseTorchVersion } from '../analysis/version.js';
 import { UsageError } from '../workspace/files.js';
 import { runCheck } from './check.js';
+import { runCommand } from './exit.js';
 import { formatJson } from './format-json.js';
 import { formatSarif } from './format-sarif.js';
 import { formatText } from './format-text.js';
@@ -127,13 +128,7 @@ function idList(value: string, flag: string): string[] {
   return ids;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    const known = error instanceof UsageError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    process.stderr.write(`bitexact: error: ${known ? (error as Error).message : (error as Error).stack ?? String(error)}\n`);
-    process.exitCode = 2;
-  },
+runCommand(
+  () => main(process.argv.slice(2)),
+  (error) => error instanceof UsageError || error instanceof ConfigError,
 );
