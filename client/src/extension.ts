@@ -1,7 +1,8 @@
 // The VS Code extension: starts the bundled language server (dist/cli.cjs `lsp`) over IPC and adds
-// a status item and a few commands. All analysis happens in the server.
+// a status item and a few commands. All analysis happens in the server; paired runs in a terminal.
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from 'vscode-languageclient/node';
+import { registerRunCommands } from './runs.js';
 
 let client: LanguageClient | undefined;
 
@@ -38,6 +39,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     output,
     status,
+    ...registerRunCommands(context),
     vscode.languages.onDidChangeDiagnostics(updateStatus),
     vscode.window.onDidChangeActiveTextEditor(updateStatus),
     vscode.commands.registerCommand('bitexact.restart', async () => {

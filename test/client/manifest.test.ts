@@ -24,9 +24,16 @@ describe('package.json contributes', () => {
     expect(Object.keys(properties).sort()).toEqual([...SETTING_DESCRIPTORS.map((d) => `bitexact.${d.key}`), 'bitexact.trace.server'].sort());
   });
 
-  it('puts every command in the bitexact category and works in untrusted workspaces', () => {
+  it('puts every command in the bitexact category and works in untrusted workspaces, except running training', () => {
     for (const c of manifest.contributes.commands) expect(c.category).toBe('bitexact');
-    expect(manifest.capabilities.untrustedWorkspaces.supported).toBe(true);
+    // Restricted mode: checking and comparing logs work; pair (which runs workspace code) is disabled.
+    expect(manifest.capabilities.untrustedWorkspaces.supported).toBe('limited');
+    const commands = new Map(manifest.contributes.commands.map((c: { command: string }) => [c.command, c]));
+    expect(commands.get('bitexact.pairRuns')).toMatchObject({ enablement: 'isWorkspaceTrusted' });
+    for (const id of ['bitexact.checkWorkspace', 'bitexact.compareLogs', 'bitexact.showConfiguration']) expect(commands.get(id)).not.toHaveProperty('enablement');
+    // Every contributed command is registered by the client, and every registered one contributed.
+    const registered = [...fs.readFileSync(path.join(ROOT, 'client/src/extension.ts'), 'utf8').matchAll(/registerCommand\('([\w.]+)'/g), ...fs.readFileSync(path.join(ROOT, 'client/src/runs.ts'), 'utf8').matchAll(/registerCommand\('([\w.]+)'/g)].map((m) => m[1]);
+    expect(registered.sort()).toEqual([...commands.keys()].sort());
     expect(manifest.activationEvents).toEqual(['onLanguage:python']);
     for (const g of manifest.contributes.grammars) expect(fs.existsSync(path.join(ROOT, g.path))).toBe(true);
   });

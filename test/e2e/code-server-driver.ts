@@ -307,6 +307,16 @@ export async function openFile(page: Page, relative: string, expectText: string)
   return editor;
 }
 
+/** Runs a command from the Command Palette (Ctrl+Shift+P) by its title. */
+export async function runCommand(page: Page, title: string): Promise<void> {
+  const input = page.locator('.quick-input-widget input');
+  await page.keyboard.press('Control+Shift+P');
+  await input.waitFor({ state: 'visible', timeout: 15_000 });
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press('Enter');
+}
+
 /** Moves the cursor with Go to Line (Ctrl+G), 1-based like the CLI. */
 export async function goTo(page: Page, line: number, column: number): Promise<void> {
   const input = page.locator('.quick-input-widget input');

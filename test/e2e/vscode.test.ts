@@ -4,14 +4,15 @@
 //
 // It waits for the squiggles and the Problems entries of moe.py, hovers the flagged
 // `.scatter_add_` call, saves a screenshot with the hover to test/e2e/artifacts/, then applies the
-// BX201 quick fix to cli-project/train.py with Ctrl+. and checks the saved file.
+// BX201 quick fix to cli-project/train.py with Ctrl+. and checks the saved file; then runs a toy
+// trainer twice from the Command Palette (bitexact pair in a terminal) and waits for its report.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
-import { Browser, CodeServer, editorText, goTo, openFile, openWorkbench, packageVsix, pickAction, plain, prerequisites } from './code-server-driver.js';
+import { Browser, CodeServer, editorText, goTo, openFile, openWorkbench, packageVsix, pickAction, plain, prerequisites, runCommand } from './code-server-driver.js';
 import { assertPresent, shouldSkip } from './prereq.js';
 
 const SUITE = 'e2e vscode';
@@ -43,7 +44,7 @@ function cliFindings(folder: string, relative: string): CliDiagnostic[] {
 
 describe('VS Code (code-server) with the packaged extension', () => {
   it.skipIf(skip)(
-    'shows squiggles, Problems entries and a hover for moe.py, and applies the BX201 quick fix through Ctrl+.',
+    'shows squiggles, Problems entries and a hover for moe.py, applies the BX201 quick fix through Ctrl+., and runs a pair from the palette',
     async () => {
       assertPresent(SUITE, pre);
       const t0 = Date.now();
@@ -137,6 +138,22 @@ describe('VS Code (code-server) with the packaged extension', () => {
         await expect.poll(() => trainEditor.locator('.squiggly-warning, .squiggly-error').count(), { timeout: 15_000 }).toBe(0);
         await expect.poll(() => page.locator('.markers-panel .monaco-list-row').filter({ hasText: 'BX201' }).count(), { timeout: 15_000 }).toBe(0);
         mark('finding gone');
+
+        // Paired runs from the Command Palette: the command typed into the input box runs twice in a
+        // terminal, and the pair's report lands in .bitexact/runs/ as it would from the CLI.
+        fs.copyFileSync(path.join(ROOT, 'examples/toy_runs/deterministic_trainer.py'), path.join(folder, 'toy.py'));
+        await runCommand(page, 'bitexact: Run a training command twice and compare (pair)');
+        const commandBox = page.locator('.quick-input-widget input');
+        await commandBox.waitFor({ state: 'visible', timeout: 15_000 });
+        await commandBox.fill('python3 toy.py');
+        await page.keyboard.press('Enter');
+        const reports = () => {
+          const runs = path.join(folder, '.bitexact/runs');
+          if (!fs.existsSync(runs)) return '';
+          return fs.readdirSync(runs).map((d) => path.join(runs, d, 'report.txt')).filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+        };
+        await expect.poll(reports, { timeout: 90_000 }).toContain('BITWISE');
+        mark('pair from the palette');
       } catch (e) {
         const shot = path.join(os.tmpdir(), `bitexact-vscode-failure-${process.pid}.png`);
         await page.screenshot({ path: shot }).catch(() => undefined);
