@@ -21,10 +21,10 @@ export interface OpenDocument {
 /**
  * Text kept parsed, most recently analysed documents first: a tree costs ~45 bytes of wasm memory per
  * character of source (9 MB for 5,000 lines), and wasm memory never shrinks, so the peak is what
- * stays. ~600k characters is ~27 MB: a dozen ordinary files, or three of 5,000 lines. Other documents
+ * stays. ~400k characters is ~18 MB: a dozen ordinary files, or two of 5,000 lines. Other documents
  * are parsed again, from text, when next analysed.
  */
-const TREE_BUDGET_CHARS = 600_000;
+const TREE_BUDGET_CHARS = 400_000;
 /** Edits kept for the quick analysis of the next version; beyond this the next analysis is a full one. */
 const MAX_PENDING_EDITS = 1000;
 
