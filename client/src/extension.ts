@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from 'vscode-languageclient/node';
 import { registerRunCommands } from './runs.js';
+import { RunsView } from './runs-view.js';
 
 let client: LanguageClient | undefined;
 
@@ -40,6 +41,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     status,
     ...registerRunCommands(context),
+    ...RunsView.register(),
     vscode.languages.onDidChangeDiagnostics(updateStatus),
     vscode.window.onDidChangeActiveTextEditor(updateStatus),
     vscode.commands.registerCommand('bitexact.restart', async () => {

@@ -32,7 +32,8 @@ describe('package.json contributes', () => {
     expect(commands.get('bitexact.pairRuns')).toMatchObject({ enablement: 'isWorkspaceTrusted' });
     for (const id of ['bitexact.checkWorkspace', 'bitexact.compareLogs', 'bitexact.showConfiguration']) expect(commands.get(id)).not.toHaveProperty('enablement');
     // Every contributed command is registered by the client, and every registered one contributed.
-    const registered = [...fs.readFileSync(path.join(ROOT, 'client/src/extension.ts'), 'utf8').matchAll(/registerCommand\('([\w.]+)'/g), ...fs.readFileSync(path.join(ROOT, 'client/src/runs.ts'), 'utf8').matchAll(/registerCommand\('([\w.]+)'/g)].map((m) => m[1]);
+    const sources = fs.readdirSync(path.join(ROOT, 'client/src')).map((f) => fs.readFileSync(path.join(ROOT, 'client/src', f), 'utf8'));
+    const registered = sources.flatMap((text) => [...text.matchAll(/registerCommand\('([\w.]+)'/g)].map((m) => m[1]));
     expect(registered.sort()).toEqual([...commands.keys()].sort());
     expect(manifest.activationEvents).toEqual(['onLanguage:python']);
     for (const g of manifest.contributes.grammars) expect(fs.existsSync(path.join(ROOT, g.path))).toBe(true);

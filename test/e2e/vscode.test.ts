@@ -17,6 +17,7 @@ import { assertPresent, shouldSkip } from './prereq.js';
 
 const SUITE = 'e2e vscode';
 const SCREENSHOT = path.join(ROOT, 'test/e2e/artifacts/vscode-diagnostics-hover.png');
+const RUNS_SCREENSHOT = path.join(ROOT, 'test/e2e/artifacts/vscode-runs-view.png');
 const pre = prerequisites();
 const skip = shouldSkip(SUITE, pre);
 
@@ -154,6 +155,20 @@ describe('VS Code (code-server) with the packaged extension', () => {
         };
         await expect.poll(reports, { timeout: 90_000 }).toContain('BITWISE');
         mark('pair from the palette');
+        // The Runs view in the Explorer lists the pair with its verdict.
+        const runsPane = page.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: /bitexact runs/i }) });
+        const header = runsPane.locator('.pane-header').first();
+        await header.waitFor({ timeout: 15_000 });
+        if ((await header.getAttribute('aria-expanded')) === 'false') await header.click();
+        const pairRow = runsPane.locator('.monaco-list-row').filter({ hasText: 'BITWISE IDENTICAL' }).first();
+        await pairRow.waitFor({ timeout: 30_000 });
+        // Clicking opens the text report; the twistie lists the metrics.
+        await pairRow.click();
+        await page.locator('.tab.active').filter({ hasText: 'report.txt' }).waitFor({ timeout: 15_000 });
+        await pairRow.locator('.monaco-tl-twistie').click();
+        await runsPane.locator('.monaco-list-row').filter({ hasText: 'grad_norm' }).first().waitFor({ timeout: 15_000 });
+        await page.screenshot({ path: RUNS_SCREENSHOT });
+        mark('runs view');
       } catch (e) {
         const shot = path.join(os.tmpdir(), `bitexact-vscode-failure-${process.pid}.png`);
         await page.screenshot({ path: shot }).catch(() => undefined);
