@@ -1,9 +1,10 @@
 // `npm run bench:runs`: the paired-runs engine at scale, measured in this run on this machine.
 //  (a) compare 2 runs × 100k steps × 20 metrics of JSON Lines: `bitexact compare` as a fresh process
-//      (median of BENCH_REPS), next to the bare start-up of the same command; the runs engine alone as
-//      a fresh process, given the files' bytes, next to node just reading them; and in-process by
-//      stage (read+parse each log, of which the JSON Lines reader alone on the file's bytes; compare;
-//      report). Target: ≤ 300 ms.
+//      (median of BENCH_REPS), next to the bare start-up of the same command (`compare --help`); the
+//      runs engine alone as a fresh process, given the files' bytes, next to node just reading them;
+//      and in-process by stage (read+parse the logs one after the other, of which the JSON Lines reader
+//      alone on the files' bytes, and read+parse in worker threads as `compare` does; compare; report).
+//      Target: ≤ 300 ms.
 //  (b) harness overhead: a python3 script printing 100k lines, run bare (output to a file) and through
 //      the launcher `bitexact pair` uses (launchRun: the child writes into files of its own, tailed into
 //      run-1.log in whole lines), alternated, medians; and the same with PYTHONUNBUFFERED=1 on both
@@ -34,6 +35,7 @@ fs.writeFileSync(
   entry,
   [
     "export { readLogFile } from '../server/src/runs/formats/detect.js';",
+    "export { readLogFiles, serveLogRead } from '../server/src/runs/read-logs.js';",
     "export { readJsonl } from '../server/src/runs/formats/jsonl.js';",
     "export { compareRuns, exitCodeOf } from '../server/src/runs/compare.js';",
     "export { reportJson, reportText } from '../server/src/runs/report.js';",
@@ -43,6 +45,9 @@ fs.writeFileSync(
 const bundle = path.join(benchDir, 'runs-engine.cjs');
 await build({ entryPoints: [entry], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
 const engine = createRequire(import.meta.url)(bundle);
+// What a worker thread of readLogFiles runs here (in bitexact, the bundle itself as `compare`).
+const readWorker = path.join(benchDir, 'read-worker.cjs');
+fs.writeFileSync(readWorker, "require('./runs-engine.cjs').serveLogRead();\n");
 
 // --- (a) compare ----------------------------------------------------------------------------------
 const NAMES = [
@@ -142,7 +147,7 @@ const engineFresh = [];
 const readFresh = [];
 let verdict;
 for (let i = 0; i < reps; i++) {
-  startup.push(timedCli(['--version']).t);
+  startup.push(timedCli(['compare', '--help']).t);
   engineFresh.push(timedNode([engineOnly, logA, logB]).t);
   readFresh.push(timedNode(['-e', 'for (const f of process.argv.slice(1)) require("fs").readFileSync(f)', logA, logB]).t);
   const { t, result } = timedCli(['compare', '--format', 'json', logA, logB]);
@@ -150,31 +155,34 @@ for (let i = 0; i < reps; i++) {
   fresh.push(t);
   verdict = JSON.parse(result.stdout);
 }
-const stages = { read: [], reader: [], compare: [], report: [], total: [] };
+const stages = { read: [], reader: [], parallel: [], compare: [], report: [], total: [] };
 for (let i = 0; i < reps; i++) {
   const bytes = [fs.readFileSync(logA), fs.readFileSync(logB)];
   const r0 = performance.now();
   for (const b of bytes) engine.readJsonl(b);
   stages.reader.push(performance.now() - r0);
+  const s0 = performance.now();
+  for (const file of [logA, logB]) engine.readLogFile(file);
+  stages.read.push(performance.now() - s0);
   const t0 = performance.now();
-  const logs = [engine.readLogFile(logA), engine.readLogFile(logB)];
+  const logs = await engine.readLogFiles([logA, logB].map((file) => ({ file, format: 'auto' })), { workerEntry: { script: readWorker, argv: [] } });
   const t1 = performance.now();
   const comparison = engine.compareRuns(logs.map((log, k) => ({ label: `run ${k + 1}`, log })));
   const t2 = performance.now();
   engine.reportJson('compare', comparison, [{ label: 'run 1', logPath: logA }, { label: 'run 2', logPath: logB }], engine.exitCodeOf(comparison));
   engine.reportText(comparison, [{ label: 'run 1', logPath: logA }, { label: 'run 2', logPath: logB }], engine.exitCodeOf(comparison));
   const t3 = performance.now();
-  stages.read.push(t1 - t0);
+  stages.parallel.push(t1 - t0);
   stages.compare.push(t2 - t1);
   stages.report.push(t3 - t2);
   stages.total.push(t3 - t0);
 }
 const first = verdict.firstDivergence;
 console.log(`  verdict: first divergence at step ${first?.step} (${first?.metric}); ${verdict.metrics.filter((m) => m.verdict === 'bitwise').length} of ${verdict.metrics.length} metrics bitwise`);
-console.log(`  fresh process  \`bitexact compare\`: ${ms(median(fresh))}   (start-up alone, \`bitexact --version\`: ${ms(median(startup))}; median of ${reps})`);
+console.log(`  fresh process  \`bitexact compare\`: ${ms(median(fresh))}   (start-up alone, \`bitexact compare --help\`: ${ms(median(startup))}; median of ${reps})`);
 console.log(`  fresh process  the runs engine alone on the files' bytes: ${ms(median(engineFresh))}   (node starting and reading the two files: ${ms(median(readFresh))})`);
 console.log(
-  `  in-process     read+parse ${ms(median(stages.read))} (the JSON Lines reader alone, on the files' bytes: ${ms(median(stages.reader))}), compare ${ms(median(stages.compare))}, report ${ms(median(stages.report))}, total ${ms(median(stages.total))} (median of ${reps})`,
+  `  in-process     read+parse ${ms(median(stages.parallel))} as compare reads them (worker threads, ${os.availableParallelism()} core(s); one log after the other: ${ms(median(stages.read))}, of which the JSON Lines reader alone on the files' bytes: ${ms(median(stages.reader))}), compare ${ms(median(stages.compare))}, report ${ms(median(stages.report))}, total ${ms(median(stages.total))} (median of ${reps})`,
 );
 const inTarget = (t) => (t <= 300 ? 'within' : 'MISSES');
 console.log(`  target ≤ 300 ms: fresh process ${inTarget(median(fresh))} it, in-process ${inTarget(median(stages.total))} it`);

@@ -5,10 +5,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { RunInput, compareRuns, exitCodeOf } from '../runs/compare.js';
-import { LOG_FORMATS, LogFormat, isLogFormat, readLogFile } from '../runs/formats/detect.js';
+import { LOG_FORMATS, LogFormat, isLogFormat } from '../runs/formats/detect.js';
 import { goldenValuesJson } from '../runs/formats/golden.js';
-import { rankFilesIn, readRankTraces } from '../runs/formats/ranks.js';
+import { readRankTraces } from '../runs/formats/ranks.js';
+import { CompareInputError, resolveCompareInputs } from '../runs/compare-inputs.js';
 import { PairResult, runPair } from '../runs/launch.js';
+import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, serveLogRead } from '../runs/read-logs.js';
+import type { ParsedLog } from '../runs/series.js';
 import { ReportRun, reportJson, reportText } from '../runs/report.js';
 import { MetricsFiles, RUN_NUMBER_ENV, hasRunPlaceholder } from './pair-metrics.js';
 
@@ -52,10 +55,23 @@ Options:
                        rounded to 5 decimals as Megatron's functional tests keep them)
 `;
 
+/**
+ * Large logs are read in worker threads that run this bundle as `compare`, which routes them to
+ * serveLogRead. From the TypeScript sources (the tests) there is no bundle to run: logs are read here.
+ */
+const LOG_READ_WORKER: WorkerEntry | undefined = __filename.endsWith('.cjs') ? { script: __filename, argv: ['compare'] } : undefined;
+
+function readLogs(requests: LogRequest[]): Promise<ParsedLog[]> {
+  return readLogFiles(requests, {
+    workerEntry: LOG_READ_WORKER,
+    onWorkerError: (file, reason) => process.stderr.write(`bitexact: note: reading ${displayPath(file)} in a worker thread failed (${reason}); it was read in the main thread\n`),
+  });
+}
+
 class RunsUsageError extends Error {}
 
 function usageFailure(error: unknown, usage: string): number {
-  const message = error instanceof RunsUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (error as Error).message : undefined;
+  const message = error instanceof RunsUsageError || error instanceof CompareInputError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (error as Error).message : undefined;
   if (message === undefined) throw error;
   process.stderr.write(`bitexact: error: ${message}\n\n${usage}`);
   return 2;
@@ -215,7 +231,8 @@ export async function runPairCommand(args: string[]): Promise<number> {
   const unlogged = pair.records.find((r) => r.logError);
   if (unlogged) process.stderr.write(`bitexact: error: ${unlogged.logError}; the run was stopped\n`);
   for (const { run, error } of metrics?.errors() ?? []) process.stderr.write(`bitexact: error: run ${run}: ${error}\n`);
-  const read = pair.records.map((r, i) => (metrics ? metrics.read(i + 1, options.logFormat) : { log: readLogFile(r.logPath, options.logFormat), file: r.logPath }));
+  const logs = metrics ? [] : await readLogs(pair.records.map((r) => ({ file: r.logPath, format: options.logFormat })));
+  const read = pair.records.map((r, i) => (metrics ? metrics.read(i + 1, options.logFormat) : { log: logs[i]!, file: r.logPath }));
   const inputs: RunInput[] = pair.records.map((r, i) => ({
     label: `run ${i + 1}`,
     log: read[i]!.log,
@@ -249,6 +266,10 @@ export async function runPairCommand(args: string[]): Promise<number> {
 }
 
 export async function runCompareCommand(args: string[]): Promise<number> {
+  if (isLogReadWorker()) {
+    serveLogRead();
+    return 0;
+  }
   if (wantsHelp(args, COMPARE_USAGE)) return 0;
   let options;
   try {
@@ -265,7 +286,7 @@ export async function runCompareCommand(args: string[]): Promise<number> {
     if (positionals.length === 0) throw new RunsUsageError('name the logs to compare');
     if (values['export-golden'] === '') throw new RunsUsageError('--export-golden needs a file name');
     options = {
-      files: resolveInputs(positionals),
+      files: resolveCompareInputs(positionals),
       logFormat: checkLogFormat(values['log-format']),
       format: checkFormat(values.format),
       requireBitwise: values['require-bitwise']!,
@@ -275,9 +296,12 @@ export async function runCompareCommand(args: string[]): Promise<number> {
     return usageFailure(error, COMPARE_USAGE);
   }
   options.files.forEach((f, i) => (f.label ||= `run ${i + 1}`));
+  const logFormat = options.logFormat;
+  const plain = options.files.filter((f) => !f.ranks);
+  const read = await readLogs(plain.map((f) => ({ file: f.file, format: logFormat })));
   const inputs: RunInput[] = options.files.map((f) => ({
     label: f.label,
-    log: f.ranks ? readRankTraces(f.ranks) : readLogFile(f.file, options.logFormat),
+    log: f.ranks ? readRankTraces(f.ranks) : read[plain.indexOf(f)]!,
     ...(f.exit ? { exit: f.exit } : {}),
   }));
   const reportRuns: ReportRun[] = options.files.map((f) => ({ label: f.label, logPath: displayPath(f.file), ...(f.exit ? { exitCode: f.exit.code, signal: f.exit.signal } : {}) }));
@@ -302,92 +326,6 @@ function exportGolden(file: string, reference: RunInput): boolean {
   }
   process.stderr.write(`bitexact: wrote the golden values of ${reference.label} (${reference.log.series.length} metrics) to ${displayPath(path.resolve(file))}\n`);
   return true;
-}
-
-interface CompareInput {
-  label: string;
-  /** The log, or for rank traces the directory holding them. */
-  file: string;
-  /** Per-rank files (`rank_000000.jsonl` …) compared rank by rank. */
-  ranks?: string[];
-  exit?: RunInput['exit'];
-}
-
-/** Files as given; a lone directory is a pair directory (run-k.log + meta.json); other directories stand for their best log. */
-function resolveInputs(paths: string[]): CompareInput[] {
-  for (const p of paths) if (!fs.existsSync(p)) throw new RunsUsageError(`${p}: no such file or directory`);
-  if (paths.length === 1) {
-    const dir = paths[0]!;
-    if (!fs.statSync(dir).isDirectory()) throw new RunsUsageError('name at least two logs, or one pair directory');
-    const logs = fs.readdirSync(dir).filter((f) => /^run-\d+\.log$/.test(f)).sort((a, b) => runNumber(a) - runNumber(b));
-    if (logs.length < 2) throw new RunsUsageError(`${dir}: no run-1.log, run-2.log … in it; name the logs to compare`);
-    const exits = pairExits(dir);
-    // A pair run with --metrics kept each run's metrics file in run-k.metrics/: that is what it compared.
-    const kept = logs.map((f) => keptMetricsFile(dir, runNumber(f)));
-    return logs.map((f, i) => ({ label: `run ${runNumber(f)}`, file: kept.every(Boolean) ? kept[i]! : path.join(dir, f), exit: exits.get(runNumber(f)) }));
-  }
-  return paths.map((p) => {
-    if (fs.statSync(p).isDirectory()) {
-      const ranks = rankFilesIn(p);
-      if (ranks.length > 0) return { label: '', file: p, ranks };
-    }
-    const file = fs.statSync(p).isDirectory() ? bestLogIn(p) : p;
-    if (!file) throw new RunsUsageError(`${p}: no log found in it (trainer_state.json, metrics.csv, tfevents, *.jsonl, *.log)`);
-    return { label: '', file };
-  });
-}
-
-/** The metrics file `pair --metrics` copied for run k, if it did. */
-function keptMetricsFile(dir: string, k: number): string | undefined {
-  const folder = path.join(dir, `run-${k}.metrics`);
-  try {
-    const file = fs.readdirSync(folder, { withFileTypes: true }).find((e) => e.isFile());
-    return file && path.join(folder, file.name);
-  } catch {
-    return undefined; // no such folder: the pair compared the run's output
-  }
-}
-
-function runNumber(file: string): number {
-  return Number(/\d+/.exec(file)![0]);
-}
-
-function pairExits(dir: string): Map<number, NonNullable<RunInput['exit']>> {
-  const out = new Map<number, NonNullable<RunInput['exit']>>();
-  try {
-    const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8')) as { runs?: { run: number; exitCode?: number | null; signal?: string | null; status?: string }[] };
-    for (const r of meta.runs ?? []) {
-      out.set(r.run, { code: r.exitCode ?? null, signal: r.signal ?? null, timedOut: r.status === 'timed out', cancelled: r.status === 'cancelled' });
-    }
-  } catch {
-    // No meta.json (logs copied by hand): compare without exit information.
-  }
-  return out;
-}
-
-const LOG_PREFERENCE: [RegExp, number][] = [
-  [/^trainer_state\.json$/, 0],
-  [/^metrics\.csv$/, 1],
-  [/tfevents/, 2],
-  [/\.jsonl$/, 3],
-  [/\.log$/, 4],
-  [/^golden_values.*\.json$/, 5],
-];
-
-/** The most precise log under `dir` (two levels deep): structured sinks before stdout captures. */
-function bestLogIn(dir: string): string | undefined {
-  const found: { file: string; score: number; mtime: number }[] = [];
-  const walk = (d: string, depth: number) => {
-    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
-      const full = path.join(d, entry.name);
-      if (entry.isDirectory() && depth < 2) walk(full, depth + 1);
-      const hit = entry.isFile() ? LOG_PREFERENCE.find(([re]) => re.test(entry.name)) : undefined;
-      if (hit) found.push({ file: full, score: hit[1], mtime: fs.statSync(full).mtimeMs });
-    }
-  };
-  walk(dir, 0);
-  found.sort((a, b) => a.score - b.score || b.mtime - a.mtime);
-  return found[0]?.file;
 }
 
 function displayPath(file: string): string {

@@ -23,7 +23,7 @@ export function isLogFormat(name: string): name is LogFormat {
 
 const HEAD_LINES = 400;
 
-/** The reader for a text log, judged from its name and its first few hundred lines. */
+/** The reader for a text log, judged from its name and its first few hundred lines (`text` may be just its head). */
 export function detectFormat(fileName: string, text: string): LogFormat {
   const base = path.basename(fileName).toLowerCase();
   if (base.includes('tfevents')) return 'tfevents';
@@ -83,9 +83,24 @@ export function readLogFile(file: string, format: LogFormat | 'auto' = 'auto'): 
   } catch (error) {
     return emptyLog(format === 'auto' ? 'unknown' : format, `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
+  return readLogBytes(file, bytes, format);
+}
+
+/** How much of a file format detection looks at (it reads the first few hundred lines). */
+const DETECTION_HEAD_BYTES = 1 << 20;
+
+/** Parses a log file's bytes, `file` naming it for detection; never throws. */
+export function readLogBytes(file: string, bytes: Buffer, format: LogFormat | 'auto' = 'auto'): ParsedLog {
   if (format === 'tfevents' || (format === 'auto' && (path.basename(file).includes('tfevents') || isTfevents(bytes)))) return readTfevents(bytes);
-  // Plain ASCII (most logs) decodes as latin1, which is a copy; anything else as UTF-8.
-  const text = isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
-  if (looksBinary(text)) return emptyLog(format === 'auto' ? 'unknown' : format, 'binary file (NUL bytes near the start); not a text log');
-  return readLogText(text, format === 'auto' ? detectFormat(file, text) : format);
+  const head = decode(bytes.subarray(0, DETECTION_HEAD_BYTES));
+  if (looksBinary(head)) return emptyLog(format === 'auto' ? 'unknown' : format, 'binary file (NUL bytes near the start); not a text log');
+  const chosen = format === 'auto' ? detectFormat(file, head) : format;
+  // The JSON Lines reader works on the bytes: a string of the whole file would only be encoded back.
+  if (chosen === 'jsonl') return readJsonl(bytes);
+  return readLogText(decode(bytes), chosen);
+}
+
+/** Plain ASCII (most logs) decodes as latin1, which is a copy; anything else as UTF-8. */
+function decode(bytes: Buffer): string {
+  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }

@@ -1,0 +1,96 @@
+// What `bitexact compare PATH...` compares: files as given, a pair directory (run-k.log and meta.json,
+// or the metrics files a `pair --metrics` kept), a directory of per-rank traces, or a run directory
+// standing for the most precise log in it.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { RunInput } from './compare.js';
+import { rankFilesIn } from './formats/ranks.js';
+
+/** Paths that name nothing to compare: a usage error. */
+export class CompareInputError extends Error {}
+
+export interface CompareInput {
+  label: string;
+  /** The log, or for rank traces the directory holding them. */
+  file: string;
+  /** Per-rank files (`rank_000000.jsonl` …) compared rank by rank. */
+  ranks?: string[];
+  exit?: RunInput['exit'];
+}
+
+/** Files as given; a lone directory is a pair directory (run-k.log + meta.json); other directories stand for their best log. */
+export function resolveCompareInputs(paths: string[]): CompareInput[] {
+  for (const p of paths) if (!fs.existsSync(p)) throw new CompareInputError(`${p}: no such file or directory`);
+  if (paths.length === 1) {
+    const dir = paths[0]!;
+    if (!fs.statSync(dir).isDirectory()) throw new CompareInputError('name at least two logs, or one pair directory');
+    const logs = fs.readdirSync(dir).filter((f) => /^run-\d+\.log$/.test(f)).sort((a, b) => runNumber(a) - runNumber(b));
+    if (logs.length < 2) throw new CompareInputError(`${dir}: no run-1.log, run-2.log … in it; name the logs to compare`);
+    const exits = pairExits(dir);
+    // A pair run with --metrics kept each run's metrics file in run-k.metrics/: that is what it compared.
+    const kept = logs.map((f) => keptMetricsFile(dir, runNumber(f)));
+    return logs.map((f, i) => ({ label: `run ${runNumber(f)}`, file: kept.every(Boolean) ? kept[i]! : path.join(dir, f), exit: exits.get(runNumber(f)) }));
+  }
+  return paths.map((p) => {
+    if (fs.statSync(p).isDirectory()) {
+      const ranks = rankFilesIn(p);
+      if (ranks.length > 0) return { label: '', file: p, ranks };
+    }
+    const file = fs.statSync(p).isDirectory() ? bestLogIn(p) : p;
+    if (!file) throw new CompareInputError(`${p}: no log found in it (trainer_state.json, metrics.csv, tfevents, *.jsonl, *.log)`);
+    return { label: '', file };
+  });
+}
+
+/** The metrics file `pair --metrics` copied for run k, if it did. */
+function keptMetricsFile(dir: string, k: number): string | undefined {
+  const folder = path.join(dir, `run-${k}.metrics`);
+  try {
+    const file = fs.readdirSync(folder, { withFileTypes: true }).find((e) => e.isFile());
+    return file && path.join(folder, file.name);
+  } catch {
+    return undefined; // no such folder: the pair compared the run's output
+  }
+}
+
+function runNumber(file: string): number {
+  return Number(/\d+/.exec(file)![0]);
+}
+
+function pairExits(dir: string): Map<number, NonNullable<RunInput['exit']>> {
+  const out = new Map<number, NonNullable<RunInput['exit']>>();
+  try {
+    const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8')) as { runs?: { run: number; exitCode?: number | null; signal?: string | null; status?: string }[] };
+    for (const r of meta.runs ?? []) {
+      out.set(r.run, { code: r.exitCode ?? null, signal: r.signal ?? null, timedOut: r.status === 'timed out', cancelled: r.status === 'cancelled' });
+    }
+  } catch {
+    // No meta.json (logs copied by hand): compare without exit information.
+  }
+  return out;
+}
+
+const LOG_PREFERENCE: [RegExp, number][] = [
+  [/^trainer_state\.json$/, 0],
+  [/^metrics\.csv$/, 1],
+  [/tfevents/, 2],
+  [/\.jsonl$/, 3],
+  [/\.log$/, 4],
+  [/^golden_values.*\.json$/, 5],
+];
+
+/** The most precise log under `dir` (two levels deep): structured sinks before stdout captures. */
+function bestLogIn(dir: string): string | undefined {
+  const found: { file: string; score: number; mtime: number }[] = [];
+  const walk = (d: string, depth: number) => {
+    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      const full = path.join(d, entry.name);
+      if (entry.isDirectory() && depth < 2) walk(full, depth + 1);
+      const hit = entry.isFile() ? LOG_PREFERENCE.find(([re]) => re.test(entry.name)) : undefined;
+      if (hit) found.push({ file: full, score: hit[1], mtime: fs.statSync(full).mtimeMs });
+    }
+  };
+  walk(dir, 0);
+  found.sort((a, b) => a.score - b.score || b.mtime - a.mtime);
+  return found[0]?.file;
+}
