@@ -80,6 +80,7 @@ interface LineFormat {
 const LINE_FORMATS: LineFormat[] = [
   {
     name: 'Megatron-LM stdout',
+    cutSafe: true,
     read: readMegatron,
     record: (step, v) => {
       const texts = { 'lm loss': sci6(v.loss), 'grad norm': fixed(v.grad, 3), 'consumed samples': String(8 * step) };
@@ -128,6 +129,7 @@ const LINE_FORMATS: LineFormat[] = [
   },
   {
     name: 'generic key: value',
+    cutSafe: true,
     read: readGeneric,
     record: (step, v) => ({ line: `step ${step} | loss: ${pyRepr(v.loss)} grad_norm=${pyRepr(v.grad)}`, texts: { loss: pyRepr(v.loss), grad_norm: pyRepr(v.grad) } }),
     confusable: /step|iter|[:=]/i,
@@ -210,6 +212,24 @@ describe.each(LINE_FORMATS)('$name on damaged logs', (format) => {
       }
     }
   });
+});
+
+describe('a last line without a newline', () => {
+  const cases: [string, (text: string) => ParsedLog, string, string][] = [
+    ['Megatron-LM', readMegatron, ' iteration        1/      10 | lm loss: 2.500000E+00 | grad norm: 1.250 |\n iteration        2/      10 | grad norm: 1.375 | lm loss: 2', 'lm loss'],
+    ['generic', readGeneric, 'step 1 | loss: 2.5 grad_norm=1.25\nstep 2 | grad_norm=1.375 loss: 2', 'loss'],
+  ];
+  for (const [name, read, text, metric] of cases) {
+    it(`${name}: its last value may be cut off, so it is skipped with a note; the values before it are kept`, () => {
+      const log = read(text);
+      expect(log.series.find((s) => s.name === metric)!.steps).toEqual([1]);
+      expect(log.series.find((s) => s.name.startsWith('grad'))!.steps).toEqual([1, 2]);
+      expect(log.notes.join('\n')).toMatch(/the last line \(.*\) has no newline, so its last value may be cut off; that value was skipped/);
+      const whole = read(`${text}.500000E+00 |\n`);
+      expect(whole.series.find((s) => s.name === metric)!.steps).toEqual([1, 2]);
+      expect(whole.notes.join('\n')).not.toMatch(/no newline/);
+    });
+  }
 });
 
 describe('trainer_state.json and golden values (one JSON document)', () => {

@@ -3,7 +3,7 @@
 // step (a step/iteration pair, or "step 12" / "Iter 12/100"); when no line does, the k-th value of a
 // key is step k. Precision is judged from the text: repr floats prove their bits, rounded ones do not.
 import { ParsedLog, SeriesBuilder, emptyLog } from '../series.js';
-import { LogLine, splitLogLines } from './lines.js';
+import { LogLine, dropCutOffToken, splitLogLines } from './lines.js';
 import { NUMBER_SOURCE, judgeTextPrecision, parseNumberText } from './numbers.js';
 
 const KEY = String.raw`[A-Za-z_][\w.\-/]*(?: [A-Za-z_][\w.\-/]*){0,2}`;
@@ -50,13 +50,17 @@ function stepOf(line: string, pairs: Pair[]): number | undefined {
 
 export function readGeneric(text: string): ParsedLog {
   const lines = splitLogLines(text);
+  const cutOff = dropCutOffToken(text, lines);
+  const builder = new SeriesBuilder('generic');
   const parsed: { line: LogLine; pairs: Pair[]; step?: number }[] = [];
   for (const line of lines) {
     const pairs = pairsOf(line.text);
+    if (line === cutOff?.line && pairsOf(cutOff.original).length > pairs.length) {
+      builder.note(`the last line (line ${line.lineNo}) has no newline, so its last value may be cut off; that value was skipped`);
+    }
     if (pairs.length === 0) continue;
     parsed.push({ line, pairs, step: stepOf(line.text, pairs) });
   }
-  const builder = new SeriesBuilder('generic');
   const stepped = parsed.some((p) => p.step !== undefined && p.pairs.some((q) => !isStepKey(q.key)));
   for (const { line, pairs, step } of parsed) {
     if (stepped && step === undefined) {

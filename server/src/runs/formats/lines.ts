@@ -46,6 +46,36 @@ export function splitLogLines(text: string): LogLine[] {
   return out;
 }
 
+/** The last line of a log read while the program was still writing it, and the token taken off its end. */
+export interface CutOffLine {
+  line: LogLine;
+  /** The line's text as it was in the file. */
+  original: string;
+}
+
+/**
+ * A log read while the program still writes it ends in a line without a newline, whose last token may
+ * be a number cut short ("2" of "2.500000E+00") that would read as a real value. Takes that token off
+ * the last of `lines` (split from `text`); undefined when the text ends a line or nothing was taken off.
+ * Whitespace or a separator after the last value shows that it was written whole.
+ */
+export function dropCutOffToken(text: string, lines: LogLine[]): CutOffLine | undefined {
+  if (text === '' || text.endsWith('\n') || text.endsWith('\r')) return undefined;
+  const line = lines[lines.length - 1];
+  if (!line || line.lineNo !== countNewlines(text) + 1) return undefined; // the last line is blank
+  const kept = line.text.replace(/[\w.+\-]+$/, '');
+  if (kept === line.text) return undefined;
+  const original = line.text;
+  line.text = kept;
+  return { line, original };
+}
+
+function countNewlines(text: string): number {
+  let count = 0;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) count++;
+  return count;
+}
+
 /** True when the bytes look like a binary file rather than text (NUL bytes near the start). */
 export function looksBinary(head: string): boolean {
   return head.slice(0, 8192).includes('\u0000');

@@ -5,7 +5,7 @@
 // Losses are `%.6E` means over --log-interval iterations and grad norm is `%.3f`: the log can show
 // agreement to 7 digits at best, never identical bits. Counters are whole numbers and exact.
 import { ParsedLog, Precision, SeriesBuilder, emptyLog } from '../series.js';
-import { splitLogLines } from './lines.js';
+import { dropCutOffToken, splitLogLines } from './lines.js';
 import { describePrinted, isIntegerText, parseNumberText } from './numbers.js';
 
 export const MEGATRON_LINE = /^\s*(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\]\s*)?iteration\s+(\d+)\/\s*(\d+)\s*\|(.*)$/;
@@ -19,11 +19,14 @@ export function readMegatron(text: string): ParsedLog {
   const builder = new SeriesBuilder('megatron');
   const iterations: number[] = [];
   let seen = 0;
-  for (const line of splitLogLines(text)) {
+  const lines = splitLogLines(text);
+  const cutOff = dropCutOffToken(text, lines);
+  for (const line of lines) {
     const m = MEGATRON_LINE.exec(line.text);
     if (m) {
       seen++;
       const iteration = Number(m[2]);
+      if (line === cutOff?.line) builder.note(`the last line (iteration ${iteration}) has no newline, so its last value may be cut off; that value was skipped`);
       iterations.push(iteration);
       for (const segment of m[4]!.split(/\s\|\s?/)) {
         const s = SEGMENT.exec(segment.replace(/\|\s*$/, ''));
@@ -42,6 +45,7 @@ export function readMegatron(text: string): ParsedLog {
       const at = /iteration\s+(\d+)/.exec(v[1]!);
       if (!at) continue;
       seen++;
+      if (line === cutOff?.line) builder.note(`the last line (validation at iteration ${at[1]}) has no newline, so its last value may be cut off; that value was skipped`);
       for (const pair of v[2]!.matchAll(VALIDATION_VALUE)) {
         const key = pair[1]!.trim();
         for (const [suffix, raw] of [['value', pair[2]!], ['PPL', pair[3]!]] as const) {
