@@ -56,6 +56,17 @@ describe('bitexact pair --parallel', () => {
     expect(metaOf(pair.dir).parallel).toBe(false);
   });
 
+  it('tells every run its own number with numberRuns, in parallel and one after another, and only then', async () => {
+    const printNumber = 'import os\nprint(os.environ.get("BITEXACT_RUN", "unset"))';
+    for (const parallel of [true, false]) {
+      const pair = await runPair({ argv: ['python3', '-c', printNumber], cwd: out, runs: 3, outDir: out, parallel, numberRuns: true });
+      for (const k of [1, 2, 3]) expect(fs.readFileSync(path.join(pair.dir, `run-${k}.log`), 'utf8')).toBe(`${k}\n`);
+    }
+    const { BITEXACT_RUN: _, ...parentEnv } = process.env;
+    const unnumbered = await runPair({ argv: ['python3', '-c', printNumber], cwd: out, runs: 2, outDir: out, parallel: true, parentEnv });
+    for (const k of [1, 2]) expect(fs.readFileSync(path.join(unnumbered.dir, `run-${k}.log`), 'utf8')).toBe('unset\n');
+  });
+
   it('kills every run\'s process group on timeout, from the CLI, and still compares what was logged', () => {
     const pidFile = path.join(out, 'pids.txt');
     const started = Date.now();

@@ -172,6 +172,8 @@ describe('the launcher', () => {
     expect(a).not.toHaveProperty('PYTHONUNBUFFERED');
     expect(b).toMatchObject({ SEED: '2', EXTRA: 'b' });
     expect(runEnvironment({ PYTHONUNBUFFERED: '1' }, {}, 1)['PYTHONUNBUFFERED']).toBe('1');
+    expect(a).not.toHaveProperty('BITEXACT_RUN');
+    expect(runEnvironment(parent, { ...opts, numberRuns: true, env: { BITEXACT_RUN: '7' } }, 3)['BITEXACT_RUN']).toBe('3');
     expect(environmentDifference({ A: '1', B: '2' }, { A: '1', C: '3' })).toEqual({ B: null, C: '3' });
   });
 

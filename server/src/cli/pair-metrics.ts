@@ -6,12 +6,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { LogFormat, readLogFile } from '../runs/formats/detect.js';
+import { RUN_NUMBER_ENV } from '../runs/launch.js';
 import { ParsedLog, emptyLog } from '../runs/series.js';
 
 /** `{k}` or `{run}` in PATH: the run number, so every run writes and is read from its own file. */
 const RUN_PLACEHOLDER = /\{(?:k|run)\}/g;
-/** Each run finds its number here, to name its own file after the placeholder. */
-export const RUN_NUMBER_ENV = 'BITEXACT_RUN';
 
 interface FileState {
   mtimeMs: number;

@@ -9,11 +9,11 @@ import { LOG_FORMATS, LogFormat, isLogFormat } from '../runs/formats/detect.js';
 import { goldenValuesJson } from '../runs/formats/golden.js';
 import { readRankTraces } from '../runs/formats/ranks.js';
 import { CompareInputError, resolveCompareInputs } from '../runs/compare-inputs.js';
-import { PairResult, runPair } from '../runs/launch.js';
+import { PairResult, RUN_NUMBER_ENV, runPair } from '../runs/launch.js';
 import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, serveLogRead } from '../runs/read-logs.js';
 import type { ParsedLog } from '../runs/series.js';
 import { ReportRun, reportJson, reportText } from '../runs/report.js';
-import { MetricsFiles, RUN_NUMBER_ENV, hasRunPlaceholder } from './pair-metrics.js';
+import { MetricsFiles, hasRunPlaceholder } from './pair-metrics.js';
 
 const PAIR_USAGE = `Usage: bitexact pair [options] -- COMMAND [ARG...]
 
@@ -185,9 +185,6 @@ export async function runPairCommand(args: string[]): Promise<number> {
   process.on('SIGINT', onInterrupt);
   process.on('SIGTERM', onInterrupt);
   const metrics = options.metrics;
-  // runPair builds run k's environment as it launches run k, just before telling onRunStart(k); so
-  // setting the number of the next run there gives every run its own, in sequence or in parallel.
-  if (metrics) options.env[RUN_NUMBER_ENV] = '1';
   let pair: PairResult;
   try {
     fs.mkdirSync(options.out, { recursive: true });
@@ -200,14 +197,14 @@ export async function runPairCommand(args: string[]): Promise<number> {
       envB: options.envB,
       preset: options.preset,
       sitecustomizeDir: options.sitecustomizeDir,
+      // Each run's metrics file may be named after its number ({k} in --metrics).
+      numberRuns: metrics !== undefined,
       timeoutMs: options.timeoutMs,
       signal: controller.signal,
       parallel: options.parallel,
       onRunStart: (k, log) => {
         process.stderr.write(`bitexact: run ${k}/${options.runs} → ${displayPath(log)}\n`);
-        if (!metrics) return;
-        metrics.beforeRun(k);
-        options.env[RUN_NUMBER_ENV] = String(k + 1);
+        metrics?.beforeRun(k);
       },
       onRunEnd: (k, record) => metrics?.afterRun(k, path.dirname(record.logPath), record.start),
       ...(options.tee ? { onOutput: (_k: number, chunk: Buffer) => process.stderr.write(chunk) } : {}),

@@ -70,20 +70,25 @@ export function newRunId(argv: readonly string[], now = new Date()): string {
   return safeRunId(`${stamp}-${path.basename(script).replace(/\.py$/, '')}-${crypto.randomBytes(2).toString('hex')}`);
 }
 
+/** With `numberRuns`, each run finds its number (1-based) here, e.g. to name a metrics file of its own. */
+export const RUN_NUMBER_ENV = 'BITEXACT_RUN';
+
 /**
  * The environment of run k (1-based): the parent's, then the preset, then --env, then --env-b on
- * even-numbered runs (run 2 is "B" in a pair). PYTHONUNBUFFERED is left as it is (see launchRun):
- * `--env PYTHONUNBUFFERED=1` buys output that shows up line by line for a system call per line.
+ * even-numbered runs (run 2 is "B" in a pair), then with `numberRuns` the run's number. PYTHONUNBUFFERED
+ * is left as it is (see launchRun): `--env PYTHONUNBUFFERED=1` buys output that shows up line by line
+ * for a system call per line.
  */
 export function runEnvironment(
   parent: NodeJS.ProcessEnv,
-  options: { env?: Record<string, string>; envB?: Record<string, string>; preset?: 'det'; sitecustomizeDir?: string },
+  options: { env?: Record<string, string>; envB?: Record<string, string>; preset?: 'det'; sitecustomizeDir?: string; numberRuns?: boolean },
   k: number,
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...parent };
   if (options.preset === 'det') Object.assign(env, DET_PRESET_ENV);
   Object.assign(env, options.env ?? {});
   if (k % 2 === 0) Object.assign(env, options.envB ?? {});
+  if (options.numberRuns) env[RUN_NUMBER_ENV] = String(k);
   if (options.preset === 'det' && options.sitecustomizeDir) {
     const rest = env['PYTHONPATH'] ? `${path.delimiter}${env['PYTHONPATH']}` : '';
     env['PYTHONPATH'] = `${options.sitecustomizeDir}${rest}`;
@@ -276,6 +281,8 @@ export interface PairSpec {
   envB?: Record<string, string>;
   preset?: 'det';
   sitecustomizeDir?: string;
+  /** Tell each run its number in $BITEXACT_RUN (RUN_NUMBER_ENV). */
+  numberRuns?: boolean;
   timeoutMs?: number;
   signal?: AbortSignal;
   parentEnv?: NodeJS.ProcessEnv;
