@@ -224,9 +224,18 @@ describe('the launcher', () => {
     const record = await launchRun({ argv: ['python3', '-c', 'import time\nwhile True:\n    print("x" * 100, flush=True)\n    time.sleep(0.01)'], cwd: out, env: process.env, logPath, killGraceMs: 500 });
     // The run's own write fails, as it would bare; its traceback cannot join the log, so it stays.
     expect(record.exitCode).toBe(1);
-    expect(record.logError).toMatch(/ENOSPC/);
+    expect(record.logError).toBe(`cannot append the run's stderr to ${logPath}: ENOSPC; it stays in ${logPath}.stderr`);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(fs.readFileSync(`${logPath}.stderr`, 'utf8')).toMatch(/No space left on device/);
+  });
+
+  it('says which log could not be created and that the runs after it were not started', () => {
+    // Run 1 puts a directory where run 2's log goes (its own log is its stdout).
+    const blocker = 'import os\nlog = os.readlink("/proc/self/fd/1")\nos.mkdir(log.replace("run-1.log", "run-2.log"))\nprint("loss: 0.5")';
+    const r = runCli(['pair', '--runs', '3', '--out', path.join(out, 'runs'), '--', 'python3', '-c', blocker], ROOT);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^bitexact: error: cannot create \S+\/run-2\.log: EISDIR; the run was not started \(and 1 later run was not started\)$/m);
+    expect(r.stderr).not.toMatch(/stopped/);
   });
 
   it('refuses an output directory it cannot create', () => {

@@ -223,10 +223,13 @@ export async function runPairCommand(args: string[]): Promise<number> {
     process.stderr.write(`bitexact: error: cannot start \`${options.command[0]}\`: ${notStarted.spawnError}\n`);
     return 2;
   }
-  // A log that could not be written (disk full) stops the pair; what reached the disk is still
-  // compared below, but the exit status says the comparison is not whole.
+  // A log that could not be written (disk full) ends the pair: the runs after it are not started.
+  // What reached the disk is still compared below, but the exit status says the comparison is not whole.
   const unlogged = pair.records.find((r) => r.logError);
-  if (unlogged) process.stderr.write(`bitexact: error: ${unlogged.logError}; the run was stopped\n`);
+  if (unlogged) {
+    const notStarted = options.runs - pair.records.length;
+    process.stderr.write(`bitexact: error: ${unlogged.logError}${notStarted > 0 ? ` (and ${notStarted} later run${notStarted === 1 ? ' was' : 's were'} not started)` : ''}\n`);
+  }
   for (const { run, error } of metrics?.errors() ?? []) process.stderr.write(`bitexact: error: run ${run}: ${error}\n`);
   const logs = metrics ? [] : await readLogs(pair.records.map((r) => ({ file: r.logPath, format: options.logFormat })));
   const read = pair.records.map((r, i) => (metrics ? metrics.read(i + 1, options.logFormat) : { log: logs[i]!, file: r.logPath }));

@@ -39,7 +39,10 @@ export interface RunRecord {
   cancelled: boolean;
   /** The command could not be started (ENOENT, EACCES …). */
   spawnError?: string;
-  /** The log could not be created, or could not take the run's stderr (disk full …), which then stays in `<log>.stderr`. */
+  /**
+   * Why the log is not whole, as a sentence: it could not be created (the run was not started), or it
+   * could not take the run's stderr (disk full …), which then stays in `<log>.stderr`.
+   */
   logError?: string;
 }
 
@@ -157,7 +160,7 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
   } catch (error) {
     // No log, no run: output that cannot be kept would make a verdict nobody can check.
     for (const file of files) file.close(file.path !== spec.logPath);
-    record.logError = `cannot create ${spec.logPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+    record.logError = `cannot create ${spec.logPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; the run was not started`;
     record.end = new Date().toISOString();
     return Promise.resolve(record);
   }
@@ -189,7 +192,7 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
       try {
         appendFile(out, err);
       } catch (error) {
-        record.logError = `cannot write ${spec.logPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+        record.logError = `cannot append the run's stderr to ${spec.logPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; it stays in ${err.path}`;
       }
       out.close(false);
       err.close(!record.logError);
