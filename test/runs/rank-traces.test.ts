@@ -39,6 +39,21 @@ function runDir(root: string, name: string, ranks: number, perturb?: { rank: num
   return dir;
 }
 
+describe('rank traces keep texts lazy', () => {
+  it('names each series after its rank without making its texts, which read as printed', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-rank-texts-'));
+    for (const rank of [0, 1]) {
+      const lines = [1, 2, 3].map((step) => `{"step": ${step}, "loss": ${0.1 * step + rank}, "lr": 3e-4}`);
+      fs.writeFileSync(path.join(dir, `rank_00000${rank}.jsonl`), `${lines.join('\n')}\n`);
+    }
+    const log = readRankTraces(rankFilesIn(dir));
+    expect(log.series.map((s) => s.name)).toEqual(['loss@rank0', 'lr@rank0', 'loss@rank1', 'lr@rank1']);
+    for (const s of log.series) expect(Object.getOwnPropertyDescriptor(s, 'texts')!.get).toBeTypeOf('function');
+    expect(log.series[2]!.texts).toEqual([1, 2, 3].map((step) => String(0.1 * step + 1)));
+    expect(log.series[1]!.texts).toEqual(['3e-4', '3e-4', '3e-4']);
+  });
+});
+
 describe('rank files', () => {
   it('are recognised by name and listed in rank order', () => {
     expect(rankOfFile('/x/rank_000012.jsonl')).toBe('12');

@@ -264,6 +264,13 @@ function sortedPoints(parts: Points[]): { steps: number[]; values: number[]; tex
   return { steps: entries.map(([step]) => step), values: entries.map(([, p]) => p.value), texts: entries.map(([, p]) => p.text) };
 }
 
+/** The series under another name; lazy texts stay lazy (a spread would make them). */
+export function renamedSeries(series: MetricSeries, name: string): MetricSeries {
+  const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(series)) as MetricSeries;
+  copy.name = name;
+  return copy;
+}
+
 export function emptyLog(format: string, error: string, notes: string[] = []): ParsedLog {
   return { format, stepKind: 'step', series: [], notes, error };
 }

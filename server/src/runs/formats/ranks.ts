@@ -3,7 +3,7 @@
 // run directory holding such files stands for all of them, never for whichever one is newest.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ParsedLog, emptyLog, type MetricSeries } from '../series.js';
+import { ParsedLog, emptyLog, renamedSeries, type MetricSeries } from '../series.js';
 import { readLogFile } from './detect.js';
 
 const RANK_FILE = /^rank[_-]?0*(\d+)\.jsonl$/;
@@ -43,7 +43,7 @@ export function readRankTraces(files: readonly string[]): ParsedLog {
       continue;
     }
     if (log.stepKind === 'ordinal') ordinal = true;
-    for (const s of log.series) series.push({ ...s, name: `${s.name}@rank${rank}` });
+    for (const s of log.series) series.push(renamedSeries(s, `${s.name}@rank${rank}`));
     for (const note of log.notes) notes.push(`rank ${rank}: ${note}`);
   }
   const format = `${[...formats].join('/') || 'jsonl'} × ${files.length} rank${files.length === 1 ? '' : 's'}`;
