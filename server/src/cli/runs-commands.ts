@@ -12,6 +12,7 @@ import { CompareInputError, resolveCompareInputs } from '../runs/compare-inputs.
 import { PairResult, RUN_NUMBER_ENV, runPair } from '../runs/launch.js';
 import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, serveLogRead } from '../runs/read-logs.js';
 import type { ParsedLog } from '../runs/series.js';
+import { settingsCost } from '../runs/cost.js';
 import { ReportRun, reportJson, reportText } from '../runs/report.js';
 import { MetricsFiles, hasRunPlaceholder } from './pair-metrics.js';
 
@@ -252,8 +253,9 @@ export async function runPairCommand(args: string[]): Promise<number> {
   const comparison = compareRuns(inputs);
   let exitCode: number = exitCodeOf(comparison, { requireBitwise: options.requireBitwise });
   if (controller.signal.aborted || unlogged) exitCode = 2;
-  const text = reportText(comparison, reportRuns, exitCode);
-  const json = reportJson('pair', comparison, reportRuns, exitCode);
+  const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
+  const text = reportText(comparison, reportRuns, exitCode, cost);
+  const json = reportJson('pair', comparison, reportRuns, exitCode, cost);
   // The report is kept with the logs, so the run directory explains itself later.
   try {
     fs.writeFileSync(path.join(pair.dir, 'report.txt'), text);

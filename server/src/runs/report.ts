@@ -1,6 +1,8 @@
 // The two faces of a comparison: a text screen a person takes in at a glance (headline first, table,
 // one-line reading) and the JSON object of the DESIGN contract for tools.
 import type { Comparison, MetricComparison } from './compare.js';
+import { SettingsCost, costText } from './cost.js';
+import { RUN_NUMBER_ENV } from './launch.js';
 
 export interface ReportRun {
   label: string;
@@ -18,7 +20,8 @@ export interface ReportRun {
 
 const TABLE_ROWS = 16;
 
-export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, runs: readonly ReportRun[], exitCode: number): string {
+/** `cost`: what run B's settings cost (settingsCost), when the runs differ in environment. */
+export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, runs: readonly ReportRun[], exitCode: number, cost?: SettingsCost): string {
   const out = {
     version: 1,
     tool: 'bitexact',
@@ -70,6 +73,7 @@ export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, run
     order: comparison.order,
     reading: comparison.reading,
     partial: comparison.partial,
+    ...(cost ? { costOfB: cost } : {}),
   };
   return `${JSON.stringify(out, null, 2)}\n`;
 }
@@ -84,7 +88,7 @@ function finiteOrNull(x: number | null): number | null {
   return x !== null && Number.isFinite(x) ? x : null;
 }
 
-export function reportText(comparison: Comparison, runs: readonly ReportRun[], exitCode: number): string {
+export function reportText(comparison: Comparison, runs: readonly ReportRun[], exitCode: number, cost?: SettingsCost): string {
   const lines: string[] = [];
   const formats = [...new Set(comparison.runs.map((r) => r.format))].join('/');
   lines.push(headline(comparison, exitCode));
@@ -122,6 +126,7 @@ export function reportText(comparison: Comparison, runs: readonly ReportRun[], e
   if (ordered.length > shown.length) lines.push(`  … ${ordered.length - shown.length} more metrics (--format json lists all)`);
   const timing = comparison.metrics.filter((m) => m.timing);
   if (timing.length) lines.push(`  timing, never counted: ${timing.map((m) => `${m.name} (${m.verdict})`).join(', ')}`);
+  if (cost) lines.push(`  ${costText(cost)}`);
   lines.push('');
   if (comparison.reading) lines.push(comparison.reading);
   if (manyRuns) lines.push(...recommendedText(ordered, comparison.runs.length));
@@ -142,7 +147,8 @@ export function reportText(comparison: Comparison, runs: readonly ReportRun[], e
 /** The cheapest explanation of a divergence is a different environment: name what run k changed. */
 function envNote(reference: ReportRun['env'], env: ReportRun['env']): string {
   if (!reference || !env || reference === env) return '';
-  const keys = [...new Set([...Object.keys(reference), ...Object.keys(env)])].filter((k) => reference[k] !== env[k]).sort();
+  // The number each run is told (pair --metrics) explains nothing.
+  const keys = [...new Set([...Object.keys(reference), ...Object.keys(env)])].filter((k) => k !== RUN_NUMBER_ENV && reference[k] !== env[k]).sort();
   if (keys.length === 0) return '';
   return `  (env: ${keys.map((k) => (env[k] === undefined || env[k] === null ? `${k} unset` : `${k}=${env[k]}`)).join(', ')})`;
 }
