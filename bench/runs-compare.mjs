@@ -1,10 +1,10 @@
 // `npm run bench:runs`: the paired-runs engine at scale, measured in this run on this machine.
 //  (a) compare 2 runs × 100k steps × 20 metrics of JSON Lines: `bitexact compare` as a fresh process
 //      (median of BENCH_REPS), next to the bare start-up of the same command (`compare --help`); the
-//      runs engine alone as a fresh process, given the files' bytes, next to node just reading them;
-//      and in-process by stage (read+parse the logs one after the other, of which the JSON Lines reader
-//      alone on the files' bytes, and read+parse in worker threads as `compare` does; compare; report).
-//      Target: ≤ 300 ms.
+//      runs engine alone as a fresh process, reading the files as compare does, next to node just
+//      reading them; and in-process by stage (read+parse as compare does, in worker threads, next to
+//      the logs read one after the other and the JSON Lines reader alone on the files' bytes; compare;
+//      report). Target: ≤ 300 ms.
 //  (b) harness overhead: a python3 script printing 100k lines, run bare (output to a file) and through
 //      the launcher `bitexact pair` uses (launchRun: the child writes into files of its own, tailed into
 //      run-1.log in whole lines), alternated, medians; and the same with PYTHONUNBUFFERED=1 on both
@@ -125,17 +125,20 @@ function timedNode(args) {
 }
 const timedCli = (args) => timedNode([path.join(root, 'bin/bitexact.cjs'), ...args]);
 
-// Where a fresh `compare` could get to: the engine bundle alone (no CLI, no tree-sitter) given the
-// files' bytes; and below it, node starting and reading the two files.
+// Where a fresh `compare` could get to: the engine bundle alone (no CLI) reading the files as compare
+// does (worker threads); and below it, node starting and reading the two files.
 const engineOnly = path.join(benchDir, 'compare-engine-only.cjs');
 fs.writeFileSync(
   engineOnly,
   [
     "const engine = require('./runs-engine.cjs');",
-    "const fs = require('node:fs');",
+    "const path = require('node:path');",
     'const files = process.argv.slice(2);',
-    'const comparison = engine.compareRuns(files.map((file, k) => ({ label: `run ${k + 1}`, log: engine.readJsonl(fs.readFileSync(file)) })));',
-    "process.stdout.write(engine.reportJson('compare', comparison, files.map((file, k) => ({ label: `run ${k + 1}`, logPath: file })), engine.exitCodeOf(comparison)));",
+    "const workerEntry = { script: path.join(__dirname, 'read-worker.cjs'), argv: [] };",
+    "engine.readLogFiles(files.map((file) => ({ file, format: 'auto' })), { workerEntry }).then((logs) => {",
+    '  const comparison = engine.compareRuns(logs.map((log, k) => ({ label: `run ${k + 1}`, log })));',
+    "  process.stdout.write(engine.reportJson('compare', comparison, files.map((file, k) => ({ label: `run ${k + 1}`, logPath: file })), engine.exitCodeOf(comparison)));",
+    '});',
   ].join('\n'),
 );
 
@@ -180,7 +183,7 @@ for (let i = 0; i < reps; i++) {
 const first = verdict.firstDivergence;
 console.log(`  verdict: first divergence at step ${first?.step} (${first?.metric}); ${verdict.metrics.filter((m) => m.verdict === 'bitwise').length} of ${verdict.metrics.length} metrics bitwise`);
 console.log(`  fresh process  \`bitexact compare\`: ${ms(median(fresh))}   (start-up alone, \`bitexact compare --help\`: ${ms(median(startup))}; median of ${reps})`);
-console.log(`  fresh process  the runs engine alone on the files' bytes: ${ms(median(engineFresh))}   (node starting and reading the two files: ${ms(median(readFresh))})`);
+console.log(`  fresh process  the runs engine alone, reading the files as compare does: ${ms(median(engineFresh))}   (node starting and reading the two files: ${ms(median(readFresh))})`);
 console.log(
   `  in-process     read+parse ${ms(median(stages.parallel))} as compare reads them (worker threads, ${os.availableParallelism()} core(s); one log after the other: ${ms(median(stages.read))}, of which the JSON Lines reader alone on the files' bytes: ${ms(median(stages.reader))}), compare ${ms(median(stages.compare))}, report ${ms(median(stages.report))}, total ${ms(median(stages.total))} (median of ${reps})`,
 );
