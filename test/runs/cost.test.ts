@@ -1,6 +1,6 @@
 // What run B's settings cost (`pair --env-b`): the B/A ratios of wall time and of a per-step timing
 // metric's median, in the text report (one line) and the JSON report (`costOfB`, only when the runs
-// differ in environment), and through `bitexact pair`.
+// differ in environment), through `bitexact pair` and `bitexact compare` of a pair directory.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -95,9 +95,13 @@ describe('bitexact pair --env-b', () => {
     const text = runCli(['pair', '--out', 'runs', '--env-b', 'DET=1', '--', 'python3', '-c', script], cwd);
     expect(text.status).toBe(0);
     expect(text.stdout).toMatch(/^ {2}Cost of the B settings \(DET=1; run 2 vs run 1\): wall time ×\d+\.\d\d, median step_time ×1\.50\.$/m);
-    const json = JSON.parse(runCli(['pair', '--out', 'runs', '--format', 'json', '--env-b', 'DET=1', '--', 'python3', '-c', script], cwd).stdout);
+    const json = JSON.parse(runCli(['pair', '--out', 'json-runs', '--format', 'json', '--env-b', 'DET=1', '--', 'python3', '-c', script], cwd).stdout);
     expect(json.costOfB.stepTime).toEqual({ metric: 'step_time', a: 0.2, b: 0.3, ratio: 0.3 / 0.2 });
     expect(json.costOfB.wallTime.ratio).toBeGreaterThan(0);
+    // Compared again later, the pair directory's meta.json gives the environments and wall times.
+    const pairDir = path.join(cwd, 'json-runs', fs.readdirSync(path.join(cwd, 'json-runs'))[0]!);
+    const again = JSON.parse(runCli(['compare', '--format', 'json', pairDir], cwd).stdout);
+    expect(again.costOfB).toEqual(json.costOfB);
     const same = JSON.parse(runCli(['pair', '--out', 'runs', '--format', 'json', '--', 'python3', '-c', script], cwd).stdout);
     expect(same).not.toHaveProperty('costOfB');
   });

@@ -306,10 +306,17 @@ export async function runCompareCommand(args: string[]): Promise<number> {
     log: f.ranks ? readRankTraces(f.ranks) : read[plain.indexOf(f)]!,
     ...(f.exit ? { exit: f.exit } : {}),
   }));
-  const reportRuns: ReportRun[] = options.files.map((f) => ({ label: f.label, logPath: displayPath(f.file), ...(f.exit ? { exitCode: f.exit.code, signal: f.exit.signal } : {}) }));
+  const reportRuns: ReportRun[] = options.files.map((f) => ({
+    label: f.label,
+    logPath: displayPath(f.file),
+    ...(f.exit ? { exitCode: f.exit.code, signal: f.exit.signal } : {}),
+    ...(f.env ? { env: f.env } : {}),
+    ...(f.wallTime !== undefined ? { wallTime: f.wallTime } : {}),
+  }));
   const comparison = compareRuns(inputs);
   let exitCode: number = exitCodeOf(comparison, { requireBitwise: options.requireBitwise });
-  process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, exitCode) : reportText(comparison, reportRuns, exitCode));
+  const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
+  process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, exitCode, cost) : reportText(comparison, reportRuns, exitCode, cost));
   if (options.exportGolden !== undefined && !exportGolden(options.exportGolden, inputs[0]!)) exitCode = 2;
   return exitCode;
 }

@@ -16,6 +16,9 @@ export interface CompareInput {
   /** Per-rank files (`rank_000000.jsonl` …) compared rank by rank. */
   ranks?: string[];
   exit?: RunInput['exit'];
+  /** From a pair directory's meta.json: the run's environment difference and wall time (seconds). */
+  env?: Record<string, string | null>;
+  wallTime?: number;
 }
 
 /** Files as given; a lone directory is a pair directory (run-k.log + meta.json); other directories stand for their best log. */
@@ -26,10 +29,10 @@ export function resolveCompareInputs(paths: string[]): CompareInput[] {
     if (!fs.statSync(dir).isDirectory()) throw new CompareInputError('name at least two logs, or one pair directory');
     const logs = fs.readdirSync(dir).filter((f) => /^run-\d+\.log$/.test(f)).sort((a, b) => runNumber(a) - runNumber(b));
     if (logs.length < 2) throw new CompareInputError(`${dir}: no run-1.log, run-2.log … in it; name the logs to compare`);
-    const exits = pairExits(dir);
+    const records = pairRecords(dir);
     // A pair run with --metrics kept each run's metrics file in run-k.metrics/: that is what it compared.
     const kept = logs.map((f) => keptMetricsFile(dir, runNumber(f)));
-    return logs.map((f, i) => ({ label: `run ${runNumber(f)}`, file: kept.every(Boolean) ? kept[i]! : path.join(dir, f), exit: exits.get(runNumber(f)) }));
+    return logs.map((f, i) => ({ label: `run ${runNumber(f)}`, file: kept.every(Boolean) ? kept[i]! : path.join(dir, f), ...records.get(runNumber(f)) }));
   }
   return paths.map((p) => {
     if (fs.statSync(p).isDirectory()) {
@@ -57,12 +60,18 @@ function runNumber(file: string): number {
   return Number(/\d+/.exec(file)![0]);
 }
 
-function pairExits(dir: string): Map<number, NonNullable<RunInput['exit']>> {
-  const out = new Map<number, NonNullable<RunInput['exit']>>();
+/** What meta.json says of each run: how it ended, its environment difference and wall time. */
+function pairRecords(dir: string): Map<number, Pick<CompareInput, 'exit' | 'env' | 'wallTime'>> {
+  const out = new Map<number, Pick<CompareInput, 'exit' | 'env' | 'wallTime'>>();
+  type MetaRun = { run: number; exitCode?: number | null; signal?: string | null; status?: string; env?: Record<string, string | null>; wallTime?: number };
   try {
-    const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8')) as { runs?: { run: number; exitCode?: number | null; signal?: string | null; status?: string }[] };
+    const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8')) as { runs?: MetaRun[] };
     for (const r of meta.runs ?? []) {
-      out.set(r.run, { code: r.exitCode ?? null, signal: r.signal ?? null, timedOut: r.status === 'timed out', cancelled: r.status === 'cancelled' });
+      out.set(r.run, {
+        exit: { code: r.exitCode ?? null, signal: r.signal ?? null, timedOut: r.status === 'timed out', cancelled: r.status === 'cancelled' },
+        ...(r.env && typeof r.env === 'object' ? { env: r.env } : {}),
+        ...(typeof r.wallTime === 'number' ? { wallTime: r.wallTime } : {}),
+      });
     }
   } catch {
     // No meta.json (logs copied by hand): compare without exit information.
