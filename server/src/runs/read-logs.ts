@@ -1,5 +1,5 @@
 // Reading the logs of several runs at once. A reader is single-threaded CPU work (the JSON Lines one
-// parses ~170 MB/s), so large logs are read in worker threads, one per log and at most as many at a
+// parses about 190 MB/s on the bench machine), so large logs are read in worker threads, one per log and at most as many at a
 // time as the machine has cores, while this thread reads its share. Small inputs are read here: a
 // worker costs its start-up (tens of milliseconds) before it reads anything.
 //
@@ -59,8 +59,8 @@ export async function readLogFiles(requests: readonly LogRequest[], options: Rea
   if (threads < 2) return requests.map((r) => readLogFile(r.file, r.format));
   const entry = options.workerEntry!;
   const onWorkerError = options.onWorkerError ?? (() => undefined);
-  // This thread reads a share of the large logs and every small one; workers take the rest from the
-  // same queue as they finish, so a slow log does not hold the others up.
+  // This thread reads every small log and large ones from the back of the queue, yielding between
+  // them so that a worker that finished can take the next one from the front.
   const queue = [...large];
   const workers: Promise<void>[] = [];
   const runWorker = async (): Promise<void> => {
