@@ -14,6 +14,7 @@ import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, serveLogRead } 
 import type { ParsedLog } from '../runs/series.js';
 import { settingsCost } from '../runs/cost.js';
 import { ReportRun, reportJson, reportText } from '../runs/report.js';
+import { checkFolders, formatHazards, scriptFolders } from './pair-hazards.js';
 import { MetricsFiles, hasRunPlaceholder } from './pair-metrics.js';
 
 const PAIR_USAGE = `Usage: bitexact pair [options] -- COMMAND [ARG...]
@@ -39,6 +40,8 @@ Options:
   --format FORMAT      text (default) or json
   --require-bitwise    fail (exit 1) when a metric agrees only at printed precision
   --tee                also show each run's output on stderr as it arrives
+  --no-check           when the runs differ, do not run bitexact check on the folders of the
+                       command's Python scripts (it lists the hazards it finds there)
 `;
 
 const COMPARE_USAGE = `Usage: bitexact compare [options] PATH PATH [PATH...]
@@ -100,6 +103,12 @@ function parseAssignments(values: string[] | undefined, flag: string): Record<st
   return out;
 }
 
+/** The full CLI bundle (dist/cli.cjs), next to this bundle or above the sources. */
+function bundledCli(): string {
+  const beside = path.join(__dirname, 'cli.cjs');
+  return fs.existsSync(beside) ? beside : path.join(__dirname, '..', '..', '..', 'dist', 'cli.cjs');
+}
+
 /** python/sitecustomize next to the bundle (dist/../python) or the sources (server/src/cli/../../../python). */
 function sitecustomizeDir(): string | undefined {
   let dir = __dirname;
@@ -142,6 +151,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
         'require-bitwise': { type: 'boolean', default: false },
         tee: { type: 'boolean', default: false },
         parallel: { type: 'boolean', default: false },
+        'no-check': { type: 'boolean', default: false },
       },
     });
     if (positionals.length) throw new RunsUsageError(`unexpected '${positionals[0]}' before \`--\``);
@@ -171,6 +181,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
       requireBitwise: values['require-bitwise']!,
       tee: values.tee!,
       parallel: values.parallel!,
+      staticCheck: !values['no-check'],
     };
   } catch (error) {
     return usageFailure(error, PAIR_USAGE);
@@ -254,8 +265,10 @@ export async function runPairCommand(args: string[]): Promise<number> {
   let exitCode: number = exitCodeOf(comparison, { requireBitwise: options.requireBitwise });
   if (controller.signal.aborted || unlogged) exitCode = 2;
   const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
-  const text = reportText(comparison, reportRuns, exitCode, cost);
-  const json = reportJson('pair', comparison, reportRuns, exitCode, cost);
+  // From the divergence back to the code: what bitexact check finds where the command's scripts are.
+  const hazards = options.staticCheck && comparison.firstDivergence ? checkFolders(bundledCli(), scriptFolders(options.command, process.cwd()), process.cwd()) : undefined;
+  const text = reportText(comparison, reportRuns, exitCode, cost) + (hazards ? `\n${formatHazards(hazards)}` : '');
+  const json = reportJson('pair', comparison, reportRuns, exitCode, cost, hazards);
   // The report is kept with the logs, so the run directory explains itself later.
   try {
     fs.writeFileSync(path.join(pair.dir, 'report.txt'), text);

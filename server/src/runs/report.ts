@@ -21,7 +21,8 @@ export interface ReportRun {
 const TABLE_ROWS = 16;
 
 /** `cost`: what run B's settings cost (settingsCost), when the runs differ in environment. */
-export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, runs: readonly ReportRun[], exitCode: number, cost?: SettingsCost): string {
+/** `hazards`: what bitexact check found in the folders of the command's scripts (pair, when runs differ). */
+export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, runs: readonly ReportRun[], exitCode: number, cost?: SettingsCost, hazards?: unknown): string {
   const out = {
     version: 1,
     tool: 'bitexact',
@@ -74,6 +75,7 @@ export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, run
     reading: comparison.reading,
     partial: comparison.partial,
     ...(cost ? { costOfB: cost } : {}),
+    ...(hazards ? { hazards } : {}),
   };
   return `${JSON.stringify(out, null, 2)}\n`;
 }

@@ -1,0 +1,70 @@
+// From a divergence back to the code: when a pair's runs differ, `bitexact check` runs on the folders
+// of the Python scripts the command names, and the report lists what it finds there next to the
+// verdict. The check runs as its own process (the full CLI bundle), so `pair` and `compare` keep
+// starting without the analysis core.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface Hazard {
+  /** Relative to the pair's working directory. */
+  path: string;
+  line: number;
+  column: number;
+  rule: string;
+  severity: string;
+  message: string;
+}
+
+export interface HazardCheck {
+  /** The folders that were checked (relative to the working directory). */
+  checked: string[];
+  hazards: Hazard[];
+  /** Set when the check could not run; the pair's verdict stands without it. */
+  error?: string;
+}
+
+/** The folders of the existing `.py` files among the command's arguments (`python3 train.py`, `torchrun … train.py`). */
+export function scriptFolders(command: readonly string[], cwd: string): string[] {
+  const folders = command
+    .filter((arg) => arg.endsWith('.py'))
+    .map((arg) => path.resolve(cwd, arg))
+    .filter((file) => fs.existsSync(file))
+    .map((file) => path.relative(cwd, path.dirname(file)) || '.');
+  return [...new Set(folders)];
+}
+
+/** Runs `bitexact check --format json` on `folders` with the CLI bundle at `cli`. */
+export function checkFolders(cli: string, folders: readonly string[], cwd: string): HazardCheck {
+  if (folders.length === 0) return { checked: [], hazards: [] };
+  const result = spawnSync(process.execPath, [cli, 'check', '--format', 'json', ...folders], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const failed = (why: string): HazardCheck => ({ checked: [...folders], hazards: [], error: `bitexact check did not run: ${why}` });
+  // Exit 0 (nothing) and 1 (findings) both carry a report; 2 is an error.
+  if (result.error) return failed(result.error.message);
+  let report: { diagnostics: Array<{ path: string; range: { start: { line: number; column: number } }; rule: string; severity: string; message: string }> };
+  try {
+    report = JSON.parse(result.stdout);
+  } catch {
+    return failed(result.stderr.trim().split('\n').find((line) => /error/i.test(line)) ?? `exit ${result.status}`);
+  }
+  const hazards = report.diagnostics
+    .filter((d) => d.severity === 'error' || d.severity === 'warning')
+    .map((d) => ({ path: d.path, line: d.range.start.line, column: d.range.start.column, rule: d.rule, severity: d.severity, message: d.message }));
+  return { checked: [...folders], hazards };
+}
+
+/** The text report's section: a line per hazard (its message's first clause), at most `limit`. */
+export function formatHazards(check: HazardCheck, limit = 10): string {
+  if (check.error) return `Static check of the command's code: ${check.error}\n`;
+  if (check.checked.length === 0) return '';
+  const where = check.checked.map((folder) => (folder === '.' ? 'the working directory' : folder)).join(', ');
+  if (check.hazards.length === 0) return `bitexact check finds no warning in ${where}: look at what it cannot see (compiled extensions, data, the environment).\n`;
+  const lines = check.hazards.slice(0, limit).map((h) => `  ${h.path}:${h.line}:${h.column} ${h.rule} ${firstClause(h.message)}`);
+  const more = check.hazards.length > limit ? [`  … and ${check.hazards.length - limit} more (bitexact check ${where})`] : [];
+  return [`Nondeterminism bitexact check finds in ${where}, where the command's scripts are:`, ...lines, ...more].join('\n') + '\n';
+}
+
+function firstClause(message: string): string {
+  const end = message.search(/[,;:](\s|$)/);
+  return end > 20 ? message.slice(0, end) : message;
+}
