@@ -11,6 +11,11 @@ const METRIC = z.object({
   timing: z.boolean(),
   precision: z.string(),
 });
+const HAZARDS = z.object({
+  checked: z.array(z.string()),
+  hazards: z.array(z.object({ path: z.string(), line: z.number(), column: z.number(), rule: z.string(), severity: z.string(), message: z.string() })),
+  error: z.string().optional(),
+});
 const REPORT = z.object({
   kind: z.string(),
   exitCode: z.number(),
@@ -19,7 +24,11 @@ const REPORT = z.object({
   firstDivergence: z.object({ step: z.number(), metric: z.string() }).nullable(),
   reading: z.string().nullable(),
   partial: z.boolean(),
+  hazards: HAZARDS.optional(),
 });
+
+/** What `bitexact check` found where the command's scripts are (paths relative to the pair's working directory). */
+export type HazardSummary = z.infer<typeof HAZARDS>;
 
 export type Verdict = z.infer<typeof METRIC>['verdict'];
 
@@ -39,6 +48,7 @@ export interface PairSummary {
   headline: string;
   reading?: string;
   metrics: MetricSummary[];
+  hazards?: HazardSummary;
 }
 
 /** The summary of a report.json text; throws with a readable message when it is not one. */
@@ -66,6 +76,7 @@ export function summarizeReport(json: string): PairSummary {
     headline: report.partial ? `${headline} (partial)` : headline,
     ...(report.reading ? { reading: report.reading } : {}),
     metrics: report.metrics.map((m) => ({ name: m.name, verdict: m.verdict, detail: metricDetail(m), timing: m.timing })),
+    ...(report.hazards ? { hazards: report.hazards } : {}),
   };
 }
 

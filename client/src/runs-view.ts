@@ -1,8 +1,9 @@
 // The Runs view (Explorer): every pair under .bitexact/runs/ of the workspace folders, newest first,
-// with its verdict; expanded, each metric's verdict and first divergent step. Clicking a pair opens
-// its text report. It follows the folder as pairs finish (a watcher on report.json).
+// with its verdict; expanded, the hazards bitexact check found in the command's code (a click opens
+// the line) and each metric's verdict and first divergent step. Clicking a pair opens its text
+// report. It follows the folder as pairs finish (a watcher on report.json).
 import * as vscode from 'vscode';
-import { MetricSummary, PairSummary, Verdict, summarizeReport } from './runs-summary.js';
+import { HazardSummary, MetricSummary, PairSummary, Verdict, summarizeReport } from './runs-summary.js';
 
 const ICONS: Record<Verdict, vscode.ThemeIcon> = {
   bitwise: new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed')),
@@ -12,7 +13,13 @@ const ICONS: Record<Verdict, vscode.ThemeIcon> = {
 };
 const REPORTS = '.bitexact/runs/*/report.json';
 
-type Node = { kind: 'pair'; report: vscode.Uri; summary?: PairSummary; error?: string } | { kind: 'metric'; metric: MetricSummary } | { kind: 'timing'; metrics: MetricSummary[] };
+type Hazard = HazardSummary['hazards'][number];
+type Node =
+  | { kind: 'pair'; report: vscode.Uri; summary?: PairSummary; error?: string }
+  | { kind: 'metric'; metric: MetricSummary }
+  | { kind: 'timing'; metrics: MetricSummary[] }
+  | { kind: 'hazards'; hazards: HazardSummary; cwd: vscode.Uri }
+  | { kind: 'hazard'; hazard: Hazard; cwd: vscode.Uri };
 
 export class RunsView implements vscode.TreeDataProvider<Node> {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -28,13 +35,34 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
   async getChildren(node?: Node): Promise<Node[]> {
     if (!node) return this.pairs();
     if (node.kind === 'timing') return node.metrics.map((metric) => ({ kind: 'metric', metric }));
+    if (node.kind === 'hazards') return node.hazards.hazards.map((hazard) => ({ kind: 'hazard', hazard, cwd: node.cwd }));
     if (node.kind !== 'pair' || !node.summary) return [];
     const counted: Node[] = node.summary.metrics.filter((m) => !m.timing).map((metric) => ({ kind: 'metric', metric }));
     const timing = node.summary.metrics.filter((m) => m.timing);
-    return timing.length ? [...counted, { kind: 'timing', metrics: timing }] : counted;
+    const out = timing.length ? [...counted, { kind: 'timing', metrics: timing } as Node] : counted;
+    // The pair ran in the folder that holds .bitexact/runs/<id>/ (pair's default --out).
+    const cwd = vscode.Uri.joinPath(node.report, '..', '..', '..', '..');
+    return node.summary.hazards ? [{ kind: 'hazards', hazards: node.summary.hazards, cwd }, ...out] : out;
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
+    if (node.kind === 'hazards') {
+      const { hazards, error, checked } = node.hazards;
+      const item = new vscode.TreeItem(`hazards in the code: ${error ? '?' : hazards.length}`, hazards.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+      item.description = error ?? `bitexact check ${checked.join(', ')}`;
+      item.iconPath = new vscode.ThemeIcon('search');
+      return item;
+    }
+    if (node.kind === 'hazard') {
+      const { hazard } = node;
+      const item = new vscode.TreeItem(`${hazard.rule} ${hazard.path}:${hazard.line}`);
+      item.description = hazard.message;
+      item.tooltip = hazard.message;
+      item.iconPath = new vscode.ThemeIcon(hazard.severity === 'error' ? 'error' : 'warning');
+      const at = new vscode.Position(hazard.line - 1, hazard.column - 1);
+      item.command = { title: 'Open', command: 'vscode.open', arguments: [vscode.Uri.joinPath(node.cwd, hazard.path), { selection: new vscode.Range(at, at) }] };
+      return item;
+    }
     if (node.kind === 'timing') {
       const item = new vscode.TreeItem('timing (never counted)', vscode.TreeItemCollapsibleState.Collapsed);
       item.iconPath = new vscode.ThemeIcon('watch');

@@ -27,6 +27,9 @@ describe('runs summary', () => {
     expect(diverging.headline).toMatch(/^DIFFERS from step \d+: grad_norm$/);
     expect(diverging.reading).toContain('grad_norm diverged first');
     expect(diverging.metrics.find((m) => m.name === 'loss')!.detail).toMatch(/^from step \d+, max rel /);
+    // The pair checked the trainer's folder: the as_completed loop that makes it diverge is named.
+    expect(diverging.hazards?.hazards.map((h) => h.rule)).toContain('BX308');
+    expect(same.hazards).toBeUndefined();
   });
 
   it('names what is wrong with a file that is not a report', () => {

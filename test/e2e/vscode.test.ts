@@ -167,8 +167,26 @@ describe('VS Code (code-server) with the packaged extension', () => {
         await page.locator('.tab.active').filter({ hasText: 'report.txt' }).waitFor({ timeout: 15_000 });
         await pairRow.locator('.monaco-tl-twistie').click();
         await runsPane.locator('.monaco-list-row').filter({ hasText: 'grad_norm' }).first().waitFor({ timeout: 15_000 });
-        await page.screenshot({ path: RUNS_SCREENSHOT });
         mark('runs view');
+
+        // A pair that diverges: the view names the hazard bitexact check finds in the trainer, and a
+        // click on it opens the line (from the divergence back to the code).
+        fs.copyFileSync(path.join(ROOT, 'examples/toy_runs/completion_order_trainer.py'), path.join(folder, 'toy_co.py'));
+        await runCommand(page, 'bitexact: Run a training command twice and compare (pair)');
+        await commandBox.waitFor({ state: 'visible', timeout: 15_000 });
+        await commandBox.fill('python3 toy_co.py');
+        await page.keyboard.press('Enter');
+        const differsRow = runsPane.locator('.monaco-list-row').filter({ hasText: 'DIFFERS from step' }).first();
+        await differsRow.waitFor({ timeout: 90_000 });
+        await differsRow.locator('.monaco-tl-twistie').click();
+        const hazardRow = runsPane.locator('.monaco-list-row').filter({ hasText: 'BX308 toy_co.py' }).first();
+        await hazardRow.waitFor({ timeout: 15_000 });
+        await page.screenshot({ path: RUNS_SCREENSHOT });
+        await hazardRow.click();
+        await page.locator('.tab.active').filter({ hasText: 'toy_co.py' }).waitFor({ timeout: 15_000 });
+        const hazardLine = cliFindings(folder, 'toy_co.py').find((d) => d.rule === 'BX308')!.range.start.line;
+        await page.locator('.statusbar-item', { hasText: `Ln ${hazardLine},` }).waitFor({ timeout: 10_000 });
+        mark('hazard opened from the runs view');
       } catch (e) {
         const shot = path.join(os.tmpdir(), `bitexact-vscode-failure-${process.pid}.png`);
         await page.screenshot({ path: shot }).catch(() => undefined);

@@ -24,18 +24,22 @@ export interface HazardCheck {
   error?: string;
 }
 
-/** The folders of the existing `.py` files among the command's arguments (`python3 train.py`, `torchrun … train.py`). */
-export function scriptFolders(command: readonly string[], cwd: string): string[] {
-  const folders = command
-    .filter((arg) => arg.endsWith('.py'))
-    .map((arg) => path.resolve(cwd, arg))
-    .filter((file) => fs.existsSync(file))
-    .map((file) => path.relative(cwd, path.dirname(file)) || '.');
-  return [...new Set(folders)];
+/** The existing `.py` files among the command's arguments (`python3 train.py`, `torchrun … train.py`), relative to `cwd`. */
+export function commandScripts(command: readonly string[], cwd: string): string[] {
+  const files = command.filter((arg) => arg.endsWith('.py')).map((arg) => path.resolve(cwd, arg)).filter((file) => fs.existsSync(file));
+  return [...new Set(files.map((file) => path.relative(cwd, file)))];
 }
 
-/** Runs `bitexact check --format json` on `folders` with the CLI bundle at `cli`. */
-export function checkFolders(cli: string, folders: readonly string[], cwd: string): HazardCheck {
+/** The folders of the command's scripts: where the code it runs most likely lives. */
+export function scriptFolders(scripts: readonly string[]): string[] {
+  return [...new Set(scripts.map((file) => path.dirname(file)))];
+}
+
+/**
+ * Runs `bitexact check --format json` on `folders` with the CLI bundle at `cli`. Hazards in `scripts`
+ * (the files the command runs) come first, then errors before warnings.
+ */
+export function checkFolders(cli: string, folders: readonly string[], cwd: string, scripts: readonly string[] = []): HazardCheck {
   if (folders.length === 0) return { checked: [], hazards: [] };
   const result = spawnSync(process.execPath, [cli, 'check', '--format', 'json', ...folders], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   const failed = (why: string): HazardCheck => ({ checked: [...folders], hazards: [], error: `bitexact check did not run: ${why}` });
@@ -50,6 +54,8 @@ export function checkFolders(cli: string, folders: readonly string[], cwd: strin
   const hazards = report.diagnostics
     .filter((d) => d.severity === 'error' || d.severity === 'warning')
     .map((d) => ({ path: d.path, line: d.range.start.line, column: d.range.start.column, rule: d.rule, severity: d.severity, message: d.message }));
+  const rank = (h: Hazard) => (scripts.includes(path.normalize(h.path)) ? 0 : 2) + (h.severity === 'error' ? 0 : 1);
+  hazards.sort((a, b) => rank(a) - rank(b));
   return { checked: [...folders], hazards };
 }
 

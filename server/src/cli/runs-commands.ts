@@ -14,7 +14,7 @@ import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, serveLogRead } 
 import type { ParsedLog } from '../runs/series.js';
 import { settingsCost } from '../runs/cost.js';
 import { ReportRun, reportJson, reportText } from '../runs/report.js';
-import { checkFolders, formatHazards, scriptFolders } from './pair-hazards.js';
+import { checkFolders, commandScripts, formatHazards, scriptFolders } from './pair-hazards.js';
 import { MetricsFiles, hasRunPlaceholder } from './pair-metrics.js';
 
 const PAIR_USAGE = `Usage: bitexact pair [options] -- COMMAND [ARG...]
@@ -266,7 +266,8 @@ export async function runPairCommand(args: string[]): Promise<number> {
   if (controller.signal.aborted || unlogged) exitCode = 2;
   const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
   // From the divergence back to the code: what bitexact check finds where the command's scripts are.
-  const hazards = options.staticCheck && comparison.firstDivergence ? checkFolders(bundledCli(), scriptFolders(options.command, process.cwd()), process.cwd()) : undefined;
+  const scripts = commandScripts(options.command, process.cwd());
+  const hazards = options.staticCheck && comparison.firstDivergence ? checkFolders(bundledCli(), scriptFolders(scripts), process.cwd(), scripts) : undefined;
   const text = reportText(comparison, reportRuns, exitCode, cost) + (hazards ? `\n${formatHazards(hazards)}` : '');
   const json = reportJson('pair', comparison, reportRuns, exitCode, cost, hazards);
   // The report is kept with the logs, so the run directory explains itself later.
