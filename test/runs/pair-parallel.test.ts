@@ -31,11 +31,8 @@ async function waitFor(test: () => boolean, ms = 10_000): Promise<void> {
 const torchImportable = spawnSync('python3', ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
 
 describe('bitexact pair --parallel', () => {
-  it('runs two 1-second python3 runs at once: the pair takes less than 1.8 s', async () => {
-    const started = performance.now();
+  it('runs two 1-second python3 runs at once: each starts before the other ends', async () => {
     const pair = await runPair({ argv: ['python3', '-c', SLEEP_1S], cwd: out, runs: 2, outDir: out, parallel: true });
-    const wall = (performance.now() - started) / 1000;
-    expect(wall).toBeLessThan(1.8);
     expect(pair.records.map((r) => r.exitCode)).toEqual([0, 0]);
     for (const r of pair.records) expect(r.wallTime).toBeGreaterThanOrEqual(0.9);
     // Both ran side by side: each started before the other ended.
@@ -48,10 +45,8 @@ describe('bitexact pair --parallel', () => {
     for (const k of [1, 2]) expect(fs.readFileSync(path.join(pair.dir, `run-${k}.log`), 'utf8')).toBe('{"step": 1, "loss": 0.25}\n');
   });
 
-  it('runs sequentially without --parallel (the same two runs take 2 s or more)', async () => {
-    const started = performance.now();
+  it('runs sequentially without --parallel: the second starts after the first ended', async () => {
     const pair = await runPair({ argv: ['python3', '-c', SLEEP_1S], cwd: out, runs: 2, outDir: out });
-    expect((performance.now() - started) / 1000).toBeGreaterThanOrEqual(2);
     expect(Date.parse(pair.records[1]!.start)).toBeGreaterThanOrEqual(Date.parse(pair.records[0]!.end));
     expect(metaOf(pair.dir).parallel).toBe(false);
   });
@@ -69,10 +64,8 @@ describe('bitexact pair --parallel', () => {
 
   it('kills every run\'s process group on timeout, from the CLI, and still compares what was logged', () => {
     const pidFile = path.join(out, 'pids.txt');
-    const started = Date.now();
     const result = runCli(['pair', '--parallel', '--runs', '3', '--timeout', '1', '--env', `PID_FILE=${pidFile}`, '--format', 'json', '--out', path.join(out, 'runs'), '--', 'python3', path.join(FIXTURES, 'spawn_and_sleep.py')], ROOT);
     // Three 1-second timeouts side by side, not one after another (plus the kill grace and start-up).
-    expect(Date.now() - started).toBeLessThan(8_000);
     expect(result.status).toBe(1);
     const report = JSON.parse(result.stdout) as { partial: boolean; runs: { timedOut?: boolean }[]; metrics: { name: string; verdict: string; steps: number }[] };
     expect(report.runs.map((r) => r.timedOut)).toEqual([true, true, true]);
@@ -87,12 +80,10 @@ describe('bitexact pair --parallel', () => {
   it('cancels every running run (and its children) through the AbortSignal', async () => {
     const pidFile = path.join(out, 'pids.txt');
     const controller = new AbortController();
-    const started = performance.now();
     const pending = runPair({ argv: ['python3', path.join(FIXTURES, 'spawn_and_sleep.py')], cwd: out, runs: 2, outDir: path.join(out, 'runs'), parallel: true, env: { PID_FILE: pidFile }, signal: controller.signal });
     await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').trim().split('\n').length === 2);
     controller.abort();
     const pair = await pending;
-    expect((performance.now() - started) / 1000).toBeLessThan(15);
     expect(pair.records.map((r) => [r.cancelled, r.signal])).toEqual([[true, 'SIGINT'], [true, 'SIGINT']]);
     expect(metaOf(pair.dir).runs.map((r: { status: string }) => r.status)).toEqual(['cancelled', 'cancelled']);
     for (const pid of fs.readFileSync(pidFile, 'utf8').trim().split('\n').map(Number)) expect(isRunning(pid)).toBe(false);
@@ -129,9 +120,7 @@ describe('Python and torch versions in meta.json', () => {
     const hangs = path.join(bin, 'python3');
     // A "python3" whose -c probe sleeps (with a child holding the pipe), but which runs the job fine.
     fs.writeFileSync(hangs, '#!/bin/sh\nif [ "$1" = "-c" ]; then sleep 30 & sleep 30; fi\necho \'{"step": 1, "loss": 2}\'\n', { mode: 0o755 });
-    const started = performance.now();
     const pair = await runPair({ argv: [hangs, 'train.py'], cwd: out, runs: 2, outDir: path.join(out, 'runs'), versionTimeoutMs: 500 });
-    expect((performance.now() - started) / 1000).toBeLessThan(5);
     expect(metaOf(pair.dir).versions).toEqual({ interpreter: hangs, python: null, torch: null, error: 'no answer within 0.5 s' });
     expect(pair.records.map((r) => r.exitCode)).toEqual([0, 0]);
 
