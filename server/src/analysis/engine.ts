@@ -180,7 +180,8 @@ export class Analyzer {
       } else {
         result = { candidates: [], modeSettings: [], suppressions: parseSuppressions(nodes[i]!.get('comment') ?? []) };
         const nonLocal = run.runPart(nodes[i]!, false, { local: result.candidates, other, modeSettings: result.modeSettings });
-        const movable = isMovable(result, { startRow, endRow: part.node.endPosition.row }, firstChunkRow);
+        // Only the language server keeps results (the CLI has no cache): only it needs to know.
+        const movable = !!cache && isMovable(result, { startRow, endRow: part.node.endPosition.row }, firstChunkRow);
         if (part.chunk && cache && movable) cache.add(keys[i]!, scopeOps[i]!, { signature, startRow, result, nonLocal });
         reusable &&= movable && !nonLocal && (part.chunk || !isEarlyExit(part.node));
       }
