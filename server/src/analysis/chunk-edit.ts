@@ -65,9 +65,11 @@ export function analyzeChunkEdit(host: ChunkEditHost, text: string, edits: reado
     if (root.hasError || rest.length > 0 || fn?.type !== 'function_definition' || definition!.startIndex !== part.start || definition!.endIndex !== end) return undefined;
     const found: PartNodes = new Map(wanted.map((name) => [name, []]));
     for (const capture of host.collector(wanted).captures(root)) found.get(capture.name)!.push(capture.node);
-    // Import resolution must stay as it was (else every function's context changed).
+    // Import resolution must stay as it was (else every function's context changed). Most edits leave
+    // the function's imports and plain-name assignments alone; only when they changed is it rebuilt.
     const ops = scopeOpsOf(found);
-    if (scopeFrom(layout.parts.map((p, i) => (i === k ? ops : p))).state() !== layout.scope.state()) return undefined;
+    const sameOps = JSON.stringify([ops.imports, ops.aliases]) === JSON.stringify([part.imports, part.aliases]);
+    if (!sameOps && scopeFrom(layout.parts.map((p, i) => (i === k ? ops : p))).state() !== layout.scope.state()) return undefined;
 
     let askedOutside = false;
     const assignments = found.get('assignment')!;
@@ -85,9 +87,8 @@ export function analyzeChunkEdit(host: ChunkEditHost, text: string, edits: reado
     const delta = end - part.end;
     const rowDelta = endRow - part.endRow;
     layout.parts[k] = { ...part, ...ops, end, endRow, result };
-    for (let i = k + 1; i < layout.parts.length; i++) {
+    for (let i = k + 1; (delta !== 0 || rowDelta !== 0) && i < layout.parts.length; i++) {
       const p = layout.parts[i]!;
-      if (delta === 0 && rowDelta === 0) break;
       layout.parts[i] = { ...p, start: p.start + delta, end: p.end + delta, startRow: p.startRow + rowDelta, endRow: p.endRow + rowDelta, result: shiftResult(p.result, p.startRow, p.startRow + rowDelta) };
     }
     layout.text = text;

@@ -82,14 +82,14 @@ export class Analyzer {
 
   /** The rules that can match this text, indexed for dispatch (one regex pass over the text). */
   activeRules(text: string): ActiveRules {
-    const present = new Set(text.match(this.allWords) ?? []);
-    const has = (t: string) => (/^\w+$/.test(t) ? present.has(t) : text.includes(t));
+    const present = this.triggersPresent(text);
+    const has = (t: string) => (/^\w+$/.test(t) ? present.words.has(t) : present.substrings.has(t));
     const byCallee = new Map<string, Rule[]>();
     const assignmentRules: Rule[] = [];
     const fileRules: Rule[] = [];
     const ids: string[] = [];
     for (const rule of this.rules) {
-      if (!rule.triggers.some(has) || (rule.requires && !rule.requires.some((r) => text.includes(r)))) continue;
+      if (!rule.triggers.some(has) || (rule.requires && !rule.requires.some((r) => present.substrings.has(r)))) continue;
       ids.push(rule.id);
       for (const callee of rule.calls ?? []) {
         const list = byCallee.get(callee);
@@ -103,12 +103,17 @@ export class Analyzer {
   }
 
   /**
-   * The trigger words and substrings present in a text. Two texts with the same answer can replace
-   * each other in a file without changing which rules are active.
+   * The trigger words and substrings present in a text, as one string. Two texts with the same answer
+   * can replace each other in a file without changing which rules are active.
    */
   triggersIn(text: string): string {
-    const words = [...new Set(text.match(this.allWords) ?? [])].sort();
-    return `${words.join()}|${this.substrings.filter((t) => text.includes(t)).join()}`;
+    const { words, substrings } = this.triggersPresent(text);
+    return `${[...words].sort().join()}|${[...substrings].join()}`;
+  }
+
+  /** Whole-word triggers (matched as words: a `put` trigger must not fire on `input`) and substrings found in `text`. */
+  private triggersPresent(text: string): { words: Set<string>; substrings: Set<string> } {
+    return { words: new Set(text.match(this.allWords) ?? []), substrings: new Set(this.substrings.filter((t) => text.includes(t))) };
   }
 
   /** Could any rule match this text? Lets callers skip parsing files that mention none of the triggers. */

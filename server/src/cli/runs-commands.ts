@@ -14,7 +14,7 @@ import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, serveLogRead } 
 import type { ParsedLog } from '../runs/series.js';
 import { settingsCost } from '../runs/cost.js';
 import { ReportRun, reportJson, reportText } from '../runs/report.js';
-import { checkFolders, commandScripts, formatHazards, scriptFolders } from './pair-hazards.js';
+import { HazardCheck, checkFolders, commandScripts, formatHazards, scriptFolders } from './pair-hazards.js';
 import { MetricsFiles, hasRunPlaceholder } from './pair-metrics.js';
 
 const PAIR_USAGE = `Usage: bitexact pair [options] -- COMMAND [ARG...]
@@ -101,6 +101,12 @@ function parseAssignments(values: string[] | undefined, flag: string): Record<st
     out[key] = item.slice(eq + 1);
   }
   return out;
+}
+
+/** What bitexact check finds in the folders of the command's scripts, those scripts first. */
+function checkScripts(command: readonly string[]): HazardCheck {
+  const scripts = commandScripts(command, process.cwd());
+  return checkFolders(bundledCli(), scriptFolders(scripts), process.cwd(), scripts);
 }
 
 /** The full CLI bundle (dist/cli.cjs), next to this bundle or above the sources. */
@@ -266,8 +272,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
   if (controller.signal.aborted || unlogged) exitCode = 2;
   const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
   // From the divergence back to the code: what bitexact check finds where the command's scripts are.
-  const scripts = commandScripts(options.command, process.cwd());
-  const hazards = options.staticCheck && comparison.firstDivergence ? checkFolders(bundledCli(), scriptFolders(scripts), process.cwd(), scripts) : undefined;
+  const hazards = options.staticCheck && comparison.firstDivergence ? checkScripts(options.command) : undefined;
   const text = reportText(comparison, reportRuns, exitCode, cost) + (hazards ? `\n${formatHazards(hazards)}` : '');
   const json = reportJson('pair', comparison, reportRuns, exitCode, cost, hazards);
   // The report is kept with the logs, so the run directory explains itself later.

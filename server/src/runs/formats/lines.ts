@@ -70,7 +70,8 @@ export function dropCutOffToken(text: string, lines: LogLine[]): CutOffLine | un
   return { line, original };
 }
 
-function countNewlines(text: string): number {
+/** The number of `\n` in `text` (the 1-based number of its last line, minus one). */
+export function countNewlines(text: string): number {
   let count = 0;
   for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) count++;
   return count;

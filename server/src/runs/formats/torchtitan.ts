@@ -9,7 +9,7 @@
 // separators, and mfu is "N/A" under quantization. None carries all the bits, so the best verdict is
 // print-precision; widths vary between versions and forks, so precision is read from the text.
 import { ParsedLog, Precision, SeriesBuilder, emptyLog } from '../series.js';
-import { splitLogLines } from './lines.js';
+import { countNewlines, splitLogLines } from './lines.js';
 import { describePrinted, isIntegerText, parseNumberText } from './numbers.js';
 
 /** The step that starts the metrics message; `validate ` marks a validation line. */
@@ -75,12 +75,6 @@ function addValue(builder: SeriesBuilder, key: string, step: number, printed: st
   if (printed.toUpperCase() === 'N/A') return; // mfu under quantization: torchtitan does not compute it
   const value = parseNumberText(printed.replace(/,/g, ''));
   if (value !== undefined) builder.add(key, step, value, printed, rank);
-}
-
-function countNewlines(text: string): number {
-  let count = 0;
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) count++;
-  return count;
 }
 
 /**

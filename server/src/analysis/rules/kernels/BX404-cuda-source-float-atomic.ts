@@ -1,5 +1,5 @@
 import type { ModeOutcome, Outcomes, Rule } from '../rule.js';
-import { accumulatedType, ATOMIC_TRIGGERS, atomicRange, collectSources, firstReport, SOURCE_APIS, suppressedInSource } from './cuda-scan.js';
+import { accumulatedType, ATOMIC_TRIGGERS, atomicsToReport, CAtomic, CallSources, SOURCE_APIS } from './cuda-scan.js';
 
 const FIX_HINT = 'accumulate per-block partials in a buffer and reduce it in a fixed order (or sort by destination and do a segmented sum)';
 
@@ -29,36 +29,29 @@ const rule: Rule = {
   triggers: ATOMIC_TRIGGERS,
   calls: Object.keys(SOURCE_APIS),
   onCall(call, ctx) {
-    const found = collectSources(call, ctx);
-    if (!found) return;
-    for (const { node, atomics } of found.sources) {
-      for (const atomic of atomics) {
-        if (!atomic.adds || suppressedInSource(atomic, rule.id)) continue;
-        const type = accumulatedType(atomic, found.typeOf);
-        if (type === 'int') continue;
-        const range = atomicRange(node, atomic);
-        if (!firstReport(ctx, `${rule.id}:${range.start.line}:${range.start.column}`)) continue;
-        const what = atomic.emulated ? 'This `atomicCAS` loop adds floating-point values' : `\`${atomic.name}\` adds floating-point values`;
-        let outcomes: Outcomes;
-        if (type === 'float') {
-          const why = `${what} in the order the threads get to the memory, which changes from launch to launch, so the rounded sums differ between runs`;
-          const underMode: ModeOutcome = found.alerts
-            ? { severity: 'error', message: `${why}; the sources call alertNotDeterministic, so deterministic mode makes this extension raise instead; ${FIX_HINT}.` }
-            : { severity: 'error', message: `${why}, and torch.use_deterministic_algorithms(True) cannot see inside a custom kernel, so it stays that way without any error; ${FIX_HINT}.` };
-          outcomes = {
-            off: { severity: 'warning', message: `${why}; deterministic mode does not reach custom kernels, so ${FIX_HINT}.` },
-            on: underMode,
-            warn: underMode,
-          };
-        } else {
-          const info: ModeOutcome = {
-            severity: 'info',
-            message: `Cannot tell what type \`${atomic.name}\` accumulates here (no declaration of its target in these strings, or a template type): floating-point atomics make the result differ between runs, integer ones are exact; if it is floating point, ${FIX_HINT}.`,
-          };
-          outcomes = { off: info, on: info, warn: info };
-        }
-        ctx.report({ node: call.node, range, outcomes });
+    const adds = (atomic: CAtomic, found: CallSources) => atomic.adds && accumulatedType(atomic, found.typeOf) !== 'int';
+    for (const { atomic, range, found } of atomicsToReport(call, ctx, rule.id, adds)) {
+      const type = accumulatedType(atomic, found.typeOf);
+      const what = atomic.emulated ? 'This `atomicCAS` loop adds floating-point values' : `\`${atomic.name}\` adds floating-point values`;
+      let outcomes: Outcomes;
+      if (type === 'float') {
+        const why = `${what} in the order the threads get to the memory, which changes from launch to launch, so the rounded sums differ between runs`;
+        const underMode: ModeOutcome = found.alerts
+          ? { severity: 'error', message: `${why}; the sources call alertNotDeterministic, so deterministic mode makes this extension raise instead; ${FIX_HINT}.` }
+          : { severity: 'error', message: `${why}, and torch.use_deterministic_algorithms(True) cannot see inside a custom kernel, so it stays that way without any error; ${FIX_HINT}.` };
+        outcomes = {
+          off: { severity: 'warning', message: `${why}; deterministic mode does not reach custom kernels, so ${FIX_HINT}.` },
+          on: underMode,
+          warn: underMode,
+        };
+      } else {
+        const info: ModeOutcome = {
+          severity: 'info',
+          message: `Cannot tell what type \`${atomic.name}\` accumulates here (no declaration of its target in these strings, or a template type): floating-point atomics make the result differ between runs, integer ones are exact; if it is floating point, ${FIX_HINT}.`,
+        };
+        outcomes = { off: info, on: info, warn: info };
       }
+      ctx.report({ node: call.node, range, outcomes });
     }
   },
   docs: `

@@ -1,5 +1,5 @@
 import { always, Rule } from '../rule.js';
-import { ATOMIC_TRIGGERS, atomicRange, collectSources, firstReport, SOURCE_APIS, suppressedInSource } from './cuda-scan.js';
+import { ATOMIC_TRIGGERS, atomicsToReport, CAtomic, SOURCE_APIS } from './cuda-scan.js';
 
 const rule: Rule = {
   id: 'BX405',
@@ -13,21 +13,14 @@ const rule: Rule = {
   triggers: ATOMIC_TRIGGERS,
   calls: Object.keys(SOURCE_APIS),
   onCall(call, ctx) {
-    const found = collectSources(call, ctx);
-    if (!found) return;
-    for (const { node, atomics } of found.sources) {
-      for (const atomic of atomics) {
-        // A CAS loop that emulates a float add or max reads the old value by construction.
-        if (!atomic.used || atomic.emulated || suppressedInSource(atomic, rule.id)) continue;
-        if (atomic.name.startsWith('atomicCAS') && /__\w+_as_\w+/.test(atomic.args[2] ?? '')) continue;
-        const range = atomicRange(node, atomic);
-        if (!firstReport(ctx, `${rule.id}:${range.start.line}:${range.start.column}`)) continue;
-        const lock = atomic.name.startsWith('atomicCAS') || atomic.name.startsWith('atomicExch');
-        const message = lock
-          ? `\`${atomic.name}\` whose result is tested works as a lock or a claim, and threads win it in a different order on every launch, so whatever runs under it (or claims the slot first) changes between runs; when determinism matters, give each thread or block its own slot and combine the slots in a fixed order.`
-          : `\`${atomic.name}\` returns the value held before this thread's update, and which thread receives which value depends on scheduling, so slots handed out this way are filled in a different order each run; derive positions from a prefix sum over a fixed order, or sort the output by a stable key before using it.`;
-        ctx.report({ node: call.node, range, outcomes: always('warning', message) });
-      }
+    // A CAS loop that emulates a float add or max reads the old value by construction.
+    const claims = (atomic: CAtomic) => atomic.used && !atomic.emulated && !(atomic.name.startsWith('atomicCAS') && /__\w+_as_\w+/.test(atomic.args[2] ?? ''));
+    for (const { atomic, range } of atomicsToReport(call, ctx, rule.id, claims)) {
+      const lock = atomic.name.startsWith('atomicCAS') || atomic.name.startsWith('atomicExch');
+      const message = lock
+        ? `\`${atomic.name}\` whose result is tested works as a lock or a claim, and threads win it in a different order on every launch, so whatever runs under it (or claims the slot first) changes between runs; when determinism matters, give each thread or block its own slot and combine the slots in a fixed order.`
+        : `\`${atomic.name}\` returns the value held before this thread's update, and which thread receives which value depends on scheduling, so slots handed out this way are filled in a different order each run; derive positions from a prefix sum over a fixed order, or sort the output by a stable key before using it.`;
+      ctx.report({ node: call.node, range, outcomes: always('warning', message) });
     }
   },
   docs: `

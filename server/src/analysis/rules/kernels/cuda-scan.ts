@@ -122,21 +122,37 @@ export function positionIn(node: Node, offset: number): Range['start'] {
   return { line: node.startPosition.row + lines, column: offset - newline - 1 };
 }
 
-export function atomicRange(node: Node, atomic: CAtomic): Range {
+function atomicRange(node: Node, atomic: CAtomic): Range {
   return { start: positionIn(node, atomic.start), end: positionIn(node, atomic.end) };
 }
 
 /** `// bitexact: ignore[BX404]` (or a bare `ignore`) on the C line of the atomic. */
-export function suppressedInSource(atomic: CAtomic, id: string): boolean {
+function suppressedInSource(atomic: CAtomic, id: string): boolean {
   const match = /bitexact:\s*ignore\b(?:\[([^\]]*)\])?/.exec(atomic.line);
   if (!match) return false;
   const ids = (match[1] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   return ids.length === 0 || ids.includes(id);
 }
 
+/**
+ * The atomics in the sources `call` compiles that rule `id` should report: those `wanted` selects, not
+ * suppressed in the source, and not reported already for another call sharing the string.
+ */
+export function* atomicsToReport(call: CallSite, ctx: RuleContext, id: string, wanted: (atomic: CAtomic, found: CallSources) => boolean): Generator<{ atomic: CAtomic; range: Range; found: CallSources }> {
+  const found = collectSources(call, ctx);
+  if (!found) return;
+  for (const { node, atomics } of found.sources) {
+    for (const atomic of atomics) {
+      if (!wanted(atomic, found) || suppressedInSource(atomic, id)) continue;
+      const range = atomicRange(node, atomic);
+      if (firstReport(ctx, `${id}:${range.start.line}:${range.start.column}`)) yield { atomic, range, found };
+    }
+  }
+}
+
 /** Findings already reported per analysis, so a source string shared by two calls is reported once. */
 const reported = new WeakMap<RuleContext, Set<string>>();
-export function firstReport(ctx: RuleContext, key: string): boolean {
+function firstReport(ctx: RuleContext, key: string): boolean {
   let seen = reported.get(ctx);
   if (!seen) reported.set(ctx, (seen = new Set()));
   if (seen.has(key)) return false;
