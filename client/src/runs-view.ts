@@ -1,7 +1,9 @@
 // The Runs view (Explorer): every pair under .bitexact/runs/ of the workspace folders, newest first,
 // with its verdict; expanded, the hazards bitexact check found in the command's code (a click opens
 // the line) and each metric's verdict and first divergent step. Clicking a pair opens its text
-// report. It follows the folder as pairs finish (a watcher on report.json).
+// report. It follows the folder as pairs finish: a watcher on report.json, and, because watchers miss
+// files in folders created under a dot directory on some hosts (seen in code-server), a look at
+// .bitexact/runs every 2 s while the view is visible.
 import * as vscode from 'vscode';
 import { HazardSummary, MetricSummary, PairSummary, Verdict, summarizeReport } from './runs-summary.js';
 
@@ -27,9 +29,27 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
 
   static register(): vscode.Disposable[] {
     const view = new RunsView();
+    const tree = vscode.window.createTreeView('bitexact.runs', { treeDataProvider: view });
     const watcher = vscode.workspace.createFileSystemWatcher(`**/${REPORTS}`);
     const refresh = () => view.changed.fire();
-    return [vscode.window.registerTreeDataProvider('bitexact.runs', view), watcher, watcher.onDidCreate(refresh), watcher.onDidChange(refresh), watcher.onDidDelete(refresh), vscode.commands.registerCommand('bitexact.refreshRuns', refresh), view.changed];
+    let known = '';
+    const look = setInterval(() => {
+      if (!tree.visible) return;
+      void reportsOnDisk().then((now) => {
+        if (now !== known) refresh();
+        known = now;
+      });
+    }, 2000);
+    return [
+      tree,
+      watcher,
+      watcher.onDidCreate(refresh),
+      watcher.onDidChange(refresh),
+      watcher.onDidDelete(refresh),
+      vscode.commands.registerCommand('bitexact.refreshRuns', refresh),
+      view.changed,
+      { dispose: () => clearInterval(look) },
+    ];
   }
 
   async getChildren(node?: Node): Promise<Node[]> {
@@ -97,4 +117,26 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       }),
     );
   }
+}
+
+/** Which run directories of the workspace folders hold a report, as one string (reads two directory levels only). */
+async function reportsOnDisk(): Promise<string> {
+  const found: string[] = [];
+  for (const folder of vscode.workspace.workspaceFolders ?? []) {
+    const runs = vscode.Uri.joinPath(folder.uri, '.bitexact', 'runs');
+    const entries = await vscode.workspace.fs.readDirectory(runs).then(
+      (list) => list,
+      () => [] as [string, vscode.FileType][],
+    );
+    for (const [name, type] of entries) {
+      if (type !== vscode.FileType.Directory) continue;
+      const report = vscode.Uri.joinPath(runs, name, 'report.json');
+      const stat = await vscode.workspace.fs.stat(report).then(
+        (s) => s.mtime,
+        () => undefined,
+      );
+      if (stat !== undefined) found.push(`${report.toString()}@${stat}`);
+    }
+  }
+  return found.sort().join();
 }
