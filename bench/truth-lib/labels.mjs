@@ -1,0 +1,63 @@
+// Reads and validates bench/truth/*.json (format: bench/truth/README.md).
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+const Site = z.strictObject({
+  path: z.string().min(1),
+  line: z.number().int().positive(),
+  endLine: z.number().int().positive().optional(),
+  api: z.string().min(1),
+  label: z.enum(['flag', 'quiet', 'guarded']),
+  context: z.enum(['train', 'test', 'bench', 'docs', 'build', 'stub']).default('train'),
+  rules: z.array(z.string().regex(/^BX\d{3}$/)).optional(),
+  why: z.string().min(1),
+});
+
+const LabelFile = z.strictObject({
+  repo: z.string().regex(/^[\w.-]+\/[\w.-]+$/),
+  commit: z.string().regex(/^[0-9a-f]{40}$/),
+  kind: z.string().min(1),
+  heldOut: z.boolean(),
+  method: z.string().min(1),
+  files: z.array(z.string()).default([]),
+  sites: z.array(Site).min(1),
+});
+
+const Verdict = z.strictObject({
+  repo: z.string(),
+  commit: z.string(),
+  path: z.string(),
+  line: z.number().int().positive(),
+  rule: z.string(),
+  verdict: z.enum(['real', 'false']),
+  why: z.string().min(1),
+});
+const SampleFile = z.strictObject({ seed: z.number().int(), verdicts: z.array(Verdict) });
+
+function parse(schema, file) {
+  let raw;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new Error(`${file}: not JSON (${e.message})`);
+  }
+  const r = schema.safeParse(raw);
+  if (!r.success) throw new Error(`${file}: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return r.data;
+}
+
+/** Every label file in `dir`, in name order, each with its file name. */
+export function readLabelFiles(dir) {
+  return fs
+    .readdirSync(dir)
+    .filter((n) => n.endsWith('.json') && n !== 'sample.json')
+    .sort()
+    .map((name) => ({ name, ...parse(LabelFile, path.join(dir, name)) }));
+}
+
+/** The hand verdicts on the warning sample, or an empty list when none are kept yet. */
+export function readSample(dir) {
+  const file = path.join(dir, 'sample.json');
+  return fs.existsSync(file) ? parse(SampleFile, file) : { seed: 1, verdicts: [] };
+}

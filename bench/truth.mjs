@@ -1,0 +1,171 @@
+// `npm run bench:truth`: precision and recall of `bitexact check` on public repositories, against
+// sites labelled by reading their code (bench/truth/README.md). Each labelled commit is
+// materialised from a local mirror and checked whole, as a user runs `bitexact check .` there.
+//
+//   node bench/truth.mjs [--repo TEXT] [--failures] [--unlabelled] [--sample N] [--json FILE]
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { readLabelFiles, readSample } from './truth-lib/labels.mjs';
+import { materialise } from './truth-lib/materialise.mjs';
+import { isLoud, precision, recall, score } from './truth-lib/score.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const truthDir = path.join(root, 'bench/truth');
+const { values: opts } = parseArgs({
+  options: {
+    repo: { type: 'string' },
+    failures: { type: 'boolean', default: false },
+    unlabelled: { type: 'boolean', default: false },
+    sample: { type: 'string', default: '100' },
+    json: { type: 'string' },
+  },
+});
+const mirrors = process.env.BITEXACT_TRUTH_MIRRORS ?? '/work/.mirror';
+const work = process.env.BITEXACT_TRUTH_WORK ?? path.join(os.tmpdir(), 'bitexact-truth');
+
+const fmt = (x) => (x === null ? '  -  ' : x.toFixed(3));
+const pad = (s, n) => String(s).padEnd(n);
+
+function check(dir) {
+  const started = Date.now();
+  const r = spawnSync(process.execPath, [process.env.BITEXACT_BIN ?? path.join(root, 'bin/bitexact.cjs'), 'check', '.', '--format', 'json'], {
+    cwd: dir,
+    maxBuffer: 1 << 30,
+    encoding: 'utf8',
+  });
+  const seconds = (Date.now() - started) / 1000;
+  if (r.status !== 0 && r.status !== 1) return { crash: `exit ${r.status}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`, seconds };
+  const report = JSON.parse(r.stdout);
+  const findings = report.diagnostics.map((d) => ({ ...d, path: path.relative(dir, path.resolve(dir, d.path)).split(path.sep).join("/") }));
+  const syntaxErrors = r.stderr.split('\n').filter((l) => l.includes('syntax error')).map((l) => l.replace(/^bitexact: note: /, '').replace(dir + '/', ''));
+  return { findings, syntaxErrors, files: report.filesChecked, seconds };
+}
+
+const labelFiles = readLabelFiles(truthDir).filter((l) => !opts.repo || l.name.includes(opts.repo));
+if (!labelFiles.length) {
+  console.error(`no label files${opts.repo ? ` matching ${opts.repo}` : ''} in ${truthDir}`);
+  process.exit(2);
+}
+
+const results = [];
+for (const labels of labelFiles) {
+  const slug = labels.repo.replace('/', '+');
+  const gitDir = path.join(mirrors, slug, 'repo');
+  if (!fs.existsSync(gitDir)) {
+    console.error(`${labels.name}: no mirror at ${gitDir} (fetch github:${labels.repo} with the search tool); skipped`);
+    continue;
+  }
+  const dir = await materialise(gitDir, labels.commit, path.join(work, `${slug}@${labels.commit.slice(0, 12)}`));
+  const run = check(dir);
+  if (run.crash) {
+    console.error(`${labels.name}: bitexact crashed (${run.crash})`);
+    results.push({ labels, dir, crash: run.crash });
+    continue;
+  }
+  results.push({ labels, dir, ...run, ...score(labels, run.findings) });
+}
+
+function sum(list) {
+  const t = { tp: 0, fp: 0, fn: 0, pass: 0, sites: 0 };
+  for (const r of list) for (const k of Object.keys(t)) t[k] += r.total?.[k] ?? 0;
+  return t;
+}
+
+console.log(`${pad('label file', 46)} ${pad('sites', 5)} ${pad('TP', 4)} ${pad('FP', 4)} ${pad('FN', 4)} prec.  recall loud/files  s`);
+for (const group of [false, true]) {
+  const rows = results.filter((r) => r.labels.heldOut === group);
+  if (!rows.length) continue;
+  console.log(group ? '-- held out (never used for tuning)' : '-- tuned on');
+  for (const r of rows) {
+    if (r.crash) {
+      console.log(`${pad(r.labels.name, 46)} CRASH ${r.crash}`);
+      continue;
+    }
+    const t = r.total;
+    const loud = r.findings.filter(isLoud).length;
+    console.log(`${pad(r.labels.name, 46)} ${pad(t.sites, 5)} ${pad(t.tp, 4)} ${pad(t.fp, 4)} ${pad(t.fn, 4)} ${fmt(precision(t))}  ${fmt(recall(t))}  ${loud}/${r.files}  ${r.seconds.toFixed(1)}`);
+  }
+  const t = sum(rows);
+  console.log(`${pad('   all', 46)} ${pad(t.sites, 5)} ${pad(t.tp, 4)} ${pad(t.fp, 4)} ${pad(t.fn, 4)} ${fmt(precision(t))}  ${fmt(recall(t))}`);
+}
+const all = sum(results);
+console.log(`${pad('overall', 46)} ${pad(all.sites, 5)} ${pad(all.tp, 4)} ${pad(all.fp, 4)} ${pad(all.fn, 4)} ${fmt(precision(all))}  ${fmt(recall(all))}`);
+
+const perRule = new Map();
+for (const r of results) {
+  for (const [rule, t] of r.perRule ?? []) {
+    const acc = perRule.get(rule) ?? { tp: 0, fp: 0, fn: 0 };
+    for (const k of Object.keys(acc)) acc[k] += t[k];
+    perRule.set(rule, acc);
+  }
+}
+console.log('\nper rule (a miss counts against the rule that reported it below warning, else the label\'s rule)');
+for (const [rule, t] of [...perRule].sort()) {
+  console.log(`  ${pad(rule, 7)} TP ${pad(t.tp, 4)} FP ${pad(t.fp, 4)} FN ${pad(t.fn, 4)} prec. ${fmt(precision(t))} recall ${fmt(recall(t))}`);
+}
+
+const syntax = results.flatMap((r) => (r.syntaxErrors ?? []).map((s) => `${r.labels.name}: ${s}`));
+console.log(`\nsyntax errors reported: ${syntax.length}${syntax.length ? '\n  ' + syntax.join('\n  ') : ''}`);
+console.log(`crashes: ${results.filter((r) => r.crash).length}`);
+
+const lineOf = (dir, file, line) => {
+  try {
+    return fs.readFileSync(path.join(dir, file), 'utf8').split('\n')[line - 1]?.trim().slice(0, 110) ?? '';
+  } catch {
+    return '';
+  }
+};
+if (opts.failures) {
+  console.log('\nfailing sites');
+  for (const r of results) {
+    for (const f of r.failures ?? []) {
+      const found = f.found.map((d) => `${d.rule} ${d.severity}`).join(', ') || 'nothing';
+      console.log(`  ${f.kind === 'missed' ? 'MISS' : 'FALSE'} ${r.labels.name} ${f.site.path}:${f.site.line} [${f.site.label}/${f.site.context}] ${f.site.api} -> ${found}\n       label: ${f.site.why}\n       code:  ${lineOf(r.dir, f.site.path, f.site.line)}`);
+    }
+  }
+}
+if (opts.unlabelled) {
+  console.log('\nwarnings on unlabelled lines of files read whole');
+  for (const r of results) for (const d of r.unlabelled ?? []) console.log(`  ${r.labels.name} ${d.path}:${d.range.start.line} ${d.rule} ${d.severity}: ${lineOf(r.dir, d.path, d.range.start.line)}`);
+}
+
+// A seeded sample of every loud finding, so hand verdicts stay attached to the same draws.
+const sampleFile = readSample(truthDir);
+const judged = new Map(sampleFile.verdicts.map((v) => [`${v.repo}@${v.commit}:${v.path}:${v.line}:${v.rule}`, v]));
+const loud = results.flatMap((r) => (r.findings ?? []).filter(isLoud).map((d) => ({ r, d })));
+let seed = sampleFile.seed >>> 0;
+const random = () => {
+  seed = (seed + 0x6d2b79f5) >>> 0;
+  let t = seed;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+for (let i = loud.length - 1; i > 0; i--) {
+  const j = Math.floor(random() * (i + 1));
+  [loud[i], loud[j]] = [loud[j], loud[i]];
+}
+const sample = loud.slice(0, Number(opts.sample));
+let real = 0;
+let verdicts = 0;
+const unjudged = [];
+for (const { r, d } of sample) {
+  const v = judged.get(`${r.labels.repo}@${r.labels.commit}:${d.path}:${d.range.start.line}:${d.rule}`);
+  if (v) {
+    verdicts++;
+    if (v.verdict === 'real') real++;
+  } else unjudged.push({ r, d });
+}
+console.log(`\nsample of ${sample.length} of ${loud.length} warnings and errors (seed ${sampleFile.seed}): ${verdicts} judged, ${real} real (${verdicts ? ((100 * real) / verdicts).toFixed(0) : '-'} %)`);
+for (const { r, d } of unjudged) {
+  console.log(`  UNJUDGED ${r.labels.repo}@${r.labels.commit.slice(0, 7)} ${d.path}:${d.range.start.line} ${d.rule} ${d.severity}\n       ${d.message.slice(0, 160)}\n       code: ${lineOf(r.dir, d.path, d.range.start.line)}`);
+}
+
+if (opts.json) {
+  const out = results.map((r) => ({ file: r.labels.name, repo: r.labels.repo, commit: r.labels.commit, heldOut: r.labels.heldOut, crash: r.crash ?? null, total: r.total ?? null, perRule: Object.fromEntries(r.perRule ?? []), syntaxErrors: r.syntaxErrors ?? [] }));
+  fs.writeFileSync(opts.json, JSON.stringify({ overall: all, results: out, sample: { size: sample.length, judged: verdicts, real } }, null, 2) + '\n');
+}
