@@ -12,7 +12,8 @@ const files = fs.readdirSync(dir).filter((f) => f.endsWith('.py')).sort();
 describe('rule fixtures', () => {
   it.each(files)('%s', async (file) => {
     const text = fs.readFileSync(path.join(dir, file), 'utf8');
-    const findings = await check(text, parseFixtureHeader(text));
+    const header = parseFixtureHeader(text);
+    const findings = await check(text, header.overrides, header.path);
     const expected = parseExpectations(text);
     const withGuard = new Set(expected.filter((e) => e.guard).map((e) => `${e.line}:${e.rule}`));
     const actual = findings.map((f) => {

@@ -1,6 +1,6 @@
 // One Checker per test worker, built from the grammar files in node_modules (what the bundle ships).
 import path from 'node:path';
-import { Checker } from '../../server/src/analysis/index.js';
+import { Checker, isOffPath } from '../../server/src/analysis/index.js';
 import { DEFAULT_SETTINGS, mergeSettings, Settings, SettingsOverrides } from '../../server/src/analysis/config.js';
 import type { Finding } from '../../server/src/analysis/types.js';
 
@@ -20,8 +20,9 @@ export function settings(overrides: SettingsOverrides = {}): Settings {
   return mergeSettings(DEFAULT_SETTINGS, overrides);
 }
 
-/** Findings for one file checked as a whole program. */
-export async function check(text: string, overrides: SettingsOverrides = {}): Promise<Finding[]> {
+/** Findings for one file checked as a whole program; `file` (from the project root) decides whether it is test code. */
+export async function check(text: string, overrides: SettingsOverrides = {}, file = 'train.py'): Promise<Finding[]> {
   const c = await loadChecker();
-  return c.checkProgram([{ path: 'test.py', text, settings: settings(overrides) }])[0]!.findings;
+  const s = settings(overrides);
+  return c.checkProgram([{ path: file, text, settings: s, offPath: isOffPath(file, s.testCodeGlobs) }])[0]!.findings;
 }

@@ -1,7 +1,8 @@
 // Inline expectations in rule fixtures:
 //   x.scatter_add_(0, i, s)  # expect: BX102 warning
 //   y = f(x)                 # expect: BX123 info default-branch, BX001 hint
-// and an optional header line `# fixture: deterministic-mode=on torch-version=2.10 guard-names=a,b`.
+// and an optional header line `# fixture: deterministic-mode=on torch-version=2.10 guard-names=a,b
+// test-code=report path=tests/test_x.py` (`path`: where the file stands in its project).
 import { parseTorchVersion } from '../../server/src/analysis/version.js';
 import type { SettingsOverrides } from '../../server/src/analysis/config.js';
 
@@ -26,15 +27,18 @@ export function parseExpectations(text: string): Expectation[] {
   return out;
 }
 
-export function parseFixtureHeader(text: string): SettingsOverrides {
+export function parseFixtureHeader(text: string): { overrides: SettingsOverrides; path: string } {
   const match = /^#\s*fixture:(.*)$/m.exec(text);
   const overrides: SettingsOverrides = {};
+  let file = 'train.py';
   for (const pair of match?.[1]?.trim().split(/\s+/).filter(Boolean) ?? []) {
     const [key, value = ''] = pair.split('=');
     if (key === 'deterministic-mode') overrides.deterministicMode = value as 'on' | 'off' | 'auto';
     else if (key === 'torch-version') overrides.torchVersion = parseTorchVersion(value);
     else if (key === 'guard-names') overrides.guardNames = value.split(',');
+    else if (key === 'test-code') overrides.testCode = value as 'report' | 'info' | 'skip';
+    else if (key === 'path') file = value;
     else throw new Error(`unknown fixture header key '${key}'`);
   }
-  return overrides;
+  return { overrides, path: file };
 }

@@ -2,6 +2,7 @@
 // validated with zod so a typo gets a message naming the key, then merged with command-line flags.
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
+import type { TestCodePolicy } from './roles.js';
 import type { Severity } from './types.js';
 import { DEFAULT_TORCH_VERSION, parseTorchVersion, TorchVersion } from './version.js';
 
@@ -18,6 +19,10 @@ export interface Settings {
   deterministicMode: DeterministicModeSetting;
   /** Glob patterns (relative to the config's directory) of files not to check. */
   exclude: string[];
+  /** How findings in tests, benchmarks, docs and build scripts are reported (roles.ts). */
+  testCode: TestCodePolicy;
+  /** More globs (relative to the project root) of such files. */
+  testCodeGlobs: string[];
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -28,6 +33,8 @@ export const DEFAULT_SETTINGS: Settings = {
   torchVersion: parseTorchVersion(DEFAULT_TORCH_VERSION),
   deterministicMode: 'auto',
   exclude: [],
+  testCode: 'info',
+  testCodeGlobs: [],
 };
 
 const ruleId = z.string().regex(/^BX\d{0,3}$/, 'expected a rule id or prefix such as BX102 or BX1');
@@ -41,6 +48,8 @@ const fileSchema = z
     'torch-version': z.string().optional(),
     'deterministic-mode': z.enum(['auto', 'on', 'off']).optional(),
     exclude: z.array(z.string()).optional(),
+    'test-code': z.enum(['report', 'info', 'skip']).optional(),
+    'test-code-globs': z.array(z.string()).optional(),
   })
   .strict();
 
@@ -84,6 +93,8 @@ function parseSettingsTable(table: unknown, source: string): SettingsOverrides {
   if (raw['guard-names']) result.guardNames = raw['guard-names'];
   if (raw['deterministic-mode']) result.deterministicMode = raw['deterministic-mode'];
   if (raw.exclude) result.exclude = raw.exclude;
+  if (raw['test-code']) result.testCode = raw['test-code'];
+  if (raw['test-code-globs']) result.testCodeGlobs = raw['test-code-globs'];
   if (raw['torch-version'] !== undefined) {
     try {
       result.torchVersion = parseTorchVersion(raw['torch-version']);

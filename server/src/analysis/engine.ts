@@ -8,6 +8,7 @@ import { isEarlyExit } from './guards.js';
 import type { PythonParser, TextChange } from './parse.js';
 import { analyzeChunkEdit } from './chunk-edit.js';
 import { Part, PartNodes, collectParts, fileParts, partAt } from './parts.js';
+import { CALL_NAME_PATTERN, CallEdge, callEdgesOf } from './program.js';
 import type { Outcomes, Rule } from './rules/rule.js';
 import { Suppression, parseSuppressions } from './suppressions.js';
 import { rangeOf } from './syntax.js';
@@ -32,6 +33,12 @@ export interface FileAnalysis {
   suppressions: Suppression[];
   /** Ranges tree-sitter could not parse; findings elsewhere in the file are still reported. */
   syntaxErrors: Range[];
+  /**
+   * The file's unconditional calls by name, for the program's reachability (program.ts). Absent from
+   * an analysis of one edited function (chunk-edit.ts): the last full analysis's calls still hold
+   * until the full analysis that follows once typing pauses.
+   */
+  calls?: CallEdge[];
 }
 
 const COLLECTED = ['call', 'assignment', 'augmented_assignment', 'import_statement', 'import_from_statement', 'comment', 'matmul'];
@@ -41,7 +48,7 @@ PATTERN['matmul'] = '(binary_operator operator: "@") @matmul';
 // Calls are captured by the name they call (`f` of `f(x)`, `m` of `x.m(y)`): most calls of a file call
 // names no rule knows, and those are skipped without reading any more of their nodes.
 PATTERN['call'] = '(call function: (identifier) @call) (call function: (attribute attribute: (identifier) @call))';
-const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [] };
+const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [], calls: [] };
 
 export class Analyzer {
   /** Word triggers found anywhere: a rule whose triggers (and `requires`) are absent cannot match. */
@@ -57,6 +64,7 @@ export class Analyzer {
    * wants them.
    */
   private readonly collectors = new Map<string, Query>();
+  private callNames: Query | undefined;
 
   constructor(
     readonly parser: PythonParser,
@@ -64,7 +72,8 @@ export class Analyzer {
   ) {
     // Besides the rules' own: suppression comments and the mode switches, whose facts matter to the
     // whole program even in a file where no rule matches.
-    const own = ['bitexact', 'deterministic', 'use_deterministic_algorithms', 'set_deterministic_debug_mode', 'enable_full_determinism'];
+    // `__main__`: an entry point's calls decide which mode switches of other files run (program.ts).
+    const own = ['bitexact', 'deterministic', 'use_deterministic_algorithms', 'set_deterministic_debug_mode', 'enable_full_determinism', '__main__'];
     const triggers = [...new Set([...own, ...rules.flatMap((r) => r.triggers)])];
     const words = triggers.filter((t) => /^\w+$/.test(t));
     this.wordTriggers = new RegExp(`\\b(?:${words.join('|')})\\b`);
@@ -119,6 +128,17 @@ export class Analyzer {
   /** Could any rule match this text? Lets callers skip parsing files that mention none of the triggers. */
   mayMatch(text: string): boolean {
     return this.wordTriggers.test(text) || this.otherTriggers.some((t) => text.includes(t));
+  }
+
+  /** A file's unconditional calls (program.ts), for a file no rule matched. */
+  callsOf(text: string): CallEdge[] {
+    const tree = this.parser.parse(text);
+    try {
+      this.callNames ??= this.parser.query(CALL_NAME_PATTERN);
+      return callEdgesOf(tree.rootNode, this.callNames);
+    } finally {
+      tree.delete();
+    }
   }
 
   analyzeText(text: string, options: AnalysisOptions): FileAnalysis {
@@ -220,7 +240,8 @@ export class Analyzer {
           : undefined;
     }
     const merged = mergeResults(results);
-    return { ...merged, candidates: [...merged.candidates, ...other], syntaxErrors };
+    this.callNames ??= this.parser.query(CALL_NAME_PATTERN);
+    return { ...merged, candidates: [...merged.candidates, ...other], syntaxErrors, calls: callEdgesOf(root, this.callNames) };
   }
 
   /**

@@ -2,14 +2,20 @@
 // framework), and how. Collected per file, merged over every checked file by the caller.
 import type { CallSite } from './calls.js';
 import { argument, literalValue } from './syntax.js';
+import { placeOf } from './place.js';
 import type { DeterministicMode, Range } from './types.js';
 import { rangeOf } from './syntax.js';
 
 export interface ModeSetting {
   /** What the call sets; a non-literal flag (`use_deterministic_algorithms(args.det)`) counts as 'on'. */
   mode: DeterministicMode;
-  /** True when the value is not a literal: the program can run either way. */
+  /**
+   * True when the program can run either way: the value is not a literal, or the call stands under
+   * a condition in its function (program.ts).
+   */
   conditional: boolean;
+  /** The innermost function the call stands in; undefined at module level. */
+  function?: string;
   via: string;
   range: Range;
 }
@@ -27,7 +33,8 @@ export const MODE_SWITCHES = new Set([
 export function modeSettingOf(call: CallSite): ModeSetting | undefined {
   const range = rangeOf(call.node);
   const via = call.callee;
-  const make = (mode: DeterministicMode, conditional = false): ModeSetting => ({ mode, conditional, via, range });
+  const place = placeOf(call.node);
+  const make = (mode: DeterministicMode, conditional = false): ModeSetting => ({ mode, conditional: conditional || place.conditional, function: place.function, via, range });
   switch (call.callee) {
     case 'torch.use_deterministic_algorithms': {
       const flag = argument(call.args, 0, 'mode');
@@ -60,11 +67,4 @@ export function modeSettingOf(call: CallSite): ModeSetting | undefined {
       return value === 'warn' ? make('warn') : make('on', value !== true);
     }
   }
-}
-
-/** The program's mode: on if anything turns it on, warn-only if only warn_only does, else off. */
-export function programMode(settings: readonly ModeSetting[]): DeterministicMode {
-  if (settings.some((s) => s.mode === 'on')) return 'on';
-  if (settings.some((s) => s.mode === 'warn')) return 'warn';
-  return 'off';
 }

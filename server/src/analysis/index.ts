@@ -3,17 +3,20 @@
 import type { ChunkCache } from './chunk-cache.js';
 import type { Settings } from './config.js';
 import { Analyzer, FileAnalysis } from './engine.js';
-import { ModeSetting, programMode } from './facts.js';
+import type { ModeSetting } from './facts.js';
+import { ProgramFile, programMode, reachedSwitches } from './program.js';
 import { GrammarFiles, PythonParser, TextChange } from './parse.js';
 import { resolveFindings } from './resolve.js';
 import { RULES } from './rules/index.js';
 import type { Rule } from './rules/rule.js';
 import type { DeterministicMode, Finding } from './types.js';
 
-export interface ProgramFile {
+export interface SourceFile {
   path: string;
   text: string;
   settings: Settings;
+  /** A test, benchmark, docs or build file (roles.ts). */
+  offPath: boolean;
 }
 
 export interface CheckedFile {
@@ -59,22 +62,41 @@ export class Checker {
     return this.analyzer.analyzeEdit(text, edits, { torchVersion: settings.torchVersion, guardNames: settings.guardNames }, cache);
   }
 
-  resolve(analysis: FileAnalysis, text: string, settings: Settings, mode: DeterministicMode): Finding[] {
-    return resolveFindings(analysis, text, { settings, mode, rules: this.rules });
+  resolve(analysis: FileAnalysis, text: string, settings: Settings, mode: DeterministicMode, offPath: boolean): Finding[] {
+    return resolveFindings(analysis, text, { settings, mode, rules: this.rules, offPath });
   }
 
   /**
-   * Checks files that form one program: deterministic mode turned on in any of them (e.g. in
-   * train.py) applies to the ops in all of them (e.g. in model.py).
+   * Files no rule can match are not parsed, so their calls are unknown; a switch in a function that
+   * no analysed file reaches may still be called from one of them (`main()` in a bare launcher).
+   * Only then, and only files naming such a function, are parsed for their calls.
    */
-  checkProgram(files: readonly ProgramFile[]): CheckedFile[] {
-    const analyses = files.map((f) => this.analyze(f.text, f.settings));
-    const detected = programMode(analyses.flatMap((a) => a.modeSettings));
-    return files.map((file, i) => ({
+  private addCallsOfSkippedFiles(program: ProgramFile[], files: readonly SourceFile[]): void {
+    const reached = new Set(reachedSwitches(program));
+    const pending = program.flatMap((f) => (f.offPath ? [] : f.modeSettings.filter((s) => !s.conditional && !reached.has(s) && s.function)));
+    if (pending.length === 0) return;
+    const names = new RegExp(`\\b(?:${[...new Set(pending.map((s) => s.function!))].join('|')})\\s*\\(`);
+    files.forEach((file, i) => {
+      if (!program[i]!.offPath && !this.mayMatch(file.text) && names.test(file.text)) program[i] = { ...program[i]!, calls: this.analyzer.callsOf(file.text) };
+    });
+  }
+
+  /**
+   * Checks files that form one program: deterministic mode turned on where the program's default
+   * path runs it (e.g. in train.py, program.ts) applies to the ops in all of them (e.g. in model.py).
+   */
+  checkProgram(files: readonly SourceFile[]): CheckedFile[] {
+    const kept = files.filter((f) => !(f.offPath && f.settings.testCode === 'skip'));
+    const analyses = kept.map((f) => this.analyze(f.text, f.settings));
+    const program = analyses.map((a, i) => ({ offPath: kept[i]!.offPath, modeSettings: a.modeSettings, calls: a.calls ?? [] }));
+    this.addCallsOfSkippedFiles(program, kept);
+    const detected = programMode(program);
+    const checked = new Map(kept.map((file, i) => [file, {
       path: file.path,
-      findings: this.resolve(analyses[i]!, file.text, file.settings, effectiveMode(file.settings, detected)),
+      findings: this.resolve(analyses[i]!, file.text, file.settings, effectiveMode(file.settings, detected), file.offPath),
       syntaxErrors: analyses[i]!.syntaxErrors,
-    }));
+    }]));
+    return files.map((file) => checked.get(file) ?? { path: file.path, findings: [], syntaxErrors: [] });
   }
 }
 
@@ -86,3 +108,4 @@ export function effectiveMode(settings: Settings, detected: DeterministicMode): 
 export type { ModeSetting };
 export { ChunkCache } from './chunk-cache.js';
 export { programMode };
+export { isOffPath } from './roles.js';

@@ -14,10 +14,16 @@ export interface ResolveOptions {
   settings: Settings;
   mode: DeterministicMode;
   rules: ReadonlyMap<string, Rule>;
+  /** A test, benchmark, docs or build file: `settings.testCode` decides how it is reported. */
+  offPath: boolean;
 }
+
+const OFF_PATH_NOTE = ' (Test, benchmark, docs or build code: reported as info; `test-code = "report"` in [tool.bitexact] reports it in full.)';
 
 export function resolveFindings(analysis: FileAnalysis, text: string, options: ResolveOptions): Finding[] {
   const { settings, rules } = options;
+  if (options.offPath && settings.testCode === 'skip') return [];
+  const capped = options.offPath && settings.testCode === 'info';
   const lines = text.split('\n');
   const used = new Set<Suppression>();
   const findings: Finding[] = [];
@@ -32,12 +38,14 @@ export function resolveFindings(analysis: FileAnalysis, text: string, options: R
     }
     const outcome = pickOutcome(candidate, options.mode);
     if (!outcome) continue;
-    const severity = settings.severity[candidate.rule.id];
+    const override = settings.severity[candidate.rule.id];
+    const severity = override && override !== 'off' ? override : outcome.severity;
+    const loud = capped && SEVERITY_RANK[severity] > SEVERITY_RANK.info;
     findings.push({
       rule: candidate.rule.id,
       name: candidate.rule.name,
-      severity: severity && severity !== 'off' ? severity : outcome.severity,
-      message: outcome.message,
+      severity: loud ? 'info' : severity,
+      message: loud ? outcome.message + OFF_PATH_NOTE : outcome.message,
       range: candidate.range,
       guard: candidate.guard,
       ...(candidate.guardCondition ? { guardCondition: candidate.guardCondition } : {}),

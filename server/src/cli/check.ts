@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { SettingsOverrides } from '../analysis/config.js';
 import { applyFixes } from '../analysis/fixes.js';
-import { Checker, ProgramFile } from '../analysis/index.js';
+import { Checker, SourceFile } from '../analysis/index.js';
 import { SEVERITY_RANK } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
 import { collectPythonFiles, readSource, writeSource } from '../workspace/files.js';
@@ -23,7 +23,7 @@ export interface CheckOptions {
 /** Repeated fix passes resolve fixes deferred because they touched the same text. */
 const MAX_FIX_PASSES = 4;
 
-interface LoadedFile extends ProgramFile {
+interface LoadedFile extends SourceFile {
   absolute: string;
   bom: boolean;
   root: string;
@@ -41,7 +41,7 @@ export function runCheck(checker: Checker, options: CheckOptions): { report: Che
       options.note(`skipped ${display}: ${read.reason}`);
       continue;
     }
-    files.push({ absolute, path: display, text: read.text, bom: read.bom, settings, root: resolver.projectRoot(absolute) });
+    files.push({ absolute, path: display, text: read.text, bom: read.bom, settings, root: resolver.projectRoot(absolute), offPath: resolver.isOffPath(absolute, settings) });
   }
 
   let fixed = 0;

@@ -13,7 +13,7 @@ import {
 } from 'vscode-languageserver/node';
 import { pathToFileURL } from 'node:url';
 import { Checker, effectiveMode } from '../analysis/index.js';
-import { programMode } from '../analysis/facts.js';
+import { programMode } from '../analysis/program.js';
 import type { Finding } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
 import { collectPythonFiles, readSource } from '../workspace/files.js';
@@ -28,7 +28,8 @@ import packageJson from '../../../package.json';
 export const CHECK_WORKSPACE_COMMAND = 'bitexact.server.checkWorkspace';
 export const SHOW_CONFIGURATION_COMMAND = 'bitexact.server.showConfiguration';
 /** Cheap text test for files that may switch deterministic mode (the workspace scan reads only these). */
-const MODE_SWITCH_TEXT = /use_deterministic_algorithms|set_deterministic_debug_mode|enable_full_determinism|deterministic\s*=/;
+// `__main__`: entry points' calls decide which switches run (program.ts).
+const MODE_SWITCH_TEXT = /use_deterministic_algorithms|set_deterministic_debug_mode|enable_full_determinism|deterministic\s*=|__main__/;
 const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 /** Quiet time after a quick analysis (Checker.analyzeEdit) before the full one that confirms it. */
 const SETTLE_MS = 250;
@@ -120,12 +121,13 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
       const analysis = quick ?? (checker.mayMatch(text) ? checker.analyzeTree(docs.treeOf(entry), text, settings, entry.chunks) : checker.analyze(text, settings));
       entry.edits = [];
       const file = uriToPath(uri);
-      if (file && workspace.setModeSettings(file, analysis.modeSettings)) {
+      if (file && workspace.setProgramFacts(file, analysis, settings)) {
         generation++;
         refreshOthers(uri);
       }
-      const detected = file ? workspace.detectedMode(file) : programMode(analysis.modeSettings);
-      findings = checker.resolve(analysis, text, settings, effectiveMode(settings, detected));
+      const offPath = workspace.isOffPath(file, settings);
+      const detected = file ? workspace.detectedMode(file) : programMode([{ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [] }]);
+      findings = checker.resolve(analysis, text, settings, effectiveMode(settings, detected), offPath);
     }
     results.set(uri, { version, generation, findings });
     return findings;
@@ -296,8 +298,8 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
     if (!editor.enable) return [];
     const { settings } = workspace.effectiveSettings(uri, editor);
     const analysis = checker.analyze(read.text, settings);
-    workspace.setModeSettings(file, analysis.modeSettings);
-    return checker.resolve(analysis, read.text, settings, effectiveMode(settings, workspace.detectedMode(file)));
+    workspace.setProgramFacts(file, analysis, settings);
+    return checker.resolve(analysis, read.text, settings, effectiveMode(settings, workspace.detectedMode(file)), workspace.isOffPath(file, settings));
   }
 
   /** The workspace's Python files that `bitexact check` on each folder would check. */
@@ -323,7 +325,7 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
       const read = readSource(file);
       if (!read.ok || !MODE_SWITCH_TEXT.test(read.text)) continue;
       const { settings } = workspace.effectiveSettings(pathToFileURL(file).href, globalEditor);
-      changed = workspace.setModeSettings(file, checker.analyze(read.text, settings).modeSettings) || changed;
+      changed = workspace.setProgramFacts(file, checker.analyze(read.text, settings), settings) || changed;
       if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
     }
     log('info', `scanned ${files.length} workspace files for deterministic-mode switches`);

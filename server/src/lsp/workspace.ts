@@ -5,8 +5,8 @@
 import { fileURLToPath } from 'node:url';
 import type { Settings, SettingsOverrides } from '../analysis/config.js';
 import { mergeSettings } from '../analysis/config.js';
-import type { ModeSetting } from '../analysis/facts.js';
-import { programMode } from '../analysis/facts.js';
+import type { FileAnalysis } from '../analysis/engine.js';
+import { ProgramFile, programMode } from '../analysis/program.js';
 import type { DeterministicMode } from '../analysis/types.js';
 import { ProjectResolver } from '../workspace/projects.js';
 import { EditorSettings, editorOverrides } from './settings.js';
@@ -24,8 +24,8 @@ export interface EffectiveSettings {
 
 export class WorkspaceModel {
   private projects = new ProjectResolver({});
-  /** File path → the mode switches it contains (from disk, or from the open document). */
-  private readonly modeSettings = new Map<string, ModeSetting[]>();
+  /** File path → its mode switches and calls (from disk, or from the open document). */
+  private readonly programFiles = new Map<string, ProgramFile>();
 
   /** Forget cached pyproject files (after a configuration change or a pyproject.toml edit). */
   reloadConfiguration(): void {
@@ -52,22 +52,40 @@ export class WorkspaceModel {
     return this.projects.isExcluded(file, settings);
   }
 
-  /** Records a file's mode switches; returns true when that changes what the file says. */
-  setModeSettings(file: string, settings: ModeSetting[]): boolean {
-    const before = JSON.stringify(this.modeSettings.get(file)?.map((s) => [s.mode, s.conditional]) ?? []);
-    if (settings.length === 0) this.modeSettings.delete(file);
-    else this.modeSettings.set(file, settings);
-    return before !== JSON.stringify(settings.map((s) => [s.mode, s.conditional]));
+  /** True for a test, benchmark, docs or build file of its project (as `bitexact check` sees it). */
+  isOffPath(file: string | undefined, settings: Settings): boolean {
+    return file !== undefined && this.projects.isOffPath(file, settings);
+  }
+
+  /**
+   * Records a file's mode switches and calls; returns true when that changes what other files say.
+   * An analysis of one edited function has no calls: the file's last known calls are kept.
+   */
+  setProgramFacts(file: string, analysis: FileAnalysis, settings: Settings): boolean {
+    const before = this.programFiles.get(file);
+    const facts: ProgramFile = { offPath: this.isOffPath(file, settings), modeSettings: analysis.modeSettings, calls: analysis.calls ?? before?.calls ?? [] };
+    this.programFiles.set(file, facts);
+    const switches = (f: ProgramFile | undefined) => JSON.stringify(f ? [f.offPath, f.modeSettings.map((s) => [s.mode, s.conditional, s.function])] : []);
+    if (switches(before) !== switches(facts)) return true;
+    // New calls matter only where something switches the mode (typing calls must not refresh every file).
+    return JSON.stringify(before?.calls ?? []) !== JSON.stringify(facts.calls) && this.hasSwitches(file);
+  }
+
+  /** Does any known file of the project of `file` switch the mode (so its calls matter to others)? */
+  private hasSwitches(file: string): boolean {
+    const root = this.projects.projectRoot(file);
+    for (const [other, facts] of this.programFiles) if (facts.modeSettings.length && this.projects.projectRoot(other) === root) return true;
+    return false;
   }
 
   /** The deterministic mode the project of `file` runs with, from every known file of that project. */
   detectedMode(file: string | undefined): DeterministicMode {
     if (!file) return 'off';
     const root = this.projects.projectRoot(file);
-    const settings: ModeSetting[] = [];
-    for (const [other, found] of this.modeSettings) {
-      if (this.projects.projectRoot(other) === root) settings.push(...found);
+    const files: ProgramFile[] = [];
+    for (const [other, facts] of this.programFiles) {
+      if (this.projects.projectRoot(other) === root) files.push(facts);
     }
-    return programMode(settings);
+    return programMode(files);
   }
 }

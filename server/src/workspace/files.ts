@@ -1,5 +1,5 @@
 // Finding and reading the Python files to check, for the CLI and (later) the language server:
-// directories are walked for *.py, honouring .gitignore files on the way down and the usual
+// directories are walked for *.py (not .pyi stubs, which never run), honouring .gitignore files on the way down and the usual
 // virtual-env and cache folders; explicitly named files are always checked.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -72,7 +72,8 @@ function walk(dir: string, layers: IgnoreLayer[], found: Set<string>): void {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) {
       if (!ALWAYS_SKIPPED.has(entry.name) && !isIgnored(full, true, active)) walk(full, active, found);
-    } else if (entry.isFile() && (entry.name.endsWith('.py') || entry.name.endsWith('.pyi')) && !isIgnored(full, false, active)) {
+    } else if (entry.isFile() && entry.name.endsWith('.py') && !isIgnored(full, false, active)) {
+      // Type stubs (.pyi) never run: a walk skips them (a stub named on the command line is checked).
       found.add(full);
     }
   }

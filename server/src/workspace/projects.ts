@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { mergeSettings, parsePyproject, parseStandaloneConfig, Settings, SettingsOverrides } from '../analysis/config.js';
+import { isOffPath } from '../analysis/roles.js';
 
 const PROJECT_MARKERS = ['pyproject.toml', 'setup.py', 'setup.cfg', '.git'];
 
@@ -47,6 +48,12 @@ export class ProjectResolver {
     const base = (this.explicit ?? this.nearestConfig(path.dirname(file)))?.dir ?? this.fallbackRoot;
     const relative = path.relative(base, file).split(path.sep).join('/');
     return picomatch.isMatch(relative, settings.exclude, { dot: true }) || settings.exclude.some((g) => picomatch.isMatch(relative, `${g}/**`, { dot: true }));
+  }
+
+  /** A test, benchmark, docs or build file, by its path from the project root (roles.ts). */
+  isOffPath(file: string, settings: Settings): boolean {
+    const relative = path.relative(this.projectRoot(file), file).split(path.sep).join('/');
+    return isOffPath(relative.startsWith('..') ? path.basename(file) : relative, settings.testCodeGlobs);
   }
 
   projectRoot(file: string): string {

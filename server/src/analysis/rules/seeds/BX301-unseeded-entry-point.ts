@@ -1,20 +1,11 @@
 import type { Node } from 'web-tree-sitter';
-import { callArguments, literalValue, rangeOf } from '../../syntax.js';
+import { isMainGuard } from '../../place.js';
+import { callArguments, rangeOf } from '../../syntax.js';
 import { always, Rule, RuleContext } from '../rule.js';
 import { methodName, receiverOf, resolvedCallee, seedsTorch } from './shared.js';
 
 const LIGHTNING_TRAINERS = new Set(['lightning.Trainer', 'lightning.pytorch.Trainer', 'pytorch_lightning.Trainer', 'lightning.pytorch.trainer.Trainer', 'pytorch_lightning.trainer.Trainer']);
 const OPTIMIZER = /(^|_)(optim|optimizer|optimiser|opt)s?$|optimizer/i;
-
-/** `if __name__ == "__main__":` at module level. */
-function isMainGuard(node: Node): boolean {
-  if (node.type !== 'if_statement') return false;
-  const condition = node.childForFieldName('condition');
-  if (condition?.type !== 'comparison_operator' || condition.namedChildCount !== 2) return false;
-  const [a, b] = condition.namedChildren;
-  const names = [a, b].map((n) => (n?.type === 'identifier' ? n.text : literalValue(n)));
-  return names.includes('__name__') && names.includes('__main__');
-}
 
 function lastName(node: Node | undefined): string {
   if (!node) return '';

@@ -1,0 +1,80 @@
+// Program facts by reachability: which of a project's deterministic-mode switches run on the default
+// path. A switch counts only when it runs whenever the program does: a literal `True`, not under a
+// condition (`if args.deterministic:`, a loop, an except handler), in a file on the training path
+// (not a test helper), and either at module level or in a function that is called, unconditionally,
+// from module-level code or from another such function. Calls are matched by name (`setup(...)`,
+// `self.setup(...)`, `utils.setup(...)`), across the project's files: an over-approximation of the
+// call graph that needs no type inference. A switch that fails any of these is "conditional": the
+// program has a switch, and its default path runs with the mode off (docs/real-code.md).
+import type { Node, Query } from 'web-tree-sitter';
+import type { ModeSetting } from './facts.js';
+import { placeOf } from './place.js';
+import type { DeterministicMode } from './types.js';
+
+/** An unconditional call: [the innermost function it stands in ('' at module level), the callee's name]. */
+export type CallEdge = readonly [caller: string, callee: string];
+
+/** The query capturing each call's callee name (`f` of `f()`, `m` of `x.m()`). */
+export const CALL_NAME_PATTERN = '(call function: [(identifier) @name (attribute attribute: (identifier) @name)])';
+
+/** The file's unconditional calls, each once. */
+export function callEdgesOf(root: Node, query: Query): CallEdge[] {
+  const seen = new Set<string>();
+  const edges: CallEdge[] = [];
+  for (const capture of query.captures(root)) {
+    const place = placeOf(capture.node.parent!.type === 'attribute' ? capture.node.parent!.parent! : capture.node.parent!);
+    if (place.conditional) continue;
+    const key = `${place.function ?? ''}\u0000${capture.node.text}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    edges.push([place.function ?? '', capture.node.text]);
+  }
+  return edges;
+}
+
+/** One file's contribution to the program's facts. */
+export interface ProgramFile {
+  /** Files off the training path (tests, benchmarks, docs, build scripts) switch nothing on. */
+  offPath: boolean;
+  modeSettings: readonly ModeSetting[];
+  calls: readonly CallEdge[];
+}
+
+/** The switches that run on the program's default path. */
+export function reachedSwitches(files: readonly ProgramFile[]): ModeSetting[] {
+  const onPath = files.filter((f) => !f.offPath);
+  const candidates = onPath.flatMap((f) => f.modeSettings.filter((s) => !s.conditional));
+  if (candidates.length === 0) return [];
+  const callers = new Map<string, string[]>();
+  for (const file of onPath) {
+    for (const [caller, callee] of file.calls) {
+      const list = callers.get(caller);
+      if (list) list.push(callee);
+      else callers.set(caller, [callee]);
+    }
+  }
+  // Functions reached from module-level code, by name.
+  const reached = new Set<string>();
+  const queue = [...(callers.get('') ?? [])];
+  while (queue.length) {
+    const name = queue.pop()!;
+    if (reached.has(name)) continue;
+    reached.add(name);
+    queue.push(...(callers.get(name) ?? []));
+  }
+  return candidates.filter((s) => s.function === undefined || reached.has(s.function));
+}
+
+/** The program's mode: on if a reached switch turns it on, warn-only if only warn_only does, else off. */
+export function programMode(files: readonly ProgramFile[]): DeterministicMode {
+  const settings = reachedSwitches(files);
+  if (settings.some((s) => s.mode === 'on')) return 'on';
+  if (settings.some((s) => s.mode === 'warn')) return 'warn';
+  return 'off';
+}
+
+/** True when the program has a switch that its default path does not run (a flag, a test helper...). */
+export function hasConditionalSwitch(files: readonly ProgramFile[]): boolean {
+  const reached = new Set(reachedSwitches(files));
+  return files.some((f) => f.modeSettings.some((s) => s.mode !== 'off' && !reached.has(s)));
+}

@@ -1,0 +1,83 @@
+// Program facts by reachability (server/src/analysis/program.ts): the deterministic mode counts as
+// on only where the program's default path runs an unconditional switch, and test, benchmark and
+// build files are reported at most as info.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isOffPath } from '../../server/src/analysis/index.js';
+import { loadChecker, settings } from '../support/checker.js';
+import { runCli } from '../support/cli.js';
+
+const MODEL = 'import torch\ndef combine(x, i, s):\n    return x.scatter_add_(0, i, s)\n';
+
+async function severitiesInModel(files: Record<string, string>): Promise<string[]> {
+  const checker = await loadChecker();
+  const s = settings({ select: ['BX102'] });
+  const program = Object.entries({ 'model.py': MODEL, ...files }).map(([file, text]) => ({ path: file, text, settings: s, offPath: isOffPath(file) }));
+  return checker.checkProgram(program).find((f) => f.path === 'model.py')!.findings.map((f) => f.severity);
+}
+
+describe('the mode by reachability', () => {
+  it('a module-level switch in the training script turns the mode on for the other files', async () => {
+    expect(await severitiesInModel({ 'train.py': 'import torch\ntorch.use_deterministic_algorithms(True)\n' })).toEqual([]);
+  });
+
+  it('a switch in a test helper does not', async () => {
+    expect(await severitiesInModel({ 'tests/helpers.py': 'import torch\ntorch.use_deterministic_algorithms(True)\n' })).toEqual(['warning']);
+    expect(await severitiesInModel({ 'test_model.py': 'import torch\ntorch.use_deterministic_algorithms(True)\n' })).toEqual(['warning']);
+  });
+
+  it('a switch behind a user flag leaves the default path reported', async () => {
+    const train = 'import torch\nimport argparse\nargs = argparse.ArgumentParser().parse_args()\nif args.deterministic:\n    torch.use_deterministic_algorithms(True)\n';
+    expect(await severitiesInModel({ 'train.py': train })).toEqual(['warning']);
+    expect(await severitiesInModel({ 'train.py': 'import torch\ndef main(args):\n    torch.use_deterministic_algorithms(args.det)\nmain(None)\n' })).toEqual(['warning']);
+  });
+
+  it('a switch in a helper counts when the entry point calls it unconditionally, in any file', async () => {
+    const utils = 'import torch\ndef enable_determinism():\n    torch.use_deterministic_algorithms(True)\n';
+    const called = 'from utils import enable_determinism\ndef main():\n    enable_determinism()\nif __name__ == "__main__":\n    main()\n';
+    expect(await severitiesInModel({ 'utils.py': utils, 'train.py': called })).toEqual([]);
+    // Never called, or called only under a flag (as Megatron-LM's --deterministic-mode): mode off.
+    expect(await severitiesInModel({ 'utils.py': utils })).toEqual(['warning']);
+    const flagged = 'from utils import enable_determinism\ndef parse(args):\n    if args.deterministic_mode:\n        enable_determinism()\nif __name__ == "__main__":\n    parse(None)\n';
+    expect(await severitiesInModel({ 'utils.py': utils, 'train.py': flagged })).toEqual(['warning']);
+  });
+
+  it('the call chain may pass through methods and loops stop it', async () => {
+    const utils = 'import torch\nclass Setup:\n    def apply(self):\n        torch.use_deterministic_algorithms(True)\n';
+    expect(await severitiesInModel({ 'utils.py': utils, 'train.py': 'from utils import Setup\nSetup().apply()\n' })).toEqual([]);
+    expect(await severitiesInModel({ 'utils.py': utils, 'train.py': 'from utils import Setup\nfor s in [Setup()]:\n    s.apply()\n' })).toEqual(['warning']);
+  });
+});
+
+describe('test, benchmark and build code', () => {
+  it('is recognised by its path from the project root', () => {
+    for (const file of ['tests/test_ops.py', 'test/x.py', 'pkg/tests/x.py', 'ops_test.py', 'conftest.py', 'benchmarks/bench_attn.py', 'bench/x.py', 'docs/conf.py', 'setup.py', 'build/lib/x.py', 'testing/util.py']) {
+      expect(isOffPath(file), file).toBe(true);
+    }
+    for (const file of ['train.py', 'src/latest/model.py', 'attest.py', 'contest/x.py', 'examples/train.py']) expect(isOffPath(file), file).toBe(false);
+    expect(isOffPath('scripts/profile_run.py', ['scripts/**'])).toBe(true);
+  });
+
+  it('`bitexact check` reports it as info by default, in full with test-code = "report", not at all with "skip"; .pyi stubs are not walked', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-program-'));
+    fs.mkdirSync(path.join(dir, 'tests'));
+    fs.writeFileSync(path.join(dir, 'tests/test_model.py'), MODEL);
+    fs.writeFileSync(path.join(dir, 'model.py'), MODEL);
+    fs.writeFileSync(path.join(dir, 'model.pyi'), 'import torch\ndef combine(x, i, s): return x.scatter_add_(0, i, s)\n');
+    const severities = async (policy?: string) => {
+      fs.writeFileSync(path.join(dir, 'pyproject.toml'), policy ? `[tool.bitexact]\ntest-code = "${policy}"\n` : '');
+      const r = runCli(['check', '.', '--format', 'json', '--select', 'BX102'], dir);
+      const report = JSON.parse(r.stdout);
+      return { files: report.filesChecked, found: report.diagnostics.map((d: { path: string; severity: string }) => `${d.path} ${d.severity}`) };
+    };
+    expect(await severities()).toEqual({ files: 2, found: ['model.py warning', 'tests/test_model.py info'] });
+    expect(await severities('report')).toEqual({ files: 2, found: ['model.py warning', 'tests/test_model.py warning'] });
+    expect(await severities('skip')).toEqual({ files: 2, found: ['model.py warning'] });
+    fs.writeFileSync(path.join(dir, 'pyproject.toml'), '[tool.bitexact]\ntest-code = "sometimes"\n');
+    const bad = runCli(['check', '.'], dir);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('test-code');
+  });
+});
