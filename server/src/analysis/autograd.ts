@@ -1,5 +1,7 @@
 // Whether code runs with gradients off: backward-only hazards (gather, index_select, pooling
-// backward...) cannot happen under `with torch.no_grad():` or in an `@torch.inference_mode()` function.
+// backward...) cannot happen under `with torch.no_grad():`, in an `@torch.inference_mode()` function,
+// inside a custom `torch.autograd.Function`'s forward or backward (autograd records nothing there:
+// the Function's own backward decides), or in generation, sampling and decoding functions.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
 
@@ -13,6 +15,8 @@ export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {
         if (item.type === 'with_item' && isNoGradExpression(item.childForFieldName('value'), scope)) return true;
       }
     } else if (current.type === 'function_definition') {
+      const name = current.childForFieldName('name')?.text ?? '';
+      if (NO_BACKWARD_NAME.test(name) || (AUTOGRAD_METHODS.has(name) && inAutogradFunction(current, scope))) return true;
       const decorated = current.parent;
       if (decorated?.type !== 'decorated_definition') return false;
       return decorated.namedChildren.some(
@@ -21,6 +25,21 @@ export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {
     }
   }
   return false;
+}
+
+/** Functions that generate, sample or decode: inference code, never differentiated. */
+const NO_BACKWARD_NAME = /^_*(generate|sample|decode|greedy|beam_search|speculative|infer|inference|predict)(_|$)|_(generate|sample|sampling|decode|decoding|inference)$/i;
+const AUTOGRAD_METHODS = new Set(['forward', 'backward', 'setup_context', 'jvp', 'vjp']);
+const AUTOGRAD_FUNCTION = /^torch\.autograd(\.function)?\.(Function|InplaceFunction)$/;
+
+/** A method of a class deriving from torch.autograd.Function. */
+function inAutogradFunction(method: Node, scope: ImportScope): boolean {
+  let node: Node | null = method.parent;
+  if (node?.type === 'decorated_definition') node = node.parent;
+  const klass = node?.type === 'block' ? node.parent : null;
+  if (klass?.type !== 'class_definition') return false;
+  const bases = klass.childForFieldName('superclasses')?.namedChildren ?? [];
+  return bases.some((base) => AUTOGRAD_FUNCTION.test(scope.resolveExpression(base) ?? ''));
 }
 
 function isNoGradExpression(node: Node | null, scope: ImportScope): boolean {

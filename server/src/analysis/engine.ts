@@ -288,6 +288,7 @@ function contextSignature(parts: readonly Part[], firstChunk: number, facts: str
   const skeleton: string[] = [];
   for (const [i, p] of parts.entries()) {
     if (p.opens !== undefined) skeleton.push(`class ${p.opens} in ${p.container}`);
+    if (p.header) skeleton.push(`\u0002${p.node.text}`);
     if (p.chunk) skeleton.push(`\u0000${p.container}`);
     else if (firstChunk < 0 || i < firstChunk) skeleton.push(`${p.node.startPosition.row}:${p.node.text}`);
     else if (isEarlyExit(p.node)) skeleton.push(`${p.container}:${p.node.text}`);

@@ -14,6 +14,8 @@ export interface Part {
   container: number;
   /** On a class's first header part (its name, or first decorator): the number of its body. */
   opens?: number;
+  /** A class's decorators, name or bases: methods' hits may depend on them (an autograd.Function). */
+  header?: boolean;
 }
 
 /** The captured nodes of one part, by capture name (see engine.ts PATTERN), in document order. */
@@ -33,7 +35,7 @@ export function fileParts(root: Node): Part[] {
         // Decorators, name, bases: outside; the body's statements are split again.
         const header = node.type === 'decorated_definition' ? node.namedChildren.filter((c) => !c.equals(definition)) : [];
         header.push(...definition.namedChildren.filter((c) => !body || !c.equals(body)));
-        header.forEach((h, i) => parts.push(i === 0 ? { ...part(h, false, container), opens: inner } : part(h, false, container)));
+        header.forEach((h, i) => parts.push(i === 0 ? { ...part(h, false, container), opens: inner, header: true } : { ...part(h, false, container), header: true }));
         if (body) visit(body.namedChildren, inner);
       } else parts.push(part(node, false, container));
     }

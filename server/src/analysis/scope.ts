@@ -142,10 +142,21 @@ export function importBindingsOf(node: Node): Array<[string, string]> {
 /** `name = a.b.c` as [name, ['a', 'b', 'c']]; `name = <anything else>` as [name, undefined]. */
 export type AliasAssignment = readonly [string, readonly string[] | undefined];
 
-/** The part of an assignment that import resolution reads; undefined when it binds no plain name. */
+/**
+ * The part of an assignment that import resolution reads; undefined when it binds no plain name, or
+ * when it stands in an `except` handler: `except ImportError: triton = None` (or a MagicMock stub)
+ * is the fallback of an import that failed, not a rebinding of the module the code runs with.
+ */
 export function aliasAssignmentOf(left: Node, right: Node | null): AliasAssignment | undefined {
-  if (left.type !== 'identifier') return undefined;
+  if (left.type !== 'identifier' || inExceptHandler(left)) return undefined;
   return [left.text, (right && dottedParts(right)) ?? undefined];
+}
+
+function inExceptHandler(node: Node): boolean {
+  for (let current = node.parent; current && current.type !== 'function_definition'; current = current.parent) {
+    if (current.type === 'except_clause') return true;
+  }
+  return false;
 }
 
 function compact(dotted: string): string {

@@ -1,6 +1,7 @@
 // Cheap, local facts about values: the dtype class of a tensor expression (integer accumulation
 // is exact, so scatter/index adds on integers are not a value hazard), whether it is a NumPy
-// array, its rank and whether it is sparse. Names are followed to their nearest earlier
+// array, its rank, whether it is sparse, and whether it is an index that cannot repeat (a
+// permutation, sort or per-row top-k indices, nonzero positions, an arange). Names are followed to their nearest earlier
 // assignment in the same function; anything more is "unknown", never a guess.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
@@ -14,6 +15,8 @@ export interface ValueHint {
   origin: 'torch' | 'numpy' | 'unknown';
   rank?: number;
   sparse?: boolean;
+  /** An index tensor without repeated entries (along the dimension it was made for). */
+  unique?: boolean;
 }
 
 const UNKNOWN: ValueHint = { dtype: 'unknown', origin: 'unknown' };
@@ -21,7 +24,7 @@ const UNKNOWN: ValueHint = { dtype: 'unknown', origin: 'unknown' };
 const INT_DTYPES = /^(u?int(8|16|32|64)|long|int|short|bool|uint8|int8|byte|char)$/;
 const FLOAT_DTYPES = /^(float(16|32|64)?|double|half|bfloat16|complex(32|64|128)?|cfloat|cdouble|float8_\w+)$/;
 const INT_METHODS = new Set(['long', 'int', 'short', 'byte', 'char', 'bool', 'argmax', 'argmin', 'argsort', 'nonzero']);
-const FLOAT_METHODS = new Set(['float', 'half', 'double', 'bfloat16']);
+const FLOAT_METHODS = new Set(['float', 'half', 'double', 'bfloat16', 'softmax', 'log_softmax', 'sigmoid', 'exp', 'sqrt', 'rsqrt', 'mean']);
 const INT_FACTORIES = new Set(['randint', 'randperm', 'argsort', 'argmax', 'argmin', 'nonzero', 'bincount', 'searchsorted', 'bucketize', 'randint_like']);
 const FLOAT_FACTORIES = new Set(['randn', 'rand', 'randn_like', 'rand_like', 'normal', 'linspace', 'logspace', 'zeros', 'ones', 'empty', 'eye']);
 const LIKE_FACTORIES = new Set(['zeros_like', 'ones_like', 'empty_like', 'clone', 'abs', 'neg']);
@@ -31,6 +34,14 @@ const SCOPE_TYPES = new Set(['function_definition', 'lambda', 'class_definition'
 /** Tensor methods and attributes whose result is not a tensor. */
 const NOT_TENSOR = new Set(['item', 'tolist', 'numpy', 'size', 'dim', 'numel', 'nelement', 'element_size', 'stride', 'data_ptr', 'shape', 'dtype', 'device', 'ndim', 'is_cuda', 'requires_grad', 'names']);
 const MAX_DEPTH = 6;
+/** Calls whose result is an index without repeats: permutations, positions of set elements, ranges. */
+const UNIQUE_MAKERS = new Set(['randperm', 'argsort', 'nonzero', 'arange', 'unique', 'unique_consecutive', 'argwhere']);
+/** Methods (and einops calls) that keep an index's entries distinct: views, casts, copies, broadcasts. */
+const KEEPS_UNIQUE = new Set(['view', 'reshape', 'flatten', 'unsqueeze', 'squeeze', 'expand', 'expand_as', 'long', 'int', 'to', 'contiguous', 'clone', 'cuda', 'cpu', 'detach', 't', 'transpose', 'permute', 'type', 'view_as', 'reshape_as']);
+/** einops calls that add or move axes without repeating entries along the existing ones. */
+const EINOPS_KEEPS_UNIQUE = new Set(['einops.repeat', 'einops.rearrange']);
+/** Tuple results whose second element is an index without repeats (per row). */
+const UNIQUE_INDICES = /(^|\.)(topk|sort)$/;
 
 interface Binding {
   /** The assigned expression; for unpacking, the whole right-hand side. */
@@ -119,9 +130,35 @@ export class ValueHints {
         return this.binary(node);
       case 'call':
         return this.call(node);
+      case 'subscript':
+        return this.subscript(node);
+      case 'attribute':
+        return this.attribute(node);
       default:
         return UNKNOWN;
     }
+  }
+
+  /** `perm[:k]`, `idx[mask]`: a selection of distinct entries stays distinct; `topk(...)[1]` is an index. */
+  private subscript(node: Node): ValueHint {
+    const value = node.childForFieldName('value');
+    const base = this.of(value ?? undefined);
+    const subscripts = node.childrenForFieldName('subscript');
+    if (value?.type === 'call' && subscripts.length === 1 && subscripts[0]!.type === 'integer') {
+      const fn = value.childForFieldName('function');
+      const name = (fn && this.scope.resolveExpression(fn)) ?? (fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined) ?? '';
+      if (VALUES_AND_INDICES.test(name) && subscripts[0]!.text === '1') return { dtype: 'int', origin: 'torch', unique: UNIQUE_INDICES.test(name) || undefined };
+    }
+    return base.unique ? { dtype: base.dtype, origin: base.origin, unique: true } : { ...UNKNOWN, dtype: base.dtype, origin: base.origin };
+  }
+
+  /** `torch.sort(x).indices`, `x.topk(k).indices`. */
+  private attribute(node: Node): ValueHint {
+    const object = node.childForFieldName('object');
+    if (node.childForFieldName('attribute')?.text !== 'indices' || object?.type !== 'call') return UNKNOWN;
+    const fn = object.childForFieldName('function');
+    const name = (fn && this.scope.resolveExpression(fn)) ?? (fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined) ?? '';
+    return VALUES_AND_INDICES.test(name) ? { dtype: 'int', origin: 'torch', unique: UNIQUE_INDICES.test(name) || undefined } : UNKNOWN;
   }
 
   /** The expression a name was last bound to before this use, and whether by unpacking. */
@@ -194,7 +231,7 @@ export class ValueHints {
     const tupleOp = VALUES_AND_INDICES.test(name);
     if (!tupleOp && this.of(source).origin !== 'torch') return UNKNOWN;
     const indices = tupleOp && binding.position === 1;
-    return { dtype: indices ? 'int' : 'unknown', origin: 'torch' };
+    return { dtype: indices ? 'int' : 'unknown', origin: 'torch', unique: (indices && UNIQUE_INDICES.test(name)) || undefined };
   }
 
   private binary(node: Node): ValueHint {
@@ -203,7 +240,9 @@ export class ValueHints {
     const op = node.childForFieldName('operator')?.text;
     if (op === '/') return { dtype: 'float', origin: left.origin };
     const dtype = left.dtype === 'float' || right.dtype === 'float' ? 'float' : left.dtype === 'int' && right.dtype === 'int' ? 'int' : 'unknown';
-    return { dtype, origin: left.origin === 'unknown' ? right.origin : left.origin, rank: left.rank ?? right.rank };
+    // An offset keeps distinct entries distinct (`idx + base`, `perm - 1`).
+    const unique = (op === '+' || op === '-') && (left.unique || right.unique) ? true : undefined;
+    return { dtype, origin: left.origin === 'unknown' ? right.origin : left.origin, rank: left.rank ?? right.rank, unique };
   }
 
   private call(node: Node): ValueHint {
@@ -216,7 +255,9 @@ export class ValueHints {
       const origin = qualified.startsWith('torch.') ? 'torch' : this.scope.isNonTensorModule(qualified) ? 'numpy' : 'unknown';
       const name = qualified.slice(qualified.lastIndexOf('.') + 1);
       const sparse = SPARSE_MAKERS.test(qualified) || undefined;
-      return { dtype: explicit ?? this.factoryDtype(name, args), origin, rank: factoryRank(name, args), sparse };
+      const keeps = (origin === 'torch' && KEEPS_UNIQUE.has(name)) || EINOPS_KEEPS_UNIQUE.has(qualified);
+      const unique = (origin === 'torch' && UNIQUE_MAKERS.has(name)) || (keeps && this.of(args.positional[0]).unique) || undefined;
+      return { dtype: explicit ?? this.factoryDtype(name, args), origin, rank: factoryRank(name, args), sparse, unique };
     }
     if (fn.type !== 'attribute') return UNKNOWN;
     const method = fn.childForFieldName('attribute')?.text ?? '';
@@ -229,7 +270,9 @@ export class ValueHints {
     let rank = base.rank;
     if (SHAPE_METHODS.has(method)) rank = shapeRank(args);
     else if (method === 'unsqueeze' && rank !== undefined) rank++;
-    return { dtype, origin: base.origin, rank, sparse: method === 'to_dense' ? undefined : base.sparse };
+    else if ((method === 'flatten' || method === 'ravel') && args.positional.length === 0 && args.keywords.size === 0) rank = 1;
+    const unique = (UNIQUE_MAKERS.has(method) && method !== 'arange') || (KEEPS_UNIQUE.has(method) && base.unique) || undefined;
+    return { dtype, origin: base.origin, rank, sparse: method === 'to_dense' ? undefined : base.sparse, unique };
   }
 
   private dtypeArgument(node: Node | undefined): DTypeClass | undefined {
@@ -289,7 +332,8 @@ function factoryRank(name: string, args: ReturnType<typeof callArguments>): numb
 /** Rank given by shape arguments: `view(a, b, c)` or `view((a, b, c))`. */
 function shapeRank(args: ReturnType<typeof callArguments>): number | undefined {
   if (args.hasSplat || args.positional.length === 0) return undefined;
-  if (args.positional.length === 1) return tupleLength(args.positional[0]) ?? (args.positional[0]?.type === 'integer' ? 1 : undefined);
+  const only = args.positional[0];
+  if (args.positional.length === 1) return tupleLength(only) ?? (only?.type === 'integer' || (only?.type === 'unary_operator' && only.text.replace(/\s/g, '') === '-1') ? 1 : undefined);
   return args.positional.length;
 }
 

@@ -47,8 +47,19 @@ export interface OpRuleSpec {
   alternative: string;
   /** Only the backward pass is affected: silent under no_grad/inference_mode. */
   backwardOnly?: boolean;
-  /** The tensor whose dtype decides exactness: integer accumulation is exact. */
+  /**
+   * The tensor whose dtype decides exactness: integer accumulation is exact. For a backward-only
+   * hazard, the tensor the gradient flows into: an integer one has no gradient.
+   */
   accumulator?: (call: CallSite) => Node | undefined;
+  /** The index whose repeats make the op vary: an index that cannot repeat (values.ts) is no hazard. */
+  index?: (call: CallSite) => Node | undefined;
+  /**
+   * Whether the code shows the conditions under which the op was measured to vary (e.g. a long 1-D
+   * float scan). Without them the default-mode hit is info: the level this rule's precision on
+   * real code earns when it cannot tell (docs/real-code.md).
+   */
+  evidence?: (call: CallSite, ctx: RuleContext) => boolean;
   /** Which variant applies to this call; undefined means the call is not a hazard. */
   variant?: (call: CallSite, ctx: RuleContext) => string | undefined;
   variants: Record<string, OpVariant>;
@@ -81,10 +92,12 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
       const behaviour = variant.behaviours.find((b) => inRange(ctx.torchVersion, b.torch));
       if (!behaviour) return;
       if (spec.backwardOnly && ctx.runsWithoutGrad(call.node)) return;
+      if (spec.index && ctx.values.of(spec.index(call)).unique) return;
       const exact = spec.accumulator && ctx.values.of(spec.accumulator(call)).dtype === 'int';
       const byDefault: ByDefault = exact && behaviour.byDefault !== 'stable' ? 'stable' : behaviour.byDefault;
       const outcomes = outcomesFor(spec, { ...behaviour, byDefault }, opDisplay(call, variant.label), formatTorchVersion(ctx.torchVersion), !!exact);
       if (Object.keys(outcomes).length === 0) return;
+      if (outcomes.off?.severity === 'warning' && spec.evidence && !spec.evidence(call, ctx)) outcomes.off = { ...outcomes.off, severity: 'info' };
       ctx.report({ node: call.node, range: callRange(call), outcomes, fixes: spec.fixes?.(call, ctx) ?? [] });
     },
   };

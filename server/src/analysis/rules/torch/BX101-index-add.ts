@@ -9,6 +9,8 @@ export default defineOpRule({
   why: 'adds floating-point rows with CUDA atomics, so the summation order (and the rounding) changes from run to run',
   alternative: 'accumulate in an integer dtype or sort the indices and use a segmented sum',
   accumulator: (call) => call.receiver ?? argument(call.args, 0, 'input'),
+  // index(dim, index, ...) as a method, or torch.op(input, dim, index, ...): an index that cannot repeat is safe.
+  index: (call) => argument(call.args, call.receiver ? 1 : 2, 'index'),
   variants: {
     default: {
       label: '',

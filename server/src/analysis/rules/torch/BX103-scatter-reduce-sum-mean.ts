@@ -10,6 +10,8 @@ export default defineOpRule({
   alternative: 'reduce in an integer dtype or sort by index and use a segmented reduction',
   accumulator: (call) => call.receiver ?? argument(call.args, 0, 'input'),
   // scatter_reduce_(dim, index, src, reduce) / torch.scatter_reduce(input, dim, index, src, reduce)
+  // index(dim, index, ...) as a method, or torch.op(input, dim, index, ...): an index that cannot repeat is safe.
+  index: (call) => argument(call.args, call.receiver ? 1 : 2, 'index'),
   variant: (call) => {
     const reduce = literalValue(argument(call.args, call.receiver ? 3 : 4, 'reduce'));
     return reduce === 'sum' || reduce === 'mean' ? reduce : undefined; // amax/amin: stable; prod: BX104

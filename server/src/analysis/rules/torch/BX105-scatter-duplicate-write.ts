@@ -19,6 +19,8 @@ export default defineOpRule({
   alternative: 'make the indices unique, or use `scatter_add_` / `scatter_reduce_` with a reduction that deterministic mode supports',
   // Integer add/multiply is exact; a plain overwrite races whatever the dtype.
   accumulator: (call) => (reduceOf(call) ? (call.receiver ?? argument(call.args, 0, 'input')) : undefined),
+  // index(dim, index, ...) as a method, or torch.op(input, dim, index, ...): an index that cannot repeat is safe.
+  index: (call) => argument(call.args, call.receiver ? 1 : 2, 'index'),
   variant: (call) => {
     // scatter_(dim, index, src) / torch.scatter(input, dim, index, src); `value=` is a scalar.
     const src = argument(call.args, call.receiver ? 2 : 3, 'src');

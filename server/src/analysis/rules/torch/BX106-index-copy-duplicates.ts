@@ -1,3 +1,4 @@
+import { argument } from '../../syntax.js';
 import { defineOpRule } from '../op-rule.js';
 
 export default defineOpRule({
@@ -7,6 +8,8 @@ export default defineOpRule({
   calls: ['torch.index_copy', 'Tensor.index_copy_', 'Tensor.index_copy'],
   why: 'copies rows to the positions in `index` in parallel; when a position appears more than once, the row that is kept depends on which GPU thread wrote last, so the output changes from run to run',
   alternative: 'deduplicate the index (keeping the row you mean to keep) before copying',
+  // index(dim, index, ...) as a method, or torch.op(input, dim, index, ...): an index that cannot repeat is safe.
+  index: (call) => argument(call.args, call.receiver ? 1 : 2, 'index'),
   variants: {
     default: {
       label: '',

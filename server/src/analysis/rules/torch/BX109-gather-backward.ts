@@ -10,6 +10,10 @@ export default defineOpRule({
   alternative: 'detach the source when no gradient is needed, or gather from unique positions',
   backwardOnly: true,
   // gather(dim, index) / torch.gather(input, dim, index): other objects' `.gather(x)` take fewer arguments.
+  // The gradient flows into the source: an integer source has none.
+  accumulator: (call) => call.receiver ?? argument(call.args, 0, 'input'),
+  // index(dim, index, ...) as a method, or torch.op(input, dim, index, ...): an index that cannot repeat is safe.
+  index: (call) => argument(call.args, call.receiver ? 1 : 2, 'index'),
   variant: (call) => {
     return argument(call.args, call.receiver ? 1 : 2, 'index') ? 'default' : undefined;
   },

@@ -9,6 +9,10 @@ export default defineOpRule({
   why: 'has a backward pass that sums the gradient of every selected row back into its source row with float atomics; rows selected more than once get their gradient summed in a varying order, so the gradient changes from run to run',
   alternative: 'for dim 0, index with `x[idx]`, whose backward accumulates through a sorted path',
   backwardOnly: true,
+  // The gradient flows into the source: an integer source has none.
+  accumulator: (call) => call.receiver ?? argument(call.args, 0, 'input'),
+  // index(dim, index, ...) as a method, or torch.op(input, dim, index, ...): an index that cannot repeat is safe.
+  index: (call) => argument(call.args, call.receiver ? 1 : 2, 'index'),
   variant: (call) => {
     return argument(call.args, call.receiver ? 1 : 2, 'index') ? 'default' : undefined;
   },

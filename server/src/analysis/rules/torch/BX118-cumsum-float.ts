@@ -16,6 +16,16 @@ function variant(call: CallSite, ctx: RuleContext): string | undefined {
   return ctx.values.of(call.receiver ?? argument(call.args, 0, 'input')).dtype === 'int' ? undefined : 'default';
 }
 
+/**
+ * Measured to vary only as a long 1-D scan (1e5 and more elements); rows of a 2-D tensor (1000 ×
+ * 10000) and short scans were stable. So the warning needs float values scanned along a 1-D tensor
+ * (`x.flatten().cumsum(0)`, `x.view(-1).cumsum(0)`, a 1-D factory); anything else is info.
+ */
+function longFloatScan(call: CallSite, ctx: RuleContext): boolean {
+  const hint = ctx.values.of(call.receiver ?? argument(call.args, 0, 'input'));
+  return hint.dtype === 'float' && hint.rank === 1;
+}
+
 export default defineOpRule({
   id: 'BX118',
   name: 'cumsum-float',
@@ -24,6 +34,7 @@ export default defineOpRule({
   why: 'runs a parallel prefix scan whose partial sums are combined in an order that depends on scheduling, so long float scans change in the last bits from run to run',
   alternative: 'run the scan on the CPU (`x.cpu().cumsum(dim).to(x.device)`) or in an integer (fixed-point) dtype',
   variant,
+  evidence: longFloatScan,
   variants: {
     default: {
       label: '',
@@ -50,8 +61,14 @@ reproducible scan at no measurable cost (0.066 → 0.070 ms for 1e7 elements; th
 even faster). The docstring of 2.11 and older releases still says cumsum raises under the mode, and
 older releases do: there, scan on the CPU or in a fixed-point integer dtype.
 
+**Severity.** A warning needs the conditions that were measured to vary: float values (a float
+factory, \`.float()\`, a float dtype) scanned as one long 1-D tensor (\`.flatten()\`, \`.view(-1)\`, a
+1-D factory). A scan whose dtype or shape the code does not show (most are along the rows of a
+batch, or over integer lengths) is info.
+
 \`\`\`python
-cdf = probs.cumsum(dim=-1)                 # BX118 unless deterministic mode is on (torch >= 2.11)
+cdf = probs.float().flatten().cumsum(0)    # BX118 warning unless deterministic mode is on (torch >= 2.11)
+rows = probs.cumsum(dim=-1)                # info: dtype and length unknown
 offsets = counts.long().cumsum(0)          # integer: exact, not reported
 \`\`\`
 `,
