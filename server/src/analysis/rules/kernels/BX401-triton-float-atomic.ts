@@ -3,6 +3,9 @@ import { argument } from '../../syntax.js';
 import type { Outcomes, Rule } from '../rule.js';
 import { calleeText, enclosingKernel, kernelDtype, kernelGuard, TL } from './triton.js';
 
+/** Names of counters, offsets, histograms and locks: integer atomics, whose totals are exact. */
+const COUNTER_NAME = /count|cnt|num_|_num\b|idx|index|offset|hist|lock|flag|sem\b|barrier|ticket|token_per|tokens_per/i;
+
 const FIX_HINT = 'have each program write its partial result to its own slot of a zero-filled buffer and sum that buffer in a fixed order (or with tl.sum in one program) when determinism matters';
 
 const rule: Rule = {
@@ -69,11 +72,15 @@ const rule: Rule = {
         warn: stays,
       };
     } else {
-      const info = {
-        severity: 'info' as const,
-        message: `Cannot tell whether ${name} adds floats or integers here: the value comes from a pointer or argument whose element type is set by the caller. With a floating-point tensor the total changes from run to run (integer totals are exact); if it is floating point, ${FIX_HINT}.`,
+      // On real kernels an atomic_add of a computed value is a float accumulation far more often than
+      // an integer one (counters add literals, casts to int, or name themselves): a warning, unless
+      // the names say it counts (bench/truth).
+      const counting = COUNTER_NAME.test(value.text) || COUNTER_NAME.test(argument(call.args, 0, 'pointer')?.text ?? '');
+      const outcome = {
+        severity: counting ? ('info' as const) : ('warning' as const),
+        message: `${name} adds a value whose element type is set by the caller's tensor; if it is floating point, the total changes from run to run (integer totals are exact), so ${FIX_HINT}.`,
       };
-      outcomes = { off: info, on: info, warn: info };
+      outcomes = { off: outcome, on: outcome, warn: outcome };
     }
     ctx.report({ node: call.node, range: callRange(call), outcomes, guard: kernelGuard(call.node, kernel, ctx) });
   },

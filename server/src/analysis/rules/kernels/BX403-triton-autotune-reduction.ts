@@ -58,8 +58,13 @@ function configCount(raw: Node | undefined, ctx: RuleContext, depth = 0): Count 
       if (def) return def.unpacked ? 'unknown' : configCount(def.value, ctx, depth + 1);
       return configCount(moduleValue(raw), ctx, depth + 1);
     }
+    case 'call': {
+      // `get_configs()`: follow a module function; its deterministic branch may pick one config, as Mamba's does.
+      const fn = raw.childForFieldName('function');
+      const helper = fn?.type === 'identifier' ? moduleFunctions(raw).get(fn.text) : undefined;
+      return helper ? returnedCount(helper, ctx, depth) : 'unknown';
+    }
     default:
-      // A call (`get_configs()`) may already pick one config when deterministic, as Mamba's does.
       return 'unknown';
   }
 }
@@ -77,40 +82,112 @@ function moduleFunctions(node: Node): Map<string, Node> {
   return byName;
 }
 
-/** The first reduction, dot or non-integer atomic in a kernel or the jit helpers it calls. */
-function orderSensitiveOp(kernel: Node, ctx: RuleContext): string | undefined {
+type OpKind = 'reduce' | 'dot' | 'atomic';
+
+/** The reductions, dots and non-integer atomics of a kernel and the jit helpers it calls: the first of each kind. */
+function orderSensitiveOps(kernel: Node, ctx: RuleContext): Map<OpKind, string> {
   const functions = moduleFunctions(kernel);
+  const found = new Map<OpKind, string>();
+  const add = (kind: OpKind, display: string) => {
+    if (!found.has(kind)) found.set(kind, display);
+  };
   const seen = new Set<number>();
-  const visit = (fn: Node, depth: number): string | undefined => {
-    if (seen.has(fn.id) || depth > 3) return undefined;
+  const visit = (fn: Node, depth: number, via: string) => {
+    if (seen.has(fn.id) || depth > 3) return;
     seen.add(fn.id);
-    let atomic: string | undefined;
     for (const call of fn.descendantsOfType('call')) {
       const target = call.childForFieldName('function');
       if (!target) continue;
       const qualified = ctx.scope.resolveExpression(target);
       if (qualified?.startsWith(`${TL}.`)) {
         const name = qualified.slice(qualified.lastIndexOf('.') + 1);
-        if (ORDER_SENSITIVE.has(name)) return `tl.${name}`;
-        if (name === 'atomic_add' && kernelDtype(argument(callArguments(call), 1, 'val'), ctx) !== 'int') atomic ??= 'tl.atomic_add';
+        if (ORDER_SENSITIVE.has(name)) add(name.startsWith('dot') ? 'dot' : 'reduce', `tl.${name}${via}`);
+        else if (name === 'atomic_add' && kernelDtype(argument(callArguments(call), 1, 'val'), ctx) !== 'int') add('atomic', `tl.atomic_add${via}`);
         continue;
       }
       if (qualified !== undefined) continue;
       if (target.type === 'attribute') {
         const method = target.childForFieldName('attribute')?.text ?? '';
-        if (ORDER_SENSITIVE_METHODS.has(method)) return `.${method}()`;
+        if (ORDER_SENSITIVE_METHODS.has(method)) add('reduce', `.${method}()${via}`);
       } else if (target.type === 'identifier') {
         const helper = functions.get(target.text);
-        if (helper && isKernel(helper, ctx)) {
-          const inner = visit(helper, depth + 1);
-          if (inner) return `${inner} in ${target.text}()`;
-        }
+        if (helper && isKernel(helper, ctx)) visit(helper, depth + 1, ` in ${target.text}()`);
       }
     }
-    // A reduction names the problem best; an atomic alone still makes the result config-dependent.
-    return atomic;
   };
-  return visit(kernel, 0);
+  visit(kernel, 0, '');
+  return found;
+}
+
+/** Config keys that split a dot's K loop (or split K across programs). */
+const K_SPLIT_KEY = /(^|_)(BLOCK_(SIZE_)?K|BK|SPLIT_K|K_BLOCK|BLOCK_D?K|BLOCK_SIZE_D?K)$|SPLIT|SEQUENCE_PARALLEL/i;
+
+/**
+ * The config keys (and `num_warps`, `num_stages`) whose value differs between the configs, read
+ * from the `triton.Config(...)` calls of the configs expression or of the function building it;
+ * undefined when no Config call can be read.
+ */
+function varyingKeys(expr: Node | undefined, ctx: RuleContext): Set<string> | undefined {
+  const source = configSource(expr, ctx);
+  if (!source) return undefined;
+  const configs = source.descendantsOfType('call').filter((c) => /(^|\.)Config$/.test(c.childForFieldName('function')?.text ?? ''));
+  if (configs.length === 0) return undefined;
+  const loopVariables = new Set(source.descendantsOfType(['for_in_clause', 'for_statement']).flatMap((f) => f.childForFieldName('left')?.descendantsOfType('identifier').map((i) => i.text) ?? []));
+  const values = new Map<string, Set<string>>();
+  const note = (key: string, value: Node | null | undefined) => {
+    if (!value) return;
+    let set = values.get(key);
+    if (!set) values.set(key, (set = new Set()));
+    // A loop variable takes several values by itself: count it as two.
+    if (value.type === 'identifier' && loopVariables.has(value.text)) set.add(`${value.text} (1)`).add(`${value.text} (2)`);
+    else set.add(value.text);
+  };
+  for (const config of configs) {
+    const args = callArguments(config);
+    const first = args.positional[0];
+    for (const pair of first?.type === 'dictionary' ? first.namedChildren : []) {
+      if (pair.type !== 'pair') continue;
+      const key = literalValue(pair.childForFieldName('key'));
+      if (typeof key === 'string') note(key, pair.childForFieldName('value'));
+    }
+    for (const [name, value] of args.keywords) if (name.startsWith('num_')) note(name, value);
+  }
+  return new Set([...values].filter(([, seen]) => seen.size > 1).map(([key]) => key));
+}
+
+/** The expression or config-building function whose Config calls a configs argument holds. */
+function configSource(expr: Node | undefined, ctx: RuleContext, depth = 0): Node | undefined {
+  if (!expr || depth > 3) return undefined;
+  if (expr.type === 'identifier') {
+    const def = ctx.values.definition(expr);
+    const value = def && !def.unpacked ? def.value : moduleValue(expr);
+    return configSource(value, ctx, depth + 1);
+  }
+  if (expr.type === 'call') {
+    const fn = expr.childForFieldName('function');
+    return fn?.type === 'identifier' ? moduleFunctions(expr).get(fn.text) : undefined;
+  }
+  return expr;
+}
+
+/**
+ * How many configs a module function returns: several when a return gives several (or a list
+ * filled in a loop), one when the deterministic branch returns one (as Mamba's helpers do).
+ */
+function returnedCount(fn: Node, ctx: RuleContext, depth: number): Count {
+  const returns = fn.descendantsOfType('return_statement').filter((r) => r.namedChildren[0]);
+  if (returns.some((r) => ctx.guardOf(r) === 'deterministic-branch')) return 'one';
+  const counts = returns.map((r) => {
+    const value = r.namedChildren[0]!;
+    if (value.type === 'identifier' && filledInLoop(fn, value.text)) return 'several';
+    return configCount(value, ctx, depth + 1);
+  });
+  return counts.includes('several') ? 'several' : counts.includes('unknown') || counts.length === 0 ? 'unknown' : 'one';
+}
+
+/** `configs = []` then `configs.append(...)` / `.extend(...)` inside a loop of the function. */
+function filledInLoop(fn: Node, name: string): boolean {
+  return fn.descendantsOfType('for_statement').some((loop) => loop.text.includes(`${name}.append(`) || loop.text.includes(`${name}.extend(`));
 }
 
 const rule: Rule = {
@@ -129,16 +206,23 @@ const rule: Rule = {
     const decorator = call.node.parent;
     const fn = decorator?.type === 'decorator' ? decorator.parent?.childForFieldName('definition') : undefined;
     if (!fn || fn.type !== 'function_definition') return;
-    if (configCount(argument(call.args, 0, 'configs'), ctx) !== 'several') return;
-    const op = orderSensitiveOp(fn, ctx);
+    const configs = argument(call.args, 0, 'configs');
+    if (configCount(configs, ctx) !== 'several') return;
+    const ops = orderSensitiveOps(fn, ctx);
+    const op = ops.get('reduce') ?? ops.get('atomic') ?? ops.get('dot');
     if (!op) return;
     const kernel = fn.childForFieldName('name')?.text ?? 'kernel';
+    // With the mode off the warning needs configs that change the kernel's split: a reduction or an
+    // atomic under another block size or warp count, a dot under another K split (a dot over a fixed
+    // K is summed in one order whatever BLOCK_M/BLOCK_N are). Otherwise it is information.
+    const varying = [...(varyingKeys(configs, ctx) ?? [])].filter((k) => k !== 'num_stages');
+    const splits = (ops.has('reduce') || ops.has('atomic') ? varying.length > 0 : false) || varying.some((k) => K_SPLIT_KEY.test(k));
     const why = `\`${kernel}\` uses ${op}, and autotune keeps whichever of its configs timed fastest in this process; configs with other block sizes or warp counts split the ${op.includes('dot') ? 'accumulation' : 'reduction'} differently, so another run can pick another config and get different bits`;
     const fix = 'pass one fixed config when deterministic (e.g. `configs=[BEST] if deterministic else CONFIGS`)';
     const warning: ModeOutcome = { severity: 'warning', message: `${why}; ${fix}.` };
     ctx.report({
       node: call.node,
-      outcomes: { off: { severity: 'info', message: `${why}; if runs must match bit for bit, ${fix}.` }, on: warning, warn: warning },
+      outcomes: { off: splits ? warning : { severity: 'info', message: `${why}; if runs must match bit for bit, ${fix}.` }, on: warning, warn: warning },
     });
   },
   docs: `
@@ -160,12 +244,17 @@ literal, a list comprehension, or a name bound to one) on a jit kernel that call
 \`tl.reduce\`, \`tl.cumsum\`, \`tl.cumprod\`, \`tl.associative_scan\`, \`tl.dot\`, the equivalent tensor
 methods, or \`tl.atomic_add\` with a value that is not known to be an integer, directly or in a jit
 helper it calls. \`tl.max\` / \`tl.min\` reductions give the same answer under any split and do not
-count. The severity follows the program's deterministic mode: information when the mode is off
-(the run is not trying to reproduce), a warning when it is on.
+count. A warning when the configs change how the kernel splits its work, read from their
+\`triton.Config\` calls (or the module function that builds them): a reduction or an atomic under
+configs of different block sizes or warp counts, a \`tl.dot\` under configs of different K splits
+(\`BLOCK_K\`, \`BLOCK_SIZE_K\`, \`BK\`, \`SPLIT_K\`, a sequence-parallel flag). A dot whose K block is
+fixed accumulates each output in one order whatever \`BLOCK_M\`/\`BLOCK_N\` are, and \`num_stages\`
+only pipelines loads: those are information, and a warning only when the program turns the
+deterministic mode on.
 
-Not reported: a configs expression that is a function call (\`configs=get_configs()\`), because
-helpers like Mamba's already return a single config when deterministic mode is on; and
-\`[one] if deterministic else many\`, where the deterministic branch has one config.
+Not reported: a config-building function whose deterministic branch returns a single config (as
+Mamba's helpers do), and \`[one] if deterministic else many\`, where the deterministic branch has
+one config.
 
 **Deterministic alternative.** Choose one config when the run must reproduce:
 

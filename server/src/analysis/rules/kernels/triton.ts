@@ -159,8 +159,11 @@ function callDtype(node: Node, ctx: RuleContext, depth: number): Inferred {
         return dtypeOf(argument(args, 1, 'dtype'), ctx) ?? 'unknown';
       case 'where':
         return join(next(args.positional[1]), next(args.positional[2]));
-      case 'dot':
-        return dtypeOf(args.keywords.get('out_dtype'), ctx) ?? join(next(args.positional[0]), next(args.positional[1]));
+      case 'dot': {
+        // Accumulates in fp32 unless both operands are known integers (int8 dots accumulate in int32).
+        const operands = join(next(args.positional[0]), next(args.positional[1]));
+        return dtypeOf(args.keywords.get('out_dtype'), ctx) ?? (operands === 'int' ? 'int' : 'float');
+      }
       case 'atomic_add':
       case 'atomic_max':
       case 'atomic_min':
@@ -178,7 +181,9 @@ function callDtype(node: Node, ctx: RuleContext, depth: number): Inferred {
   if (fn.type !== 'attribute') return 'unknown';
   const method = fn.childForFieldName('attribute')?.text ?? '';
   const receiver = fn.childForFieldName('object') ?? undefined;
-  if (method === 'to') return dtypeOf(argument(args, 0, 'dtype'), ctx) ?? 'unknown';
+  // `.to(dtype)` with a dtype the kernel does not show keeps the value's class (a float partial cast
+  // to the output's float type).
+  if (method === 'to') return dtypeOf(argument(args, 0, 'dtype'), ctx) ?? next(receiver);
   if (TENSOR_METHODS_SAME.has(method)) return next(receiver);
   return 'unknown';
 }
