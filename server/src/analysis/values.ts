@@ -167,6 +167,35 @@ export class ValueHints {
     return binding?.value ? { value: binding.value, unpacked: binding.position !== undefined } : undefined;
   }
 
+  /** The default value of the parameter `identifier` names in its function (`deterministic=False`), if any. */
+  parameterDefault(identifier: Node): Node | undefined {
+    if (identifier.type !== 'identifier' || this.definitionOf(identifier)) return undefined;
+    const fn = enclosingFunction(identifier);
+    for (const p of fn?.childForFieldName('parameters')?.namedChildren ?? []) {
+      if ((p.type === 'default_parameter' || p.type === 'typed_default_parameter') && p.childForFieldName('name')?.text === identifier.text) {
+        return p.childForFieldName('value') ?? undefined;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * `self.x` read in a method: the value its class's `__init__` assigns to `self.x`, when it does so
+   * once; a parameter of `__init__` is followed to its default (the value a plain construction gets).
+   */
+  selfAttributeValue(node: Node): Node | undefined {
+    if (node.type !== 'attribute' || node.childForFieldName('object')?.text !== 'self') return undefined;
+    const name = node.childForFieldName('attribute')?.text;
+    const klass = enclosingClass(node);
+    const body = klass?.childForFieldName('body');
+    const init = body?.namedChildren.map((c) => (c.type === 'decorated_definition' ? c.childForFieldName('definition') : c)).find((c) => c?.type === 'function_definition' && c.childForFieldName('name')?.text === '__init__');
+    if (!init) return undefined;
+    const writes = init.descendantsOfType('assignment').filter((a) => a.childForFieldName('left')?.text.replace(/\s/g, '') === `self.${name}`);
+    const value = writes.length === 1 ? writes[0]!.childForFieldName('right') : null;
+    if (!value) return undefined;
+    return (value.type === 'identifier' && this.parameterDefault(value)) || value;
+  }
+
   /**
    * Is `node` known to be a torch tensor (not a Python number, list or NumPy array)? Follows names,
    * unpacked torch results, and method chains, slices and arithmetic on a known tensor; a
@@ -296,6 +325,20 @@ export class ValueHints {
     if (name === 'tensor' || name === 'as_tensor') return listDtype(args.positional[0]);
     return 'unknown';
   }
+}
+
+function enclosingFunction(node: Node): Node | undefined {
+  for (let current = node.parent; current; current = current.parent) if (current.type === 'function_definition') return current;
+  return undefined;
+}
+
+/** The class a method's code stands in. */
+function enclosingClass(node: Node): Node | undefined {
+  for (let current = enclosingFunction(node)?.parent; current; current = current.parent) {
+    if (current.type === 'class_definition') return current;
+    if (current.type === 'function_definition') return undefined;
+  }
+  return undefined;
 }
 
 /** The function, lambda, class or module a node belongs to; blocks on the way are remembered. */

@@ -123,6 +123,18 @@ function inSdpaContext(node: Node, ctx: RuleContext): boolean {
   return false;
 }
 
+/** A `forward` method (or one it delegates to by name, `_forward`, `forward_*`) of a class. */
+function inModuleForward(node: Node): boolean {
+  for (let current = node.parent; current; current = current.parent) {
+    if (current.type !== 'function_definition') continue;
+    if (!/^_?forward(_\w+)?$/.test(current.childForFieldName('name')?.text ?? '')) return false;
+    let up = current.parent;
+    if (up?.type === 'decorated_definition') up = up.parent;
+    return up?.type === 'block' && up.parent?.type === 'class_definition';
+  }
+  return false;
+}
+
 const rule: Rule = {
   id: 'BX504',
   name: 'sdpa-backend-choice',
@@ -188,8 +200,10 @@ const rule: Rule = {
     if (call.callee === SDPA) {
       if (inSdpaContext(call.node, ctx)) return;
       if (/enable_flash_sdp\(\s*False\s*\)/.test(ctx.text) && /enable_mem_efficient_sdp\(\s*False\s*\)/.test(ctx.text)) return;
+      // In a module's forward the call is on the training path (a model's layers train unless shown
+      // otherwise): a warning. Elsewhere (a helper, a script) it cannot tell: information.
       const note: ModeOutcome = {
-        severity: 'info',
+        severity: inModuleForward(call.node) ? 'warning' : 'info',
         message: `${shown} runs the flash or memory-efficient backend on recent NVIDIA GPUs, and ${MEASURED}; if this program must reproduce, ${MODE} fixes it (${COST}).`,
       };
       ctx.report({ node: call.node, range: callRange(call), outcomes: { off: note } });
@@ -227,8 +241,10 @@ measurement is the failure itself.)
   it is on (the call will abort). CuDNN next to other backends: a warning when the mode is off;
   under the mode cuDNN is not usable (alone it fails), so the others are used and nothing is reported.
 - \`MATH\` alone: nothing.
-- A plain \`F.scaled_dot_product_attention(...)\` outside any \`sdpa_kernel\` context: information
-  only, and only when the mode is off (on a recent GPU it runs a fused backend). It is silent under
+- A plain \`F.scaled_dot_product_attention(...)\` outside any \`sdpa_kernel\` context, only when the
+  mode is off (on a recent GPU it runs a fused backend): a warning in a module's \`forward\` (the
+  layers a model trains; the H200 pair of a small MoE trainer diverged through such a call),
+  information elsewhere, where the code does not show that it trains. It is silent under
   \`torch.no_grad()\` / \`torch.inference_mode()\`, and in a file that disables both
   \`enable_flash_sdp(False)\` and \`enable_mem_efficient_sdp(False)\`.
 - With \`warn_only=True\` the mode only warns about the memory-efficient backend and keeps its

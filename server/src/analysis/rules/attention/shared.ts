@@ -52,7 +52,8 @@ export function envWritesInFile(root: Node, ctx: RuleContext, name: string): Arr
 
 /**
  * What a `deterministic=` style argument says: 'on' (literal True, or a value forwarded from
- * configuration, which the caller chose), 'off' (literal False/None, or absent), 'unknown'
+ * configuration, which the caller chose), 'off' (literal False/None, or absent, or a parameter or
+ * `self.x` attribute whose default is False: the path a plain call or construction runs), 'unknown'
  * (passed through **kwargs, or more positional arguments than `firstPosition`, the earliest
  * position the flag has had in any version).
  */
@@ -67,7 +68,9 @@ export function flagState(call: CallSite, name: string, ctx: RuleContext, firstP
   if (value === undefined && node.type === 'identifier') {
     const def = ctx.values.definition(node);
     if (def && !def.unpacked) value = literalValue(def.value);
+    else if (!def) value = literalValue(ctx.values.parameterDefault(node));
   }
+  if (value === undefined && node.type === 'attribute') value = literalValue(ctx.values.selfAttributeValue(node));
   if (value === undefined) return 'on';
   return value === true || value === 1 ? 'on' : 'off';
 }
