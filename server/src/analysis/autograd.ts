@@ -9,14 +9,16 @@ const NO_GRAD = new Set(['torch.no_grad', 'torch.inference_mode', 'torch.autogra
 
 export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {
   for (let current = node.parent; current; current = current.parent) {
-    if (current.type === 'with_statement') {
+    if (current.type === 'block' && current.parent?.type === 'if_statement' && current.parent.childForFieldName('consequence')?.id === current.id) {
+      if (INFERENCE_CONDITION.test(current.parent.childForFieldName('condition')?.text ?? '')) return true;
+    } else if (current.type === 'with_statement') {
       const clause = current.namedChildren.find((c) => c.type === 'with_clause');
       for (const item of clause?.namedChildren ?? []) {
         if (item.type === 'with_item' && isNoGradExpression(item.childForFieldName('value'), scope)) return true;
       }
     } else if (current.type === 'function_definition') {
       const name = current.childForFieldName('name')?.text ?? '';
-      if (NO_BACKWARD_NAME.test(name) || (AUTOGRAD_METHODS.has(name) && inAutogradFunction(current, scope))) return true;
+      if (NO_BACKWARD_NAME.test(name) || BACKWARD_NAME.test(name) || (AUTOGRAD_METHODS.has(name) && inAutogradFunction(current, scope))) return true;
       const decorated = current.parent;
       if (decorated?.type !== 'decorated_definition') return false;
       return decorated.namedChildren.some(
@@ -28,7 +30,14 @@ export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {
 }
 
 /** Functions that generate, sample or decode: inference code, never differentiated. */
-const NO_BACKWARD_NAME = /^_*(generate|sample|decode|greedy|beam_search|speculative|infer|inference|predict)(_|$)|_(generate|sample|sampling|decode|decoding|inference)$/i;
+const NO_BACKWARD_NAME = /^_*(generate|sample|decode|greedy|beam_search|speculative|infer|inference|predict)(_|$)|_(generate|generation|sample|sampling|decode|decoding|prefill|inference)(_|$)/i;
+/**
+ * Backward functions (`backward`, `_attn_bwd`, `scatter_add_backward`): autograd calls them with
+ * gradient recording off, so what they call has no backward of its own.
+ */
+const BACKWARD_NAME = /^_*(backward|bwd)$|_(backward|bwd)$/;
+/** Branches that run only when decoding or not training: `if is_decoding:`, `if not self.training:`. */
+const INFERENCE_CONDITION = /\b(is_)?decod\w*|\binference\w*|\bnot\s+self\.training\b|\buse_cache\b|\bis_generating\b/;
 const AUTOGRAD_METHODS = new Set(['forward', 'backward', 'setup_context', 'jvp', 'vjp']);
 const AUTOGRAD_FUNCTION = /^torch\.autograd(\.function)?\.(Function|InplaceFunction)$/;
 

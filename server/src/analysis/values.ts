@@ -152,9 +152,10 @@ export class ValueHints {
     return base.unique ? { dtype: base.dtype, origin: base.origin, unique: true } : { ...UNKNOWN, dtype: base.dtype, origin: base.origin };
   }
 
-  /** `torch.sort(x).indices`, `x.topk(k).indices`. */
+  /** `torch.sort(x).indices`, `x.topk(k).indices`; `self.x` as its class's `__init__` sets it. */
   private attribute(node: Node): ValueHint {
     const object = node.childForFieldName('object');
+    if (object?.type === 'identifier' && object.text === 'self') return this.of(this.selfAttributeValue(node));
     if (node.childForFieldName('attribute')?.text !== 'indices' || object?.type !== 'call') return UNKNOWN;
     const fn = object.childForFieldName('function');
     const name = (fn && this.scope.resolveExpression(fn)) ?? (fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined) ?? '';

@@ -75,7 +75,9 @@ const rule: Rule = {
       // On real kernels an atomic_add of a computed value is a float accumulation far more often than
       // an integer one (counters add literals, casts to int, or name themselves): a warning, unless
       // the names say it counts (bench/truth).
-      const counting = COUNTER_NAME.test(value.text) || COUNTER_NAME.test(argument(call.args, 0, 'pointer')?.text ?? '');
+      const pointer = argument(call.args, 0, 'pointer');
+      const base = pointer?.type === 'identifier' ? pointer : pointer?.descendantsOfType('identifier')[0];
+      const counting = COUNTER_NAME.test(value.text) || COUNTER_NAME.test(base?.text ?? '');
       const outcome = {
         severity: counting ? ('info' as const) : ('warning' as const),
         message: `${name} adds a value whose element type is set by the caller's tensor; if it is floating point, the total changes from run to run (integer totals are exact), so ${FIX_HINT}.`,

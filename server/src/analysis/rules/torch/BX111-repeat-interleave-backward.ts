@@ -9,6 +9,8 @@ export default defineOpRule({
   why: 'is an `index_select` underneath, and its backward adds the gradients of the copies back together with float atomics in a varying order, so the gradient changes from run to run',
   alternative: 'repeat by a Python int where the counts are uniform, or detach the input when it needs no gradient',
   backwardOnly: true,
+  // The gradient flows into the input: integer ids (segment ids, positions) have none.
+  accumulator: (call) => call.receiver ?? argument(call.args, 0, 'input'),
   // torch.repeat_interleave(input, repeats, dim) / x.repeat_interleave(repeats, dim). A Python int
   // repeats expands and reshapes instead (stable backward); torch.repeat_interleave(repeats) alone
   // returns integer indices with no gradient.
