@@ -113,7 +113,8 @@ Seeding means any of: \`torch.manual_seed\`, \`torch.random.manual_seed\`, Light
 \`set_determinism\`, or a helper defined in the file whose body does one of these.
 \`torch.cuda.manual_seed_all\` alone does not count: it leaves the CPU generator, which drives the
 DataLoader shuffle, unseeded. A helper defined in the file that seeds only \`random\` and NumPy is
-named in the message.
+named in the message. A seed call under a condition on the seed (\`if args.seed is not None:\`)
+does not count: the default run, given no seed, is not seeded.
 
 **The check is per file.** The analysis core looks at one file at a time, so a helper imported from
 another module of the project cannot be looked into: a call to an imported function whose name

@@ -4,13 +4,19 @@ import { literalValue } from '../../syntax.js';
 import { always, Rule, RuleContext } from '../rule.js';
 import { DATALOADERS, given, loaderArgument } from './dataloader-shared.js';
 import { resolvedCallee, rootOf } from './shared.js';
+import { seedsTorch } from './value-kinds.js';
 
 const NOT_DRAWS = new Set(['random.seed', 'random.getstate', 'random.setstate', 'numpy.random.seed', 'numpy.random.get_state', 'numpy.random.set_state']);
 const LIGHTNING_SEED = /^(lightning|pytorch_lightning|lightning_fabric)(\.\w+)*\.seed_everything$/;
 
 interface FileFacts {
-  /** A call drawing from `random`, NumPy's RNG or a torchvision random transform, as written. */
+  /**
+   * A call drawing from `random` or NumPy's global RNG, as written. torchvision's random transforms
+   * draw from torch's generator, which each worker seeds from the loader's base seed.
+   */
   draw?: string;
+  /** The file seeds torch: the base seed, and so every worker's seeds, repeat between runs. */
+  seeded: boolean;
   /** seed_everything(..., workers=True): Lightning installs its own worker_init_fn. */
   lightningWorkers: boolean;
 }
@@ -20,7 +26,7 @@ const facts = new WeakMap<RuleContext, FileFacts>();
 function fileFacts(root: Node, ctx: RuleContext): FileFacts {
   const known = facts.get(ctx);
   if (known) return known;
-  const result: FileFacts = { lightningWorkers: false };
+  const result: FileFacts = { lightningWorkers: false, seeded: seedsTorch(root, ctx).seeded };
   for (const call of root.descendantsOfType('call')) {
     const resolved = resolvedCallee(call, ctx);
     if (!resolved) continue;
@@ -29,9 +35,7 @@ function fileFacts(root: Node, ctx: RuleContext): FileFacts {
       if (workers && literalValue(workers.childForFieldName('value')) !== false) result.lightningWorkers = true;
     }
     if (result.draw) continue;
-    const isDraw =
-      ((resolved.startsWith('random.') || resolved.startsWith('numpy.random.')) && !NOT_DRAWS.has(resolved)) ||
-      /^torchvision\.transforms(\.v2)?\.Random\w+$/.test(resolved);
+    const isDraw = (resolved.startsWith('random.') || resolved.startsWith('numpy.random.')) && !NOT_DRAWS.has(resolved);
     if (isDraw) result.draw = call.childForFieldName('function')?.text ?? resolved;
   }
   facts.set(ctx, result);
@@ -61,7 +65,8 @@ const rule: Rule = {
     const shared =
       "each worker's `random`, NumPy and torch seeds come from a base seed the loader draws from torch's global generator whenever it starts its workers, so they change whenever that generator is unseeded or has been used a different number of times before (a resumed run, an extra evaluation pass)";
     const fix = 'pass `generator=g` with `g = torch.Generator(); g.manual_seed(seed)`, and `worker_init_fn=seed_worker` for generators PyTorch does not reseed';
-    const outcomes = file.draw
+    // Seeded in this file, the workers' seeds repeat: information (bench/truth: seeded loaders were never a hazard).
+    const outcomes = file.draw && !file.seeded
       ? always('warning', `The augmentations drawn with \`${file.draw}\` in this file run in these worker processes, and ${shared}; ${fix}.`)
       : always('info', `This loader runs the dataset in worker processes, and ${shared}, which matters for any random transform the dataset applies; ${fix}.`);
     ctx.report({ node: call.node, range: callRange(call), outcomes });
@@ -83,9 +88,11 @@ unchanged: the workers then repeat each other's draws.
 The rule reports a \`DataLoader\` whose \`num_workers\` is a positive literal or a value decided at
 run time, without \`generator=\` and without \`worker_init_fn=\`:
 
-- **warning** when the same file draws from \`random\`, \`numpy.random\` or a torchvision
-  \`Random*\` transform, i.e. it visibly applies random augmentations;
-- **info** otherwise (the dataset may live in another file);
+- **warning** when the same file draws from \`random\` or \`numpy.random\` (it visibly applies
+  random augmentations) and never seeds torch;
+- **info** otherwise: the dataset may live in another file, torchvision's \`Random*\` transforms
+  draw from torch's generator (which each worker seeds from the base seed), and in a file that seeds
+  torch the base seed repeats between runs, so the workers' seeds do too;
 - nothing when the file calls Lightning's \`seed_everything(..., workers=True)\`, which makes the
   Lightning Trainer install its own worker seeding.
 

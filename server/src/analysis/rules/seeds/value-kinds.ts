@@ -260,8 +260,19 @@ const NON_TORCH_SEED_MODULES = new Set(['random', 'numpy', 'tensorflow', 'jax', 
 /** A helper named like a seeding function: set_seed, seed_everything, seed_all, fix_seed, setup_seed... */
 export const SEED_HELPER_NAME = /^_?(set|fix|setup|init|seed|reset|make)?_?(random|global|all|torch|rng)?_?seeds?(_everything|_all|_torch|_rng|_random|_worker|_everywhere)?$/i;
 
+/** A call in the body of an `if` that tests a seed (`if args.seed is not None:`, `if seed:`). */
+function underSeedCondition(call: Node): boolean {
+  for (let current = call.parent; current && current.type !== 'function_definition'; current = current.parent) {
+    if (current.type === 'block' && current.parent?.type === 'if_statement' && current.parent.childForFieldName('consequence')?.id === current.id) {
+      if (/seed/i.test(current.parent.childForFieldName('condition')?.text ?? '')) return true;
+    }
+  }
+  return false;
+}
+
 /**
- * Does the file seed torch's global generator somewhere? Imported helpers named like seed functions
+ * Does the file seed torch's global generator on its default path? A seeding call that runs only
+ * when a seed is given does not count. Imported helpers named like seed functions
  * from modules it cannot see count (the check is per file); a helper defined in the file counts only
  * if its body seeds torch.
  */
@@ -275,6 +286,8 @@ export function seedsTorch(root: Node, ctx: RuleContext): { seeded: boolean; hel
   const visiting = new Set<string>();
   const seedsIn = (node: Node, depth: number): boolean => {
     for (const call of node.descendantsOfType('call')) {
+      // `if args.seed is not None: torch.manual_seed(args.seed)`: the default run (no seed given) is unseeded.
+      if (underSeedCondition(call)) continue;
       const resolved = resolvedCallee(call, ctx);
       if (resolved !== undefined) {
         if (TORCH_SEEDERS.has(resolved) || SEEDING_TRAINERS.test(resolved)) return true;
