@@ -2,7 +2,7 @@
 // and every finding's range lies inside the text.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { check } from '../support/checker.js';
+import { check, loadChecker, settings } from '../support/checker.js';
 
 const FRAGMENTS = [
   'import torch\n', 'import torch as th\n', 'from torch import nn\n', 'import torch.nn.functional as F\n',
@@ -49,5 +49,35 @@ describe('the analyser on arbitrary input', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('valid Python tree-sitter-python 0.25 rejects', () => {
+  it('a starred operand that is not a primary parses without a syntax error, keeping positions', async () => {
+    const c = await loadChecker();
+    const text = [
+      'import torch',
+      'def backward(ctx, g):',
+      '    return g, *((None,) * 30)',
+      'def h(dx, runner):',
+      '    out = (dx, *[None] * 10)',
+      '    return None, *runner.inputs, *(None,) * len(runner.params)',
+      'def k(x, i, s):',
+      '    return x.index_add_(0, i, s)',
+      '',
+    ].join('\n');
+    const [file] = c.checkProgram([{ path: 'm.py', text, settings: settings(), offPath: false }]);
+    expect(file!.syntaxErrors).toEqual([]);
+    expect(file!.findings.map((f) => [f.rule, f.range.start.line, f.range.start.column])).toEqual([['BX101', 7, 13]]);
+  });
+
+  it('real syntax errors are still reported, and products and ** keep their stars', async () => {
+    const c = await loadChecker();
+    const broken = c.checkProgram([{ path: 'm.py', text: 'import torch\ndef f(:\n    return torch.cumsum(a, 0), *[None] * 2\n', settings: settings(), offPath: false }])[0]!;
+    expect(broken.syntaxErrors.length).toBeGreaterThan(0);
+    const tree = c.parser.parse('def f(a, b):\n    return a * b, a ** b, *[a] * b\n');
+    expect(tree.rootNode.hasError).toBe(false);
+    expect(tree.rootNode.descendantsOfType('binary_operator').map((n) => n.text)).toEqual(['a * b', 'a ** b', '[a] * b']);
+    tree.delete();
   });
 });

@@ -45,8 +45,27 @@ export class PythonParser {
     return { tree: this.parse(text, oldTree), text };
   }
 
-  /** Parses `text`, reusing `oldTree` (already told of the edits with editTree) where it can. */
+  /**
+   * Parses `text`, reusing `oldTree` (already told of the edits with editTree) where it can. Valid
+   * Python that tree-sitter-python 0.25 (the newest release) rejects is recovered: a starred operand
+   * that is not a primary (`return dx, *[None] * 10`, `*((None,) * 30)`) is parsed with the star
+   * masked by a space, on the lines of the syntax error only, which keeps every position.
+   */
   parse(text: string, oldTree?: Tree): Tree {
+    const tree = this.parseRaw(text, oldTree);
+    if (!tree.rootNode.hasError || !text.includes('*')) return tree;
+    const masked = maskStarredOperands(text, tree);
+    if (masked === text) return tree;
+    const retry = this.parseRaw(masked);
+    if (errorCount(retry) < errorCount(tree)) {
+      tree.delete();
+      return retry;
+    }
+    retry.delete();
+    return tree;
+  }
+
+  private parseRaw(text: string, oldTree?: Tree): Tree {
     const tree = this.parser.parse(text, oldTree);
     if (!tree) throw new Error('tree-sitter returned no tree');
     return tree;
@@ -103,4 +122,26 @@ export function pointAt(text: string, offset: number): Point {
     lineStart = i + 1;
   }
   return { row, column: offset - lineStart };
+}
+
+/** A star that unpacks (after `,`, `(`, `[`, `{`, `=` or `return`/`yield`), not a product or `**`. */
+const UNPACKING_STAR = /((?:^|[,(\[{=])\s*|\b(?:return|yield)\s+)\*(?=[\w(\[{])/g;
+
+/** `text` with the unpacking stars on the rows of syntax errors replaced by spaces. */
+function maskStarredOperands(text: string, tree: Tree): string {
+  const rows = new Set<number>();
+  for (const error of tree.rootNode.descendantsOfType('ERROR').slice(0, 50)) {
+    for (let row = error.startPosition.row; row <= error.endPosition.row && row - error.startPosition.row < 20; row++) rows.add(row);
+  }
+  if (rows.size === 0) return text;
+  const lines = text.split('\n');
+  for (const row of rows) {
+    const line = lines[row];
+    if (line !== undefined && line.includes('*')) lines[row] = line.replace(UNPACKING_STAR, (_, before: string) => `${before} `);
+  }
+  return lines.join('\n');
+}
+
+function errorCount(tree: Tree): number {
+  return tree.rootNode.hasError ? tree.rootNode.descendantsOfType('ERROR').length + 1 : 0;
 }
