@@ -28,6 +28,7 @@ export type Consumer =
  * `enumerate`, `+`) to the place that consumes it.
  */
 export function consumerOf(start: Node, ctx: RuleContext): Consumer {
+  if (inMessage(start)) return { kind: 'order-free' };
   let node = outermost(start);
   let indexed = false;
   /** Passed through a dict comprehension: the order survives only as the dict's key order. */
@@ -112,6 +113,29 @@ export function consumerOf(start: Node, ctx: RuleContext): Consumer {
   return { kind: 'ordered', node, indexed, keyed };
 }
 
+/** Logging and printing calls: their text is read by people, never by the computation. */
+const MESSAGE_CALL = /^(print|(\w+\.)*(logger|logging|log|warnings)\.\w+|warn)$/;
+
+/**
+ * Is `node` only part of a message: an exception being raised, or the arguments of a print or a
+ * logging call? An order that ends there never reaches a result.
+ */
+export function inMessage(node: Node): boolean {
+  for (let current = node.parent; current; current = current.parent) {
+    if (current.type === 'raise_statement') return true;
+    if (current.type === 'call' && MESSAGE_CALL.test(current.childForFieldName('function')?.text ?? '')) return true;
+    if (current.type.endsWith('_statement') || current.type === 'function_definition' || current.type === 'block') return false;
+  }
+  return false;
+}
+
+/** `dest.write(...)` on a file the loop body opens itself (`with open(path_of_item) as dest`): one file per item. */
+function writesItsOwnFile(call: Node, body: Node): boolean {
+  const receiver = call.childForFieldName('function')?.childForFieldName('object');
+  if (receiver?.type !== 'identifier') return false;
+  return ownDescendants(body, 'as_pattern').some((alias) => alias.childForFieldName('alias')?.text === receiver.text);
+}
+
 /**
  * Does a loop depend on the order it visits things in? It does when it collects (`append`,
  * `extend`, `insert`, `+=`, `yield`, `d[k] = v` unless `keyedIsOrderFree`), stops at the first match
@@ -127,6 +151,7 @@ export function loopDependsOnOrder(loop: Node, indexed: boolean, keyedIsOrderFre
   for (const call of within('call')) {
     const fn = call.childForFieldName('function');
     const name = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+    if (name === 'write' && writesItsOwnFile(call, body)) continue;
     if (name && ['append', 'extend', 'insert', 'appendleft', 'put', 'put_nowait', 'write', 'add_sample'].includes(name)) return true;
   }
   for (const assignment of within('assignment')) {
