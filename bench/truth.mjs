@@ -3,6 +3,7 @@
 // materialised from a local mirror and checked whole, as a user runs `bitexact check .` there.
 //
 //   node bench/truth.mjs [--repo TEXT] [--failures] [--unlabelled] [--sample N] [--json FILE]
+//                        [--unjudged-out FILE]   (the sample's unjudged warnings, for judging by hand)
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,6 +23,7 @@ const { values: opts } = parseArgs({
     unlabelled: { type: 'boolean', default: false },
     sample: { type: 'string', default: '100' },
     json: { type: 'string' },
+    'unjudged-out': { type: 'string' },
   },
 });
 const mirrors = process.env.BITEXACT_TRUTH_MIRRORS ?? '/work/.mirror';
@@ -163,6 +165,11 @@ for (const { r, d } of sample) {
 console.log(`\nsample of ${sample.length} of ${loud.length} warnings and errors (seed ${sampleFile.seed}): ${verdicts} judged, ${real} real (${verdicts ? ((100 * real) / verdicts).toFixed(0) : '-'} %)`);
 for (const { r, d } of unjudged) {
   console.log(`  UNJUDGED ${r.labels.repo}@${r.labels.commit.slice(0, 7)} ${d.path}:${d.range.start.line} ${d.rule} ${d.severity}\n       ${d.message.slice(0, 160)}\n       code: ${lineOf(r.dir, d.path, d.range.start.line)}`);
+}
+
+if (opts['unjudged-out']) {
+  const items = unjudged.map(({ r, d }) => ({ repo: r.labels.repo, commit: r.labels.commit, checkout: r.dir, path: d.path, line: d.range.start.line, rule: d.rule, severity: d.severity, message: d.message }));
+  fs.writeFileSync(opts['unjudged-out'], JSON.stringify(items, null, 2) + '\n');
 }
 
 if (opts.json) {

@@ -10,6 +10,8 @@ const MASK_CALL = /^(bool|isnan|isinf|isfinite|isneginf|isposinf|isreal|isin|eq|
 function isMask(node: Node, ctx: RuleContext, depth = 0): boolean {
   const expr = unparenthesize(node);
   if (depth > 6) return false;
+  // `mask`, `valid_mask`, `self.pad_mask`: named as a mask.
+  if ((expr.type === 'identifier' || expr.type === 'attribute') && /mask$/i.test(expr.text)) return true;
   if (expr.type === 'comparison_operator' || expr.type === 'not_operator') return true;
   if (expr.type === 'unary_operator') return expr.childForFieldName('operator')?.text === '~';
   if (expr.type === 'binary_operator') return ['&', '|', '^'].includes(expr.childForFieldName('operator')?.text ?? '');
@@ -26,11 +28,34 @@ function isMask(node: Node, ctx: RuleContext, depth = 0): boolean {
   return false;
 }
 
-/** `float('-inf')`, `0.0`, `True`: every duplicate stores the same value, so the order cannot matter. */
-function isScalar(node: Node): boolean {
+/** `float('-inf')`, `0.0`, `True`, `torch.nan`, `-math.inf`: every duplicate stores the same value, so the order cannot matter. */
+function isScalar(node: Node, ctx: RuleContext): boolean {
   const expr = unparenthesize(node);
   if (literalValue(expr) !== undefined) return true;
+  if (expr.type === 'unary_operator') return isScalar(expr.childForFieldName('argument')!, ctx);
+  if (/^(torch|math|numpy)\.(nan|inf|pi|e)$/.test(ctx.scope.resolveExpression(expr) ?? '')) return true;
   return expr.type === 'call' && ['float', 'int', 'bool'].includes(expr.childForFieldName('function')?.text ?? '');
+}
+
+/** A Python container stored under a key (`d[k] = []`): a dict or list, not a tensor store. */
+const CONTAINER_VALUE = new Set(['list', 'dictionary', 'tuple', 'set', 'list_comprehension', 'dictionary_comprehension', 'string', 'none']);
+
+/** A name or `self.x` bound to a dict, list or other Python container (`self.cache = {}`). */
+function isContainer(target: Node | null, ctx: RuleContext): boolean {
+  if (!target) return false;
+  const value = target.type === 'identifier' ? ctx.values.definition(target)?.value : ctx.values.selfAttributeValue(target);
+  return !!value && (CONTAINER_VALUE.has(value.type) || /^(dict|list|set|defaultdict|OrderedDict|collections\.\w+)\(/.test(value.text));
+}
+
+/**
+ * `x[idx] = v` on a value the code shows to be a tensor: a warning. On anything else (a parameter,
+ * an attribute from elsewhere) it may be a dict or list: information (bench/truth: most such stores
+ * in real code were Python containers).
+ */
+function storesIntoTensor(call: CallSite, ctx: RuleContext): boolean {
+  if (call.node.type !== 'assignment' && call.node.type !== 'augmented_assignment') return true;
+  const left = unparenthesize(call.node.childForFieldName('left')!);
+  return ctx.values.isTensor(left.childForFieldName('value'));
 }
 
 const rule = defineOpRule({
@@ -41,6 +66,7 @@ const rule = defineOpRule({
   triggers: ['torch'],
   why: 'stores through an index tensor; where an index repeats, whichever write lands last wins, and that is decided by thread scheduling, so the stored values change from run to run',
   alternative: 'make the indices unique first (for example with `torch.unique`) or accumulate with `index_put_(..., accumulate=True)`',
+  evidence: storesIntoTensor,
   variant(call) {
     if (call.node.type === 'assignment') return 'assign';
     if (call.node.type === 'augmented_assignment') return 'update';
@@ -90,7 +116,11 @@ path: 4.2× the default time for \`index_put_\` (0.13 → 0.55 ms) and 3.3× for
 \`index_add_\` gives the intended result, not just a reproducible one.
 
 Only tensor indices known from the code are reported (a torch call, \`.long()\`, \`.argmax()\`,
-\`topk\` results); boolean masks and scalar right-hand sides cannot race and are skipped.
+\`topk\` results); boolean masks (also a name ending in \`mask\`), indices that cannot repeat
+(\`arange\`, \`nonzero\`, \`unique\`, a permutation), scalar right-hand sides (\`float("nan")\`,
+\`torch.inf\`) and Python containers (\`d[k] = []\`) cannot race and are skipped. A store into a value
+the code does not show to be a tensor (a parameter, an attribute set elsewhere) is information: it
+may be a dict.
 
 \`\`\`python
 slots = torch.argmax(logits, dim=-1)
@@ -104,10 +134,11 @@ buffer.index_put_((slots,), tokens, accumulate=True)  # stable on CUDA
 /** `x[idx] = v` / `x[idx] op= v` where an index is a tensor that may repeat. */
 function onAssignment(site: AssignmentSite, ctx: RuleContext): void {
   const left = unparenthesize(site.left);
-  if (left.type !== 'subscript' || isScalar(site.right)) return;
+  if (left.type !== 'subscript' || isScalar(site.right, ctx) || CONTAINER_VALUE.has(unparenthesize(site.right).type)) return;
   const indices = left.childrenForFieldName('subscript').filter((i): i is Node => !!i && i.type !== 'slice');
-  if (!indices.some((i) => ctx.values.isTensor(i) && !isMask(i, ctx))) return;
-  if (ctx.values.of(left.childForFieldName('value') ?? undefined).origin === 'numpy') return;
+  if (!indices.some((i) => ctx.values.isTensor(i) && !isMask(i, ctx) && !ctx.values.of(i).unique)) return;
+  const target = left.childForFieldName('value');
+  if (ctx.values.of(target ?? undefined).origin === 'numpy' || isContainer(target, ctx)) return;
   const op = site.node.type === 'augmented_assignment' ? (site.node.childForFieldName('operator')?.text ?? '=') : '=';
   const call: CallSite = {
     node: site.node,
