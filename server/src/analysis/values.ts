@@ -5,7 +5,7 @@
 // assignment in the same function; anything more is "unknown", never a guess.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
-import { argument, callArguments, unparenthesize } from './syntax.js';
+import { argument, callArguments, literalValue, unparenthesize } from './syntax.js';
 
 export type DTypeClass = 'int' | 'float' | 'unknown';
 
@@ -166,6 +166,40 @@ export class ValueHints {
   definition(identifier: Node): { value: Node; unpacked: boolean } | undefined {
     const binding = this.definitionOf(identifier);
     return binding?.value ? { value: binding.value, unpacked: binding.position !== undefined } : undefined;
+  }
+
+  /**
+   * The dimension along which an index tensor has size 1 (`idx.unsqueeze(-1)`, `idx[:, None]`,
+   * `idx.view(-1, 1)`, `x.argmax(dim, keepdim=True)`): one index per row there, so a gather or
+   * scatter along that dimension never meets itself. Negative dims are kept as written; the caller
+   * compares. `[..., None]` is -1; `[:, None]` and `view(-1, 1)` are 2-D, so 1 and -1 alike.
+   */
+  singletonDims(node: Node | undefined, depth = 0): number[] {
+    if (!node || depth > MAX_DEPTH) return [];
+    const expr = unparenthesize(node);
+    if (expr.type === 'identifier') {
+      const def = this.definition(expr);
+      return def && !def.unpacked ? this.singletonDims(def.value, depth + 1) : [];
+    }
+    if (expr.type === 'subscript') {
+      const subs = expr.childrenForFieldName('subscript');
+      const last = subs[subs.length - 1];
+      if (last?.type === 'none' && subs[0]?.type === 'ellipsis') return [-1];
+      if (subs.length === 2 && subs[0]?.type === 'slice' && subs[0].text.trim() === ':' && last?.type === 'none') return [1, -1];
+      return [];
+    }
+    if (expr.type !== 'call') return [];
+    const fn = expr.childForFieldName('function');
+    if (fn?.type !== 'attribute') return [];
+    const method = fn.childForFieldName('attribute')?.text ?? '';
+    const args = callArguments(expr);
+    const dim = literalValue(argument(args, 0, 'dim'));
+    if (method === 'unsqueeze' && typeof dim === 'number') return [dim];
+    if ((method === 'argmax' || method === 'argmin') && literalValue(args.keywords.get('keepdim')) === true && typeof dim === 'number') return [dim];
+    if ((method === 'view' || method === 'reshape') && args.positional.length === 2 && literalValue(args.positional[1]) === 1) return [1, -1];
+    // Casts and copies keep the shape.
+    if (['long', 'int', 'to', 'contiguous', 'clone', 'cuda', 'detach'].includes(method)) return this.singletonDims(fn.childForFieldName('object') ?? undefined, depth + 1);
+    return [];
   }
 
   /** The default value of the parameter `identifier` names in its function (`deterministic=False`), if any. */

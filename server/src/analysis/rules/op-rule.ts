@@ -4,6 +4,7 @@
 import type { Node } from 'web-tree-sitter';
 import { CallSite, callRange } from '../calls.js';
 import type { Fix } from '../types.js';
+import { literalValue } from '../syntax.js';
 import { formatTorchVersion, inRange } from '../version.js';
 import type { ModeOutcome, Outcomes, Rule, RuleContext, RuleFact } from './rule.js';
 
@@ -54,6 +55,8 @@ export interface OpRuleSpec {
   accumulator?: (call: CallSite) => Node | undefined;
   /** The index whose repeats make the op vary: an index that cannot repeat (values.ts) is no hazard. */
   index?: (call: CallSite) => Node | undefined;
+  /** The dimension the op indexes along: an index of size 1 there (one per row) cannot repeat. */
+  dim?: (call: CallSite) => Node | undefined;
   /**
    * Whether the code shows the conditions under which the op was measured to vary (e.g. a long 1-D
    * float scan). Without them the default-mode hit is info: the level this rule's precision on
@@ -93,6 +96,7 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
       if (!behaviour) return;
       if (spec.backwardOnly && ctx.runsWithoutGrad(call.node)) return;
       if (spec.index && ctx.values.of(spec.index(call)).unique) return;
+      if (spec.index && spec.dim && onePerRow(spec.index(call), spec.dim(call), ctx)) return;
       const exact = spec.accumulator && ctx.values.of(spec.accumulator(call)).dtype === 'int';
       const byDefault: ByDefault = exact && behaviour.byDefault !== 'stable' ? 'stable' : behaviour.byDefault;
       const outcomes = outcomesFor(spec, { ...behaviour, byDefault }, opDisplay(call, variant.label), formatTorchVersion(ctx.torchVersion), !!exact);
@@ -101,6 +105,11 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
       ctx.report({ node: call.node, range: callRange(call), outcomes, fixes: spec.fixes?.(call, ctx) ?? [] });
     },
   };
+}
+
+function onePerRow(index: Node | undefined, dim: Node | undefined, ctx: RuleContext): boolean {
+  const d = literalValue(dim);
+  return typeof d === 'number' && ctx.values.singletonDims(index).includes(d);
 }
 
 function opDisplay(call: CallSite, label: string): string {

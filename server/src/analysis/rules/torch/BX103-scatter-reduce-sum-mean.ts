@@ -12,6 +12,7 @@ export default defineOpRule({
   // scatter_reduce_(dim, index, src, reduce) / torch.scatter_reduce(input, dim, index, src, reduce)
   // index(dim, index, ...) as a method, or torch.op(input, dim, index, ...): an index that cannot repeat is safe.
   index: (call) => argument(call.args, call.receiver ? 1 : 2, 'index'),
+  dim: (call) => argument(call.args, call.receiver ? 0 : 1, 'dim'),
   variant: (call) => {
     const reduce = literalValue(argument(call.args, call.receiver ? 3 : 4, 'reduce'));
     return reduce === 'sum' || reduce === 'mean' ? reduce : undefined; // amax/amin: stable; prod: BX104

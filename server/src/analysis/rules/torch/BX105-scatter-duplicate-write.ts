@@ -21,6 +21,7 @@ export default defineOpRule({
   accumulator: (call) => (reduceOf(call) ? (call.receiver ?? argument(call.args, 0, 'input')) : undefined),
   // index(dim, index, ...) as a method, or torch.op(input, dim, index, ...): an index that cannot repeat is safe.
   index: (call) => argument(call.args, call.receiver ? 1 : 2, 'index'),
+  dim: (call) => argument(call.args, call.receiver ? 0 : 1, 'dim'),
   variant: (call) => {
     // scatter_(dim, index, src) / torch.scatter(input, dim, index, src); `value=` is a scalar.
     const src = argument(call.args, call.receiver ? 2 : 3, 'src');

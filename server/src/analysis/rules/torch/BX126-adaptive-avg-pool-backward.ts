@@ -1,19 +1,10 @@
-import type { Node } from 'web-tree-sitter';
 import type { CallSite } from '../../calls.js';
-import { argument, literalValue } from '../../syntax.js';
 import { defineOpRule } from '../op-rule.js';
+import type { RuleContext } from '../rule.js';
+import { isGlobalPool } from './pool-shared.js';
 
-/** Global pooling (output size 1 in every dimension) is computed as a mean: deterministic, no raise. */
-function isGlobal(size: Node | undefined): boolean {
-  if (!size) return false;
-  if (literalValue(size) === 1) return true;
-  if (size.type !== 'tuple' && size.type !== 'list') return false;
-  return size.namedChildCount > 0 && size.namedChildren.every((c) => literalValue(c) === 1);
-}
-
-function variant(call: CallSite): string | undefined {
-  const functional = call.callee.startsWith('torch.nn.functional.');
-  if (isGlobal(argument(call.args, functional ? 1 : 0, 'output_size'))) return undefined;
+function variant(call: CallSite, ctx: RuleContext): string | undefined {
+  if (isGlobalPool(call, ctx)) return undefined;
   return call.callee.toLowerCase().endsWith('3d') ? '3d' : '2d';
 }
 

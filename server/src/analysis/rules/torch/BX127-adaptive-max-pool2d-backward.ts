@@ -1,4 +1,5 @@
 import { defineOpRule } from '../op-rule.js';
+import { isGlobalPool } from './pool-shared.js';
 
 export default defineOpRule({
   id: 'BX127',
@@ -14,7 +15,14 @@ export default defineOpRule({
   alternative:
     'use `max_pool2d` with kernel = stride = input/output when the sizes divide (deterministic under the mode), or `amax` over reshaped window axes',
   backwardOnly: true,
+  // Global max pooling routes each plane's gradient to its one arg-max: nothing is added twice, so
+  // it cannot vary; the mode still rejects its backward.
+  variant: (call, ctx) => (isGlobalPool(call, ctx) ? 'global' : 'default'),
   variants: {
+    global: {
+      label: 'output size 1',
+      behaviours: [{ torch: '', byDefault: 'stable', underMode: 'raises', source: 'docs' }],
+    },
     default: {
       label: '',
       behaviours: [
