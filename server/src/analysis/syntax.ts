@@ -145,3 +145,12 @@ export function endsFlow(block: Node | null): boolean {
 export function rootOf(node: Node): Node {
   return node.tree.rootNode;
 }
+
+/** The innermost function a node stands in, stopping at a class body or the module. */
+export function enclosingFunction(node: Node): Node | undefined {
+  for (let current = node.parent; current; current = current.parent) {
+    if (current.type === 'function_definition') return current;
+    if (current.type === 'class_definition' || current.type === 'module') return undefined;
+  }
+  return undefined;
+}

@@ -5,7 +5,7 @@
 // assignment in the same function; anything more is "unknown", never a guess.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
-import { argument, callArguments, literalValue, unparenthesize } from './syntax.js';
+import { argument, callArguments, enclosingFunction, literalValue, unparenthesize } from './syntax.js';
 
 export type DTypeClass = 'int' | 'float' | 'unknown';
 
@@ -360,11 +360,6 @@ export class ValueHints {
     if (name === 'tensor' || name === 'as_tensor') return listDtype(args.positional[0]);
     return 'unknown';
   }
-}
-
-function enclosingFunction(node: Node): Node | undefined {
-  for (let current = node.parent; current; current = current.parent) if (current.type === 'function_definition') return current;
-  return undefined;
 }
 
 /** The class a method's code stands in. */

@@ -1,10 +1,7 @@
 import { callRange } from '../../calls.js';
 import { argument } from '../../syntax.js';
 import type { Outcomes, Rule } from '../rule.js';
-import { calleeText, enclosingKernel, kernelDtype, kernelGuard, TL } from './triton.js';
-
-/** Names of counters, offsets, histograms and locks: integer atomics, whose totals are exact. */
-const COUNTER_NAME = /count|cnt|num_|_num\b|idx|index|offset|hist|lock|flag|sem\b|barrier|ticket|token_per|tokens_per/i;
+import { calleeText, COUNTER_NAME, enclosingKernel, kernelDtype, kernelGuard, TL } from './triton.js';
 
 const FIX_HINT = 'have each program write its partial result to its own slot of a zero-filled buffer and sum that buffer in a fixed order (or with tl.sum in one program) when determinism matters';
 

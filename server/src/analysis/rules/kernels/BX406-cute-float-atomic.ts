@@ -1,8 +1,8 @@
 import type { Node } from 'web-tree-sitter';
-import { callArguments } from '../../syntax.js';
+import { callArguments, enclosingFunction } from '../../syntax.js';
 import type { GuardKind } from '../../types.js';
 import type { ModeOutcome, Outcomes, Rule, RuleContext } from '../rule.js';
-import { kernelGuard } from './triton.js';
+import { COUNTER_NAME, kernelGuard } from './triton.js';
 
 /**
  * Atomic and reduce-add helpers of the CuTe DSL (`cutlass.cute`), of kernels written with it
@@ -11,8 +11,6 @@ import { kernelGuard } from './triton.js';
  */
 const ATOMIC_NAME = /^(atomic_add|atomic_add_(fp|f|bf)(16|32|64)(x\d)?|\w*reduce_bulk_add_(fp|f|bf)(16|32)|\w*reduce_add_(fp|f|bf)(16|32)|red_add_(fp|f|bf)(16|32)\w*)$/;
 const FLOAT_IN_NAME = /_(fp|f|bf)(16|32|64)/;
-/** Names of counters, offsets and locks: integer atomics, whose totals are exact. */
-const COUNTER_NAME = /count|cnt|num_|idx|index|offset|lock|flag|sem\b|semaphore|barrier|ticket|tile_id/i;
 /** A function that orders its atomics when asked: `if const_expr(deterministic):` before a semaphore wait. */
 const DETERMINISTIC_SWITCH = /\bif\s+(cutlass\.)?(const_expr\s*\(\s*)?(not\s+)?[\w.]*determinis/i;
 
@@ -22,11 +20,6 @@ const FIX_HINT = 'write each block\'s partial to its own slot and reduce the slo
 function kernelDsl(ctx: RuleContext): string | undefined {
   if (/^\s*(import|from)\s+cutlass\b/m.test(ctx.text)) return 'CuTe DSL';
   if (/^\s*(import|from)\s+cuda\.tile\b/m.test(ctx.text)) return 'cuTile';
-  return undefined;
-}
-
-function enclosingFunction(node: Node): Node | undefined {
-  for (let current = node.parent; current; current = current.parent) if (current.type === 'function_definition') return current;
   return undefined;
 }
 

@@ -9,6 +9,12 @@ import type { GuardKind } from '../../types.js';
 import type { RuleContext } from '../rule.js';
 
 export const TL = 'triton.language';
+
+/**
+ * Names of counters, offsets, histograms and locks: the atomics of kernels (Triton, CuTe, cuTile)
+ * that add to them are integer ones, whose totals are exact.
+ */
+export const COUNTER_NAME = /count|cnt|num_|_num\b|idx|index|offset|hist|lock|flag|sem\b|semaphore|barrier|ticket|tile_id|token_per|tokens_per/i;
 const JIT_DECORATORS = new Set(['triton.jit', 'triton.autotune', 'triton.heuristics', 'triton.language.jit']);
 
 export type KernelDtype = 'int' | 'float' | 'unknown';

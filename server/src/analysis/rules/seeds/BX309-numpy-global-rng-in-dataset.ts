@@ -2,7 +2,8 @@ import type { Node } from 'web-tree-sitter';
 import { callRange } from '../../calls.js';
 import type { ImportScope } from '../../scope.js';
 import { always, Rule, RuleContext } from '../rule.js';
-import { enclosingClass, enclosingFunction, memo, resolvedCallee, rootOf, TORCH_SEEDERS } from './shared.js';
+import { enclosingFunction } from '../../syntax.js';
+import { enclosingClass, memo, resolvedCallee, rootOf, TORCH_SEEDERS } from './shared.js';
 
 /** numpy.random module functions that draw from the legacy global generator. */
 const LEGACY = [

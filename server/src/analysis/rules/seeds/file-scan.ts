@@ -61,14 +61,6 @@ export function scopeOf(node: Node): Node {
   return current ?? rootOf(node);
 }
 
-export function enclosingFunction(node: Node): Node | undefined {
-  for (let current = node.parent; current; current = current.parent) {
-    if (current.type === 'function_definition') return current;
-    if (current.type === 'class_definition' || current.type === 'module') return undefined;
-  }
-  return undefined;
-}
-
 export function enclosingClass(node: Node): Node | undefined {
   for (let current = node.parent; current; current = current.parent) {
     if (current.type === 'class_definition') return current;

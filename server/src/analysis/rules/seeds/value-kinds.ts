@@ -3,7 +3,8 @@
 import type { Node } from 'web-tree-sitter';
 import { callArguments, literalValue, unparenthesize } from '../../syntax.js';
 import type { RuleContext } from '../rule.js';
-import { builtinName, enclosingClass, enclosingFunction, methodName, resolvedCallee } from './file-scan.js';
+import { enclosingFunction } from '../../syntax.js';
+import { builtinName, enclosingClass, methodName, resolvedCallee } from './file-scan.js';
 export type ElementKind = 'str' | 'other' | 'unknown';
 
 const STR_METHODS = new Set([
