@@ -12,6 +12,23 @@ export const DEFAULT_GUARD_NAMES = [
   'use_deterministic', 'is_deterministic', 'det', 'det_mode', 'deterministic_training',
   'bitwise_deterministic', 'enable_determinism', 'determinism', 'bitexact',
 ];
+const DEFAULT_NAMES = new Set(DEFAULT_GUARD_NAMES);
+
+/** A word of a flag name that says "deterministic" (`DETERMINISTIC_REDUCTION`, `use_deterministic_kv`). */
+const DETERMINISM_WORD = /(^|_)(deterministic|determinism|bitwise_deterministic|bit_exact|bitexact|reproducible)(_|$)/;
+/** ...unless it says the opposite (`allow_nondeterministic`, `non_deterministic`). */
+const OPPOSITE_WORD = /non_?determinis|nondet|allow_non/;
+
+/**
+ * Is `name` a determinism flag? Case-insensitive, leading underscores ignored: a built-in or extra
+ * name exactly, or any name with a "deterministic" word (`_use_deterministic`,
+ * `DETERMINISTIC_REDUCTION`, `self.deterministic_kv`) that does not say the opposite.
+ */
+export function isGuardName(name: string, extra: ReadonlySet<string> = new Set()): boolean {
+  const plain = name.replace(/^_+/, '').toLowerCase();
+  if (extra.has(plain) || DEFAULT_NAMES.has(plain)) return true;
+  return DETERMINISM_WORD.test(plain) && !OPPOSITE_WORD.test(plain);
+}
 
 const GUARD_CALLS = new Set(['torch.are_deterministic_algorithms_enabled', 'torch.get_deterministic_debug_mode']);
 const ENV_READERS = new Set(['os.environ.get', 'os.getenv']);
@@ -39,7 +56,7 @@ export class GuardFinder {
   private readonly memo = new Map<number, Guard>();
 
   constructor(private readonly scope: ImportScope, extraNames: readonly string[] = []) {
-    this.names = new Set([...DEFAULT_GUARD_NAMES, ...extraNames]);
+    this.names = new Set(extraNames.map((n) => n.toLowerCase()));
   }
 
   guardOf(node: Node): GuardKind {
@@ -139,7 +156,7 @@ export class GuardFinder {
     if (parts) {
       const qualified = this.scope.resolveExpression(node);
       if (qualified === 'torch.backends.cudnn.deterministic') return true;
-      return this.names.has(parts[parts.length - 1]!);
+      return isGuardName(parts[parts.length - 1]!, this.names);
     }
     if (node.type === 'call') {
       const fn = node.childForFieldName('function');
@@ -150,7 +167,7 @@ export class GuardFinder {
       // getattr(args, "deterministic_mode", False)
       if (fn?.text === 'getattr') {
         const name = literalValue(first[1]);
-        return typeof name === 'string' && this.names.has(name);
+        return typeof name === 'string' && isGuardName(name, this.names);
       }
       return false;
     }

@@ -3,7 +3,7 @@
 // constexpr guards kernels use (`DETERMINISTIC: tl.constexpr`), which the core's guard finder
 // matches case-sensitively and so misses.
 import type { Node } from 'web-tree-sitter';
-import { DEFAULT_GUARD_NAMES } from '../../guards.js';
+import { isGuardName } from '../../guards.js';
 import { argument, callArguments, dottedParts, literalValue, unparenthesize } from '../../syntax.js';
 import type { GuardKind } from '../../types.js';
 import type { RuleContext } from '../rule.js';
@@ -216,7 +216,6 @@ export function resultIsUsed(call: Node): boolean {
   return scope.descendantsOfType('identifier').some((id) => id.text === left.text && !id.equals(left));
 }
 
-const GUARD_WORDS = new Set(DEFAULT_GUARD_NAMES);
 
 /**
  * The core guard of a node, or else a kernel constexpr guard: `if DETERMINISTIC:` / `if not
@@ -259,7 +258,7 @@ export function conditionPolarity(raw: Node): boolean | undefined {
   }
   const parts = dottedParts(node);
   if (!parts) return undefined;
-  return GUARD_WORDS.has(parts[parts.length - 1]!.toLowerCase()) ? true : undefined;
+  return isGuardName(parts[parts.length - 1]!) ? true : undefined;
 }
 
 /** The atomic's display name as written (`tl.atomic_add`). */
