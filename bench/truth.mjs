@@ -5,6 +5,7 @@
 //   node bench/truth.mjs [--repo TEXT] [--failures] [--unlabelled] [--sample N] [--json FILE]
 //                        [--unjudged-out FILE]   (the sample's unjudged warnings, for judging by hand)
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -135,28 +136,22 @@ if (opts.unlabelled) {
   for (const r of results) for (const d of r.unlabelled ?? []) console.log(`  ${r.labels.name} ${d.path}:${d.range.start.line} ${d.rule} ${d.severity}: ${lineOf(r.dir, d.path, d.range.start.line)}`);
 }
 
-// A seeded sample of every loud finding, so hand verdicts stay attached to the same draws.
+// A seeded sample of every loud finding: the findings with the smallest seeded hashes of their keys
+// (repository, commit, path, line, rule). A change that removes a finding only lets the next one in,
+// so hand verdicts stay attached to the same findings from run to run.
 const sampleFile = readSample(truthDir);
+const keyOf = (r, d) => `${r.labels.repo}@${r.labels.commit}:${d.path}:${d.range.start.line}:${d.rule}`;
 const judged = new Map(sampleFile.verdicts.map((v) => [`${v.repo}@${v.commit}:${v.path}:${v.line}:${v.rule}`, v]));
-const loud = results.flatMap((r) => (r.findings ?? []).filter(isLoud).map((d) => ({ r, d })));
-let seed = sampleFile.seed >>> 0;
-const random = () => {
-  seed = (seed + 0x6d2b79f5) >>> 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
-for (let i = loud.length - 1; i > 0; i--) {
-  const j = Math.floor(random() * (i + 1));
-  [loud[i], loud[j]] = [loud[j], loud[i]];
-}
+const hashOf = (text) => createHash('sha256').update(`${sampleFile.seed}\u0000${text}`).digest().readUInt32BE(0);
+const loud = results
+  .flatMap((r) => (r.findings ?? []).filter(isLoud).map((d) => ({ r, d, hash: hashOf(keyOf(r, d)) })))
+  .sort((a, b) => a.hash - b.hash);
 const sample = loud.slice(0, Number(opts.sample));
 let real = 0;
 let verdicts = 0;
 const unjudged = [];
 for (const { r, d } of sample) {
-  const v = judged.get(`${r.labels.repo}@${r.labels.commit}:${d.path}:${d.range.start.line}:${d.rule}`);
+  const v = judged.get(keyOf(r, d));
   if (v) {
     verdicts++;
     if (v.verdict === 'real') real++;

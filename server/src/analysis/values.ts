@@ -15,8 +15,12 @@ export interface ValueHint {
   origin: 'torch' | 'numpy' | 'unknown';
   rank?: number;
   sparse?: boolean;
-  /** An index tensor without repeated entries (along the dimension it was made for). */
-  unique?: boolean;
+  /**
+   * An index tensor without repeated entries: 'flat' over all its elements (randperm, arange,
+   * unique), 'rows' along the dimension it was made for (argsort, sort and top-k indices per row,
+   * nonzero coordinates), which a flatten or view can break.
+   */
+  unique?: 'flat' | 'rows';
 }
 
 const UNKNOWN: ValueHint = { dtype: 'unknown', origin: 'unknown' };
@@ -35,9 +39,14 @@ const SCOPE_TYPES = new Set(['function_definition', 'lambda', 'class_definition'
 const NOT_TENSOR = new Set(['item', 'tolist', 'numpy', 'size', 'dim', 'numel', 'nelement', 'element_size', 'stride', 'data_ptr', 'shape', 'dtype', 'device', 'ndim', 'is_cuda', 'requires_grad', 'names']);
 const MAX_DEPTH = 6;
 /** Calls whose result is an index without repeats: permutations, positions of set elements, ranges. */
-const UNIQUE_MAKERS = new Set(['randperm', 'argsort', 'nonzero', 'arange', 'unique', 'unique_consecutive', 'argwhere']);
-/** Methods (and einops calls) that keep an index's entries distinct: views, casts, copies, broadcasts. */
-const KEEPS_UNIQUE = new Set(['view', 'reshape', 'flatten', 'unsqueeze', 'squeeze', 'expand', 'expand_as', 'long', 'int', 'to', 'contiguous', 'clone', 'cuda', 'cpu', 'detach', 't', 'transpose', 'permute', 'type', 'view_as', 'reshape_as']);
+const FLAT_UNIQUE_MAKERS = new Set(['randperm', 'arange', 'unique', 'unique_consecutive']);
+const ROW_UNIQUE_MAKERS = new Set(['argsort', 'nonzero', 'argwhere']);
+/** Methods (and einops calls) that keep an index's entries distinct: casts, copies, broadcasts. */
+const KEEPS_UNIQUE = new Set(['unsqueeze', 'squeeze', 'expand', 'expand_as', 'long', 'int', 'to', 'contiguous', 'clone', 'cuda', 'cpu', 'detach', 't', 'transpose', 'permute', 'type']);
+/** Views that keep a flat index distinct but mix the rows of a per-row one. */
+const VIEWS = new Set(['view', 'reshape', 'flatten', 'view_as', 'reshape_as', 'ravel']);
+/** Index makers whose entries repeat by construction: random draws, repeats, bucket ids. */
+const REPEATING_MAKERS = new Set(['randint', 'repeat_interleave', 'repeat', 'expand', 'bucketize', 'searchsorted', 'multinomial']);
 /** einops calls that add or move axes without repeating entries along the existing ones. */
 const EINOPS_KEEPS_UNIQUE = new Set(['einops.repeat', 'einops.rearrange']);
 /** Tuple results whose second element is an index without repeats (per row). */
@@ -147,9 +156,9 @@ export class ValueHints {
     if (value?.type === 'call' && subscripts.length === 1 && subscripts[0]!.type === 'integer') {
       const fn = value.childForFieldName('function');
       const name = (fn && this.scope.resolveExpression(fn)) ?? (fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined) ?? '';
-      if (VALUES_AND_INDICES.test(name) && subscripts[0]!.text === '1') return { dtype: 'int', origin: 'torch', unique: UNIQUE_INDICES.test(name) || undefined };
+      if (VALUES_AND_INDICES.test(name) && subscripts[0]!.text === '1') return { dtype: 'int', origin: 'torch', unique: UNIQUE_INDICES.test(name) ? 'rows' : undefined };
     }
-    return base.unique ? { dtype: base.dtype, origin: base.origin, unique: true } : { ...UNKNOWN, dtype: base.dtype, origin: base.origin };
+    return base.unique ? { dtype: base.dtype, origin: base.origin, unique: base.unique } : { ...UNKNOWN, dtype: base.dtype, origin: base.origin };
   }
 
   /** `torch.sort(x).indices`, `x.topk(k).indices`; `self.x` as its class's `__init__` sets it. */
@@ -159,7 +168,7 @@ export class ValueHints {
     if (node.childForFieldName('attribute')?.text !== 'indices' || object?.type !== 'call') return UNKNOWN;
     const fn = object.childForFieldName('function');
     const name = (fn && this.scope.resolveExpression(fn)) ?? (fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined) ?? '';
-    return VALUES_AND_INDICES.test(name) ? { dtype: 'int', origin: 'torch', unique: UNIQUE_INDICES.test(name) || undefined } : UNKNOWN;
+    return VALUES_AND_INDICES.test(name) ? { dtype: 'int', origin: 'torch', unique: UNIQUE_INDICES.test(name) ? 'rows' : undefined } : UNKNOWN;
   }
 
   /** The expression a name was last bound to before this use, and whether by unpacking. */
@@ -200,6 +209,41 @@ export class ValueHints {
     // Casts and copies keep the shape.
     if (['long', 'int', 'to', 'contiguous', 'clone', 'cuda', 'detach'].includes(method)) return this.singletonDims(fn.childForFieldName('object') ?? undefined, depth + 1);
     return [];
+  }
+
+  /**
+   * Does an index repeat by construction? Random draws, repeats, bucket ids, and integer division or
+   * remainder (`sorted // topk`, `flat % num_tokens`: several entries map to one), followed through
+   * names to their definitions.
+   */
+  repeatsByConstruction(node: Node | undefined, depth = 0): boolean {
+    if (!node || depth > MAX_DEPTH) return false;
+    const expr = unparenthesize(node);
+    switch (expr.type) {
+      case 'identifier': {
+        const def = this.definition(expr);
+        return !!def && !def.unpacked && this.repeatsByConstruction(def.value, depth + 1);
+      }
+      case 'binary_operator': {
+        const op = expr.childForFieldName('operator')?.text;
+        if (op === '//' || op === '%') return true;
+        return this.repeatsByConstruction(expr.childForFieldName('left') ?? undefined, depth + 1) || this.repeatsByConstruction(expr.childForFieldName('right') ?? undefined, depth + 1);
+      }
+      case 'subscript':
+        return this.repeatsByConstruction(expr.childForFieldName('value') ?? undefined, depth + 1);
+      case 'call': {
+        const fn = expr.childForFieldName('function');
+        const name = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text.slice(fn.text.lastIndexOf('.') + 1);
+        const einops = !!fn && (this.scope.resolveExpression(fn) ?? '').startsWith('einops.');
+        if (name && REPEATING_MAKERS.has(name) && !einops) return true;
+        const receiver = fn?.type === 'attribute' ? fn.childForFieldName('object') : null;
+        if (receiver && this.repeatsByConstruction(receiver, depth + 1)) return true;
+        // einops.repeat(idx, ...) and friends pass their first argument on.
+        return this.repeatsByConstruction(callArguments(expr).positional[0], depth + 1);
+      }
+      default:
+        return false;
+    }
   }
 
   /** The default value of the parameter `identifier` names in its function (`deterministic=False`), if any. */
@@ -295,7 +339,7 @@ export class ValueHints {
     const tupleOp = VALUES_AND_INDICES.test(name);
     if (!tupleOp && this.of(source).origin !== 'torch') return UNKNOWN;
     const indices = tupleOp && binding.position === 1;
-    return { dtype: indices ? 'int' : 'unknown', origin: 'torch', unique: (indices && UNIQUE_INDICES.test(name)) || undefined };
+    return { dtype: indices ? 'int' : 'unknown', origin: 'torch', unique: indices && UNIQUE_INDICES.test(name) ? 'rows' : undefined };
   }
 
   private binary(node: Node): ValueHint {
@@ -305,7 +349,7 @@ export class ValueHints {
     if (op === '/') return { dtype: 'float', origin: left.origin };
     const dtype = left.dtype === 'float' || right.dtype === 'float' ? 'float' : left.dtype === 'int' && right.dtype === 'int' ? 'int' : 'unknown';
     // An offset keeps distinct entries distinct (`idx + base`, `perm - 1`).
-    const unique = (op === '+' || op === '-') && (left.unique || right.unique) ? true : undefined;
+    const unique = op === '+' || op === '-' ? (left.unique ?? right.unique) : undefined;
     return { dtype, origin: left.origin === 'unknown' ? right.origin : left.origin, rank: left.rank ?? right.rank, unique };
   }
 
@@ -319,8 +363,8 @@ export class ValueHints {
       const origin = qualified.startsWith('torch.') ? 'torch' : this.scope.isNonTensorModule(qualified) ? 'numpy' : 'unknown';
       const name = qualified.slice(qualified.lastIndexOf('.') + 1);
       const sparse = SPARSE_MAKERS.test(qualified) || undefined;
-      const keeps = (origin === 'torch' && KEEPS_UNIQUE.has(name)) || EINOPS_KEEPS_UNIQUE.has(qualified);
-      const unique = (origin === 'torch' && UNIQUE_MAKERS.has(name)) || (keeps && this.of(args.positional[0]).unique) || undefined;
+      const flatInput = name === 'nonzero' && this.of(args.positional[0]).rank === 1;
+      const unique = origin === 'torch' && (FLAT_UNIQUE_MAKERS.has(name) || flatInput) ? 'flat' : origin === 'torch' && ROW_UNIQUE_MAKERS.has(name) ? 'rows' : keptUnique(EINOPS_KEEPS_UNIQUE.has(qualified) ? 'einops' : origin === 'torch' ? name : '', this.of(args.positional[0]).unique);
       return { dtype: explicit ?? this.factoryDtype(name, args), origin, rank: factoryRank(name, args), sparse, unique };
     }
     if (fn.type !== 'attribute') return UNKNOWN;
@@ -335,7 +379,9 @@ export class ValueHints {
     if (SHAPE_METHODS.has(method)) rank = shapeRank(args);
     else if (method === 'unsqueeze' && rank !== undefined) rank++;
     else if ((method === 'flatten' || method === 'ravel') && args.positional.length === 0 && args.keywords.size === 0) rank = 1;
-    const unique = (UNIQUE_MAKERS.has(method) && method !== 'arange') || (KEEPS_UNIQUE.has(method) && base.unique) || undefined;
+    // nonzero() of a 1-D tensor gives one coordinate per position: flat once flattened.
+    const flatInput = method === 'nonzero' && base.rank === 1;
+    const unique = method === 'unique' || method === 'unique_consecutive' || flatInput ? 'flat' : ROW_UNIQUE_MAKERS.has(method) ? 'rows' : keptUnique(method, base.unique);
     return { dtype, origin: base.origin, rank, sparse: method === 'to_dense' ? undefined : base.sparse, unique };
   }
 
@@ -393,6 +439,14 @@ class ScopeCache {
     for (const id of passed) this.byNode.set(id, scope);
     return scope;
   }
+}
+
+/** What `name` (a method, torch function or einops call) leaves of its input's distinctness. */
+function keptUnique(name: string, input: ValueHint['unique']): ValueHint['unique'] {
+  if (!input) return undefined;
+  // einops repeat/rearrange add or move axes: each original axis keeps its entries.
+  if (KEEPS_UNIQUE.has(name) || name === 'einops') return input;
+  return VIEWS.has(name) && input === 'flat' ? 'flat' : undefined;
 }
 
 function factoryRank(name: string, args: ReturnType<typeof callArguments>): number | undefined {

@@ -119,8 +119,13 @@ function orderSensitiveOps(kernel: Node, ctx: RuleContext): Map<OpKind, string> 
   return found;
 }
 
-/** Config keys that split a dot's K loop (or split K across programs). */
-const K_SPLIT_KEY = /(^|_)(BLOCK_(SIZE_)?K|BK|SPLIT_K|K_BLOCK|BLOCK_D?K|BLOCK_SIZE_D?K)$|SPLIT|SEQUENCE_PARALLEL/i;
+/**
+ * Config keys that split a dot's K reduction across programs (their partials then meet in an atomic
+ * or a second pass). A K loop's step (`BLOCK_K`) does not count: a loop of tl.dot into one fp32
+ * accumulator gave identical bits for BLOCK_K 16-128, num_warps 1-16 and num_stages 2-3 on an H200
+ * (Triton 3.6, checked while judging bench/truth's sample).
+ */
+const K_SPLIT_KEY = /SPLIT_K|SPLITK|SPLIT|SEQUENCE_PARALLEL|SEQ_PARALLEL/i;
 
 /**
  * The config keys (and `num_warps`, `num_stages`) whose value differs between the configs, read
@@ -213,8 +218,8 @@ const rule: Rule = {
     if (!op) return;
     const kernel = fn.childForFieldName('name')?.text ?? 'kernel';
     // With the mode off the warning needs configs that change the kernel's split: a reduction or an
-    // atomic under another block size or warp count, a dot under another K split (a dot over a fixed
-    // K is summed in one order whatever BLOCK_M/BLOCK_N are). Otherwise it is information.
+    // atomic under another block size or warp count, a dot whose K is split across programs. A dot
+    // looped over K sums each output in one order whatever the block sizes: information.
     const varying = [...(varyingKeys(configs, ctx) ?? [])].filter((k) => k !== 'num_stages');
     const splits = (ops.has('reduce') || ops.has('atomic') ? varying.length > 0 : false) || varying.some((k) => K_SPLIT_KEY.test(k));
     const why = `\`${kernel}\` uses ${op}, and autotune keeps whichever of its configs timed fastest in this process; configs with other block sizes or warp counts split the ${op.includes('dot') ? 'accumulation' : 'reduction'} differently, so another run can pick another config and get different bits`;
@@ -246,11 +251,11 @@ methods, or \`tl.atomic_add\` with a value that is not known to be an integer, d
 helper it calls. \`tl.max\` / \`tl.min\` reductions give the same answer under any split and do not
 count. A warning when the configs change how the kernel splits its work, read from their
 \`triton.Config\` calls (or the module function that builds them): a reduction or an atomic under
-configs of different block sizes or warp counts, a \`tl.dot\` under configs of different K splits
-(\`BLOCK_K\`, \`BLOCK_SIZE_K\`, \`BK\`, \`SPLIT_K\`, a sequence-parallel flag). A dot whose K block is
-fixed accumulates each output in one order whatever \`BLOCK_M\`/\`BLOCK_N\` are, and \`num_stages\`
-only pipelines loads: those are information, and a warning only when the program turns the
-deterministic mode on.
+configs of different block sizes or warp counts, a \`tl.dot\` whose configs split K across programs
+(\`SPLIT_K\`, a sequence-parallel flag). A loop of \`tl.dot\` over K accumulates each output in one
+order whatever \`BLOCK_M\`, \`BLOCK_N\` or \`BLOCK_K\` are (identical bits for BLOCK_K 16 to 128 and
+num_warps 1 to 16 on an H200, Triton 3.6), and \`num_stages\` only pipelines loads: those are
+information, and a warning only when the program turns the deterministic mode on.
 
 Not reported: a config-building function whose deterministic branch returns a single config (as
 Mamba's helpers do), and \`[one] if deterministic else many\`, where the deterministic branch has

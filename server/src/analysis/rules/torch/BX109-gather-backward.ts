@@ -1,23 +1,16 @@
-import type { Node } from 'web-tree-sitter';
 import type { CallSite } from '../../calls.js';
 import { argument } from '../../syntax.js';
 import { defineOpRule } from '../op-rule.js';
 import type { RuleContext } from '../rule.js';
 
-/** Index makers whose entries repeat by construction: random draws, repeats, bucket ids. */
-const REPEATING = /\b(randint|repeat_interleave|repeat|expand|bucketize|searchsorted|multinomial)\s*\(/;
-
 /**
- * Evidence that positions are gathered more than once: the index (or the expression it was bound
- * to) repeats by construction. Most gathers in real code read one position per row (a label, a
- * top-k id) and never collide: without evidence the hit is info (bench/truth: 2 of 24 labelled
- * gathers and 0 of 11 sampled warnings were real before this).
+ * Evidence that positions are gathered more than once: the index repeats by construction (values.ts).
+ * Most gathers in real code read one position per row (a label, a top-k id) and never collide:
+ * without evidence the hit is info (bench/truth: 2 of 24 labelled gathers and 0 of 11 sampled
+ * warnings were real before this).
  */
 function indexRepeats(call: CallSite, ctx: RuleContext): boolean {
-  const index = argument(call.args, call.receiver ? 1 : 2, 'index');
-  if (!index) return false;
-  const bound: Node | undefined = index.type === 'identifier' ? ctx.values.definition(index)?.value : undefined;
-  return REPEATING.test(index.text) || REPEATING.test(bound?.text ?? '');
+  return ctx.values.repeatsByConstruction(argument(call.args, call.receiver ? 1 : 2, 'index'));
 }
 
 export default defineOpRule({
