@@ -237,6 +237,8 @@ export class ValueHints {
         const einops = !!fn && (this.scope.resolveExpression(fn) ?? '').startsWith('einops.');
         if (name && REPEATING_MAKERS.has(name) && !einops) return true;
         const receiver = fn?.type === 'attribute' ? fn.childForFieldName('object') : null;
+        // Flattening per-row distinct indices (top-k expert ids of every token) repeats them across rows.
+        if (receiver && name && VIEWS.has(name) && this.of(receiver).unique === 'rows') return true;
         if (receiver && this.repeatsByConstruction(receiver, depth + 1)) return true;
         // einops.repeat(idx, ...) and friends pass their first argument on.
         return this.repeatsByConstruction(callArguments(expr).positional[0], depth + 1);
