@@ -43,11 +43,11 @@ class MoE(nn.Module):
         token_of = order // self.router.top_k
         # Tokens per expert: integer counting is exact, so this bincount is not reported.
         counts = torch.bincount(flat_expert, minlength=self.num_experts)
-        # The inverse permutation, to undo the sort later. `order` is a permutation, so every
-        # slot is written exactly once and nothing can race.
+        # The inverse permutation, to undo the sort later. `order` is a permutation (argsort), so
+        # every slot is written exactly once: nothing can race, and nothing is reported.
         inverse = torch.empty_like(order)
         positions = torch.arange(order.numel(), device=x.device)
-        inverse[order] = positions  # bitexact: ignore[BX107] -- order is a permutation
+        inverse[order] = positions
 
         # Dispatch. The copy is exact; its backward adds the gradients of a token chosen by two
         # experts back into `x` with atomics (BX110).
