@@ -1,6 +1,7 @@
 // The language server over stdio with real protocol clients: a pull client (LSP 3.17 diagnostics,
 // code action resolve) and a push-only client. The editor must report what `bitexact check` prints.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -156,6 +157,20 @@ describe('bitexact lsp --stdio, pull client', () => {
     expect(value).toContain('**BX201 cudnn-benchmark-on**');
     expect(value).toContain('measured on an H200');
     expect(value).toContain('BX201.md');
+  });
+
+  it('a hover says when the program switches the mode on only off its default path', async () => {
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-lsp-switch-'));
+    fs.writeFileSync(path.join(project, 'pyproject.toml'), '');
+    fs.writeFileSync(path.join(project, 'train.py'), 'import torch\nimport sys\nif "--deterministic" in sys.argv:\n    torch.use_deterministic_algorithms(True)\n');
+    fs.writeFileSync(path.join(project, 'model.py'), 'import torch\ndef combine(x, i, s):\n    return x.scatter_add_(0, i, s)\n');
+    session = await startLsp(project, PULL);
+    await pull(session, open(session, path.join(project, 'train.py')).uri);
+    const { uri } = open(session, path.join(project, 'model.py'));
+    const items = await pull(session, uri);
+    expect(items.map((d) => `${d.code} ${d.severity}`)).toEqual(['BX102 2']);
+    const hover = await session.connection.sendRequest(HoverRequest.type, { textDocument: { uri }, position: items[0]!.range.start });
+    expect((hover!.contents as { value: string }).value).toContain('only off its default path (train.py:4');
   });
 
   it('answers the configuration and workspace commands', async () => {

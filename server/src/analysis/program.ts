@@ -73,8 +73,12 @@ export function programMode(files: readonly ProgramFile[]): DeterministicMode {
   return 'off';
 }
 
-/** True when the program has a switch that its default path does not run (a flag, a test helper...). */
-export function hasConditionalSwitch(files: readonly ProgramFile[]): boolean {
+/**
+ * The switches that turn the mode on but that the default path does not run (behind a flag, in a
+ * test helper, in a function nothing calls unconditionally), with the index of their file: the
+ * language server's hover says the program has one.
+ */
+export function unreachedSwitches(files: readonly ProgramFile[]): Array<{ file: number; setting: ModeSetting }> {
   const reached = new Set(reachedSwitches(files));
-  return files.some((f) => f.modeSettings.some((s) => s.mode !== 'off' && !reached.has(s)));
+  return files.flatMap((f, file) => f.modeSettings.filter((s) => s.mode !== 'off' && !reached.has(s)).map((setting) => ({ file, setting })));
 }

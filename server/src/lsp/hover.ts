@@ -11,7 +11,11 @@ const GUARD_NOTE = {
   'deterministic-branch': 'It sits on the deterministic path of a determinism guard, where it still breaks determinism.',
 };
 
-export function hoverFor(findings: readonly Finding[], rules: ReadonlyMap<string, Rule>, position: Position): Hover | undefined {
+/**
+ * `modeNote`: where the program turns the deterministic mode on off its default path (a flag, a test
+ * helper), so the reader knows the finding is for the default path.
+ */
+export function hoverFor(findings: readonly Finding[], rules: ReadonlyMap<string, Rule>, position: Position, modeNote?: string): Hover | undefined {
   const hits = findings.filter((f) => contains(f, position));
   if (hits.length === 0) return undefined;
   const sections = hits.map((finding) => {
@@ -21,6 +25,7 @@ export function hoverFor(findings: readonly Finding[], rules: ReadonlyMap<string
     return [
       `**${finding.rule} ${finding.name}** · ${finding.severity}`,
       ...(GUARD_NOTE[finding.guard] ? ['', GUARD_NOTE[finding.guard]] : []),
+      ...(modeNote ? ['', modeNote] : []),
       ...(rule ? ['', rule.summary] : []),
       ...(facts.length ? ['', '**When it applies**', '', ...facts] : []),
       '',

@@ -11,6 +11,7 @@ import {
   ResponseError,
   TextDocumentSyncKind,
 } from 'vscode-languageserver/node';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Checker, effectiveMode } from '../analysis/index.js';
 import { programMode } from '../analysis/program.js';
@@ -240,7 +241,14 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
 
   connection.onHover(async (params) => {
     const entry = docs.get(params.textDocument.uri);
-    return entry ? hoverFor(await findingsFor(entry), checker.rules, params.position) : null;
+    if (!entry) return null;
+    const findings = await findingsFor(entry);
+    const file = uriToPath(params.textDocument.uri);
+    const switched = file && workspace.detectedMode(file) === 'off' ? workspace.unreachedSwitch(file) : undefined;
+    const note = switched
+      ? `The program switches the deterministic mode on only off its default path (${path.relative(path.dirname(file!), switched.file) || path.basename(switched.file)}:${switched.line}: a flag, a test helper or an uncalled function), so this is reported with the mode off.`
+      : undefined;
+    return hoverFor(findings, checker.rules, params.position, note);
   });
 
   connection.onDidChangeConfiguration((params) => {

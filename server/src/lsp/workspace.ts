@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Settings, SettingsOverrides } from '../analysis/config.js';
 import { mergeSettings } from '../analysis/config.js';
 import type { FileAnalysis } from '../analysis/engine.js';
-import { ProgramFile, programMode } from '../analysis/program.js';
+import { ProgramFile, programMode, unreachedSwitches } from '../analysis/program.js';
 import type { DeterministicMode } from '../analysis/types.js';
 import { ProjectResolver } from '../workspace/projects.js';
 import { EditorSettings, editorOverrides } from './settings.js';
@@ -80,12 +80,19 @@ export class WorkspaceModel {
 
   /** The deterministic mode the project of `file` runs with, from every known file of that project. */
   detectedMode(file: string | undefined): DeterministicMode {
-    if (!file) return 'off';
+    return file ? programMode(this.projectFiles(file).map(([, facts]) => facts)) : 'off';
+  }
+
+  /** A switch of the project of `file` that its default path does not run, where it stands. */
+  unreachedSwitch(file: string | undefined): { file: string; line: number } | undefined {
+    if (!file) return undefined;
+    const files = this.projectFiles(file);
+    const [first] = unreachedSwitches(files.map(([, facts]) => facts));
+    return first ? { file: files[first.file]![0], line: first.setting.range.start.line + 1 } : undefined;
+  }
+
+  private projectFiles(file: string): Array<[string, ProgramFile]> {
     const root = this.projects.projectRoot(file);
-    const files: ProgramFile[] = [];
-    for (const [other, facts] of this.programFiles) {
-      if (this.projects.projectRoot(other) === root) files.push(facts);
-    }
-    return programMode(files);
+    return [...this.programFiles].filter(([other]) => this.projects.projectRoot(other) === root);
   }
 }
