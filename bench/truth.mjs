@@ -4,6 +4,7 @@
 //
 //   node bench/truth.mjs [--repo TEXT] [--failures] [--unlabelled] [--sample N] [--json FILE]
 //                        [--unjudged-out FILE]   (the sample's unjudged warnings, for judging by hand)
+//                        [--sample-out FILE]     (the whole sample with its verdicts)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -25,6 +26,7 @@ const { values: opts } = parseArgs({
     sample: { type: 'string', default: '100' },
     json: { type: 'string' },
     'unjudged-out': { type: 'string' },
+    'sample-out': { type: 'string' },
   },
 });
 const mirrors = process.env.BITEXACT_TRUTH_MIRRORS ?? '/work/.mirror';
@@ -150,14 +152,19 @@ const sample = loud.slice(0, Number(opts.sample));
 let real = 0;
 let verdicts = 0;
 const unjudged = [];
+const sampleByRule = new Map();
 for (const { r, d } of sample) {
   const v = judged.get(keyOf(r, d));
   if (v) {
     verdicts++;
     if (v.verdict === 'real') real++;
+    const t = sampleByRule.get(d.rule) ?? { real: 0, false: 0 };
+    t[v.verdict]++;
+    sampleByRule.set(d.rule, t);
   } else unjudged.push({ r, d });
 }
 console.log(`\nsample of ${sample.length} of ${loud.length} warnings and errors (seed ${sampleFile.seed}): ${verdicts} judged, ${real} real (${verdicts ? ((100 * real) / verdicts).toFixed(0) : '-'} %)`);
+console.log(`  by rule: ${[...sampleByRule].sort().map(([rule, t]) => `${rule} ${t.real}/${t.real + t.false}`).join(', ')}`);
 for (const { r, d } of unjudged) {
   console.log(`  UNJUDGED ${r.labels.repo}@${r.labels.commit.slice(0, 7)} ${d.path}:${d.range.start.line} ${d.rule} ${d.severity}\n       ${d.message.slice(0, 160)}\n       code: ${lineOf(r.dir, d.path, d.range.start.line)}`);
 }
@@ -165,6 +172,11 @@ for (const { r, d } of unjudged) {
 if (opts['unjudged-out']) {
   const items = unjudged.map(({ r, d }) => ({ repo: r.labels.repo, commit: r.labels.commit, checkout: r.dir, path: d.path, line: d.range.start.line, rule: d.rule, severity: d.severity, message: d.message }));
   fs.writeFileSync(opts['unjudged-out'], JSON.stringify(items, null, 2) + '\n');
+}
+
+if (opts['sample-out']) {
+  const items = sample.map(({ r, d }) => ({ repo: r.labels.repo, commit: r.labels.commit, path: d.path, line: d.range.start.line, rule: d.rule, severity: d.severity, verdict: judged.get(keyOf(r, d))?.verdict ?? null, why: judged.get(keyOf(r, d))?.why ?? null }));
+  fs.writeFileSync(opts['sample-out'], JSON.stringify(items, null, 2) + '\n');
 }
 
 if (opts.json) {

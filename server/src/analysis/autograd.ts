@@ -1,7 +1,8 @@
 // Whether code runs with gradients off: backward-only hazards (gather, index_select, pooling
 // backward...) cannot happen under `with torch.no_grad():`, in an `@torch.inference_mode()` function,
 // inside a custom `torch.autograd.Function`'s forward or backward (autograd records nothing there:
-// the Function's own backward decides), or in generation, sampling and decoding functions.
+// the Function's own backward decides), in generation, sampling and decoding functions, and in the
+// hooks that adapt a checkpoint while it loads (`checkpoint_filter_fn`, `load_state_dict` hooks).
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
 
@@ -30,7 +31,7 @@ export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {
 }
 
 /** Functions that generate, sample or decode: inference code, never differentiated. */
-const NO_BACKWARD_NAME = /^_*(generate|sample|decode|greedy|beam_search|speculative|infer|inference|predict)(_|$)|_(generate|generation|sample|sampling|decode|decoding|prefill|inference)(_|$)/i;
+const NO_BACKWARD_NAME = /^_*(generate|sample|decode|greedy|beam_search|speculative|infer|inference|predict)(_|$)|_(generate|generation|sample|sampling|decode|decoding|prefill|inference)(_|$)|(^|_)(checkpoint_filter_fn|filter_fn|load_state_dict|load_from_state_dict|state_dict_pre_hook|state_dict_hook|load_pretrained|load_checkpoint)$/i;
 /**
  * Backward functions (`backward`, `_attn_bwd`, `scatter_add_backward`): autograd calls them with
  * gradient recording off, so what they call has no backward of its own.

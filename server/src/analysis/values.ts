@@ -46,7 +46,7 @@ const KEEPS_UNIQUE = new Set(['unsqueeze', 'squeeze', 'expand', 'expand_as', 'lo
 /** Views that keep a flat index distinct but mix the rows of a per-row one. */
 const VIEWS = new Set(['view', 'reshape', 'flatten', 'view_as', 'reshape_as', 'ravel']);
 /** Index makers whose entries repeat by construction: random draws, repeats, bucket ids. */
-const REPEATING_MAKERS = new Set(['randint', 'repeat_interleave', 'repeat', 'expand', 'bucketize', 'searchsorted', 'multinomial']);
+const REPEATING_MAKERS = new Set(['randint', 'repeat_interleave', 'repeat', 'bucketize', 'searchsorted', 'multinomial', 'argmax', 'argmin']);
 /** einops calls that add or move axes without repeating entries along the existing ones. */
 const EINOPS_KEEPS_UNIQUE = new Set(['einops.repeat', 'einops.rearrange']);
 /** Tuple results whose second element is an index without repeats (per row). */

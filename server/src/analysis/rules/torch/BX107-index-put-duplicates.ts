@@ -11,7 +11,7 @@ function isMask(node: Node, ctx: RuleContext, depth = 0): boolean {
   const expr = unparenthesize(node);
   if (depth > 6) return false;
   // `mask`, `valid_mask`, `self.pad_mask`: named as a mask.
-  if ((expr.type === 'identifier' || expr.type === 'attribute') && /mask$/i.test(expr.text)) return true;
+  if ((expr.type === 'identifier' || expr.type === 'attribute') && /mask$|(^|\.|_)(is|has)_\w+$|(^|\.|_)(valid|keep|done|finished|selected)\w*$/i.test(expr.text)) return true;
   if (expr.type === 'comparison_operator' || expr.type === 'not_operator') return true;
   if (expr.type === 'unary_operator') return expr.childForFieldName('operator')?.text === '~';
   if (expr.type === 'binary_operator') return ['&', '|', '^'].includes(expr.childForFieldName('operator')?.text ?? '');
@@ -47,15 +47,26 @@ function isContainer(target: Node | null, ctx: RuleContext): boolean {
   return !!value && (CONTAINER_VALUE.has(value.type) || /^(dict|list|set|defaultdict|OrderedDict|collections\.\w+)\(/.test(value.text));
 }
 
+/** The index tensors of a store: `x[a, b] = v` or `index_put_((a, b), v)`. */
+function indicesOf(call: CallSite): Node[] {
+  if (call.node.type === 'assignment' || call.node.type === 'augmented_assignment') {
+    const left = unparenthesize(call.node.childForFieldName('left')!);
+    return left.childrenForFieldName('subscript').filter((i): i is Node => !!i && i.type !== 'slice');
+  }
+  const tuple = argument(call.args, call.receiver ? 0 : 1, 'indices');
+  return tuple && (tuple.type === 'tuple' || tuple.type === 'list') ? tuple.namedChildren : tuple ? [tuple] : [];
+}
+
 /**
- * `x[idx] = v` on a value the code shows to be a tensor: a warning. On anything else (a parameter,
- * an attribute from elsewhere) it may be a dict or list: information (bench/truth: most such stores
- * in real code were Python containers).
+ * A warning needs an index that repeats by construction (values.ts: random draws, repeats, `//`,
+ * flattened per-row ids) into a value the code shows to be a tensor. Stores in real code mostly
+ * write distinct positions (one per row, a mask, bookkeeping by id) or into dicts: information
+ * (bench/truth: 0 of 22 sampled BX107 warnings were real before this).
  */
-function storesIntoTensor(call: CallSite, ctx: RuleContext): boolean {
+function indicesRepeat(call: CallSite, ctx: RuleContext): boolean {
+  if (!indicesOf(call).some((i) => ctx.values.repeatsByConstruction(i))) return false;
   if (call.node.type !== 'assignment' && call.node.type !== 'augmented_assignment') return true;
-  const left = unparenthesize(call.node.childForFieldName('left')!);
-  return ctx.values.isTensor(left.childForFieldName('value'));
+  return ctx.values.isTensor(unparenthesize(call.node.childForFieldName('left')!).childForFieldName('value'));
 }
 
 const rule = defineOpRule({
@@ -66,7 +77,7 @@ const rule = defineOpRule({
   triggers: ['torch'],
   why: 'stores through an index tensor; where an index repeats, whichever write lands last wins, and that is decided by thread scheduling, so the stored values change from run to run',
   alternative: 'make the indices unique first (for example with `torch.unique`) or accumulate with `index_put_(..., accumulate=True)`',
-  evidence: storesIntoTensor,
+  evidence: indicesRepeat,
   variant(call) {
     if (call.node.type === 'assignment') return 'assign';
     if (call.node.type === 'augmented_assignment') return 'update';
@@ -120,7 +131,8 @@ Only tensor indices known from the code are reported (a torch call, \`.long()\`,
 (\`arange\`, \`nonzero\`, \`unique\`, a permutation), scalar right-hand sides (\`float("nan")\`,
 \`torch.inf\`) and Python containers (\`d[k] = []\`) cannot race and are skipped. A store into a value
 the code does not show to be a tensor (a parameter, an attribute set elsewhere) is information: it
-may be a dict.
+may be a dict. A warning needs an index that repeats by construction (random draws, repeats, \`//\`,
+flattened per-row ids); stores whose indices the code does not show are information.
 
 \`\`\`python
 slots = torch.argmax(logits, dim=-1)
@@ -136,7 +148,9 @@ function onAssignment(site: AssignmentSite, ctx: RuleContext): void {
   const left = unparenthesize(site.left);
   if (left.type !== 'subscript' || isScalar(site.right, ctx) || CONTAINER_VALUE.has(unparenthesize(site.right).type)) return;
   const indices = left.childrenForFieldName('subscript').filter((i): i is Node => !!i && i.type !== 'slice');
-  if (!indices.some((i) => ctx.values.isTensor(i) && !isMask(i, ctx) && !ctx.values.of(i).unique)) return;
+  // A distinct index in any position (`x[torch.arange(n), targets]`) makes every stored position distinct.
+  if (indices.some((i) => ctx.values.of(i).unique)) return;
+  if (!indices.some((i) => ctx.values.isTensor(i) && !isMask(i, ctx))) return;
   const target = left.childForFieldName('value');
   if (ctx.values.of(target ?? undefined).origin === 'numpy' || isContainer(target, ctx)) return;
   const op = site.node.type === 'augmented_assignment' ? (site.node.childForFieldName('operator')?.text ?? '=') : '=';
