@@ -40,11 +40,21 @@ function scan(root: Node, ctx: RuleContext): void {
   const guard = root.namedChildren.find(isMainGuard);
   const block = guard?.childForFieldName('consequence');
   if (!guard || !block) return;
+  // Module-level functions by name, and the methods of the file's classes (`trainer.train()` runs
+  // `Trainer.train`, whose `_run_batch` calls `loss.backward()`).
   const defs = new Map<string, Node>();
+  const methods = new Map<string, Node>();
+  const definitionOf = (child: Node) => (child.type === 'decorated_definition' ? child.childForFieldName('definition') : child);
   for (const child of root.namedChildren) {
-    const def = child.type === 'decorated_definition' ? child.childForFieldName('definition') : child;
+    const def = definitionOf(child);
     const name = def?.type === 'function_definition' ? def.childForFieldName('name')?.text : undefined;
     if (name && def) defs.set(name, def);
+    if (def?.type !== 'class_definition') continue;
+    for (const member of def.childForFieldName('body')?.namedChildren ?? []) {
+      const method = definitionOf(member);
+      const methodName = method?.type === 'function_definition' ? method.childForFieldName('name')?.text : undefined;
+      if (methodName && method && !methods.has(methodName)) methods.set(methodName, method);
+    }
   }
   // The guard's block and the module-level functions it calls, transitively.
   const pending: Node[] = [block];
@@ -58,10 +68,11 @@ function scan(root: Node, ctx: RuleContext): void {
         break;
       }
       const fn = call.childForFieldName('function');
-      const callee = fn?.type === 'identifier' ? fn.text : undefined;
-      const def = callee ? defs.get(callee) : undefined;
-      if (callee && def && !visited.has(callee)) {
-        visited.add(callee);
+      const callee = fn?.type === 'identifier' ? fn.text : fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+      const def = callee ? (fn?.type === 'identifier' ? defs.get(callee) : methods.get(callee)) : undefined;
+      const key = `${fn?.type}:${callee}`;
+      if (callee && def && !visited.has(key)) {
+        visited.add(key);
         pending.push(def.childForFieldName('body') ?? def);
       }
     }
@@ -101,7 +112,8 @@ chance to be nondeterministic: parameter initialisation, dropout masks, \`randpe
 shuffle order of a \`DataLoader\`, and the base seed the loader hands to its workers.
 
 The rule looks at a module's \`if __name__ == "__main__":\` block and at the module-level functions
-it calls (\`main()\`, and whatever those call, by name). It reports the block when that code trains
+it calls (\`main()\`, and whatever those call, by name), including the methods of the file's classes
+(\`trainer.train()\` and the \`_run_batch\` it calls). It reports the block when that code trains
 (\`loss.backward()\`, \`torch.autograd.backward\`, \`optimizer.step()\` or \`scaler.step(optimizer)\`,
 \`trainer.fit(...)\` on a Lightning \`Trainer\`) and nothing in the file seeds torch. A DataLoader
 loop alone is not taken as training: evaluation scripts have the same loop.
