@@ -3,7 +3,7 @@ import { callRange } from '../../calls.js';
 import { rangeOf } from '../../syntax.js';
 import type { Fix, Range } from '../../types.js';
 import { always, Rule, RuleContext } from '../rule.js';
-import { callsByName, consumerOf, isPath, loopDependsOnOrder, orderedUses, sortedLater } from './shared.js';
+import { callsByName, consumerOf, isPath, loopDependsOnOrder, orderedUses, ownDescendants, sortedLater } from './shared.js';
 
 const MODULE_LISTINGS = new Set(['os.listdir', 'os.scandir', 'glob.glob', 'glob.iglob']);
 const PATH_METHODS = new Set(['Tensor.glob', 'Tensor.rglob', 'Tensor.iterdir']);
@@ -53,7 +53,7 @@ function scanPathMethods(root: Node, ctx: RuleContext): void {
  */
 function orderIsVisible(call: Node, ctx: RuleContext): boolean {
   const consumer = consumerOf(call, ctx);
-  if (consumer.kind === 'loop') return true;
+  if (consumer.kind === 'loop') return !collectsOnlyIntoOrderFree(consumer.loop, ctx);
   if ((consumer.kind === 'assigned' || consumer.kind === 'ordered') && consumer.indexed) return true;
   if (consumer.kind === 'assigned' && consumer.target.type === 'attribute') return true;
   if (consumer.kind === 'ordered' && /^next\s*\(/.test(consumer.node.parent?.parent?.text ?? '')) return true;
@@ -63,6 +63,26 @@ function orderIsVisible(call: Node, ctx: RuleContext): boolean {
     if (/Dataset|DataPipe|Sampler/.test(header)) return true;
   }
   return false;
+}
+
+/**
+ * A loop whose only collecting is `names.append(...)` (or `extend`) into lists that are then only
+ * sorted, counted or reduced (`max(steps)`, `sorted(files)`, `set(ids)`): the order stops there.
+ */
+function collectsOnlyIntoOrderFree(loop: Node, ctx: RuleContext): boolean {
+  const body = loop.childForFieldName('body');
+  if (!body || ownDescendants(body, 'return_statement').length || ownDescendants(body, 'break_statement').length || ownDescendants(body, 'yield').length) return false;
+  const targets: Node[] = [];
+  for (const c of ownDescendants(body, 'call')) {
+    const fn = c.childForFieldName('function');
+    const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+    if (method !== 'append' && method !== 'extend') continue;
+    const target = fn!.childForFieldName('object');
+    if (target?.type !== 'identifier') return false;
+    targets.push(target);
+  }
+  if (targets.length === 0 || ownDescendants(body, 'augmented_assignment').length) return false;
+  return targets.every((t) => sortedLater(t, loop, ctx) || orderedUses(t, loop, ctx).length === 0);
 }
 
 function check(call: Node, name: string, range: Range, ctx: RuleContext): void {
