@@ -80,7 +80,9 @@ describe('VS Code (code-server) with the packaged extension', () => {
         const editor = await openFile(page, 'moe.py', 'class MoE');
         mark('moe.py open');
 
-        // Squiggles from the language server (warnings, and the guarded BX101 as info).
+        // Squiggles from the language server (warnings, and the guarded BX101 as info), on the
+        // flagged call brought into view.
+        await goTo(page, scatter!.range.start.line, scatter!.range.start.column);
         await editor.locator('.squiggly-warning').first().waitFor({ timeout: 60_000 });
         mark('squiggle');
 

@@ -110,6 +110,14 @@ export class ValueHints {
     // `x[i] = v` and `obj.attr = v` bind no name.
     if (left.type === 'identifier') bind(left.text, { value: right, end: assignment.endIndex });
     else if (left.type === 'pattern_list' || left.type === 'tuple_pattern' || left.type === 'list_pattern') {
+      // `a, b = x.flatten(), y.flatten()`: each name is bound to its own element.
+      const elements = right && (right.type === 'expression_list' || right.type === 'tuple') ? right.namedChildren : undefined;
+      if (elements && elements.length === left.namedChildCount && !elements.some((e) => e.type === 'list_splat')) {
+        left.namedChildren.forEach((target, i) => {
+          if (target.type === 'identifier') bind(target.text, { value: elements[i], end: assignment.endIndex });
+        });
+        return;
+      }
       left.namedChildren.forEach((target, position) => {
         if (target.type === 'identifier') bind(target.text, { value: right, position, end: assignment.endIndex });
         else for (const id of target.descendantsOfType('identifier')) bind(id.text, { value: undefined, end: assignment.endIndex });
