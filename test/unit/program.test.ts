@@ -44,6 +44,11 @@ describe('the mode by reachability', () => {
     expect(await severitiesInModel({ 'utils.py': utils, 'train.py': flagged })).toEqual(['warning']);
   });
 
+  it('a wrapper that switches the mode on around one call and restores it is not the program mode', async () => {
+    const ops = 'import torch\ndef exact_sum(x, i, s):\n    prev = torch.are_deterministic_algorithms_enabled()\n    torch.use_deterministic_algorithms(True)\n    try:\n        return x.index_add(0, i, s)\n    finally:\n        torch.use_deterministic_algorithms(prev)\nexact_sum(None, None, None)\n';
+    expect(await severitiesInModel({ 'ops.py': ops })).toEqual(['warning']);
+  });
+
   it('the call chain may pass through methods and loops stop it', async () => {
     const utils = 'import torch\nclass Setup:\n    def apply(self):\n        torch.use_deterministic_algorithms(True)\n';
     expect(await severitiesInModel({ 'utils.py': utils, 'train.py': 'from utils import Setup\nSetup().apply()\n' })).toEqual([]);

@@ -1,5 +1,6 @@
 // Program facts: does the checked code turn PyTorch's deterministic mode on (directly or through a
 // framework), and how. Collected per file, merged over every checked file by the caller.
+import type { Node } from 'web-tree-sitter';
 import type { CallSite } from './calls.js';
 import { argument, literalValue } from './syntax.js';
 import { placeOf } from './place.js';
@@ -34,7 +35,9 @@ export function modeSettingOf(call: CallSite): ModeSetting | undefined {
   const range = rangeOf(call.node);
   const via = call.callee;
   const place = placeOf(call.node);
-  const make = (mode: DeterministicMode, conditional = false): ModeSetting => ({ mode, conditional: conditional || place.conditional, function: place.function, via, range });
+  // Switched on around one piece of work and restored in a `finally`: local, not the program's mode.
+  const restored = place.function !== undefined && restoredLater(call.node);
+  const make = (mode: DeterministicMode, conditional = false): ModeSetting => ({ mode, conditional: conditional || place.conditional || restored, function: place.function, via, range });
   switch (call.callee) {
     case 'torch.use_deterministic_algorithms': {
       const flag = argument(call.args, 0, 'mode');
@@ -67,4 +70,11 @@ export function modeSettingOf(call: CallSite): ModeSetting | undefined {
       return value === 'warn' ? make('warn') : make('on', value !== true);
     }
   }
+}
+
+/** Is the mode switched again in a `finally` of the same function (a wrapper restoring the previous mode)? */
+function restoredLater(node: Node): boolean {
+  let fn: Node | null = node.parent;
+  while (fn && fn.type !== 'function_definition') fn = fn.parent;
+  return !!fn && fn.descendantsOfType('finally_clause').some((f) => f.startIndex > node.startIndex && f.text.includes('use_deterministic_algorithms'));
 }

@@ -76,7 +76,7 @@ export class GuardFinder {
         break;
       }
       visited.push(child);
-      const found = this.branchGuard(parent, child) ?? this.earlyExitGuard(parent, child);
+      const found = this.branchGuard(parent, child) ?? this.earlyExitGuard(parent, child) ?? this.localSwitchGuard(parent, child);
       if (found) {
         result = found;
         break;
@@ -103,6 +103,25 @@ export class GuardFinder {
       const polarity = this.polarity(condition);
       const kind = child.equals(body) ? polarity.then : child.equals(alternative) ? polarity.else : undefined;
       return kind && { kind, condition: rangeOf(condition) };
+    }
+    return undefined;
+  }
+
+  /**
+   * A function that turns the mode on around its own work (`use_deterministic_algorithms(True)`
+   * earlier in the same block, restored afterwards in a `finally`): what follows runs
+   * deterministically, whatever the program's mode. A later switch off before `child` ends it.
+   */
+  private localSwitchGuard(block: Node, child: Node): Guard | undefined {
+    if (block.type !== 'block') return undefined;
+    for (let sibling = child.previousNamedSibling; sibling; sibling = sibling.previousNamedSibling) {
+      const call = sibling.type === 'expression_statement' ? sibling.namedChildren[0] : undefined;
+      const fn = call?.type === 'call' ? call.childForFieldName('function') : undefined;
+      if (!fn || this.scope.resolveExpression(fn) !== 'torch.use_deterministic_algorithms') continue;
+      const args = callArguments(call!);
+      const mode = literalValue(args.positional[0] ?? args.keywords.get('mode'));
+      const warnOnly = literalValue(args.keywords.get('warn_only'));
+      return mode === true && warnOnly !== true ? { kind: 'deterministic-branch', condition: rangeOf(call!) } : undefined;
     }
     return undefined;
   }

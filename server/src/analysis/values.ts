@@ -222,23 +222,29 @@ export class ValueHints {
   /**
    * Does an index repeat by construction? Random draws, repeats, bucket ids, and integer division or
    * remainder (`sorted // topk`, `flat % num_tokens`: several entries map to one), followed through
-   * names to their definitions.
+   * names to their definitions. `modulo: false` for an index read along a row, where a remainder is
+   * usually a cyclic shift (a permutation of the row).
    */
-  repeatsByConstruction(node: Node | undefined, depth = 0): boolean {
+  repeatsByConstruction(node: Node | undefined, options: { modulo?: boolean } = {}, depth = 0): boolean {
     if (!node || depth > MAX_DEPTH) return false;
+    const next = (n: Node | null | undefined) => this.repeatsByConstruction(n ?? undefined, options, depth + 1);
     const expr = unparenthesize(node);
     switch (expr.type) {
       case 'identifier': {
         const def = this.definition(expr);
-        return !!def && !def.unpacked && this.repeatsByConstruction(def.value, depth + 1);
+        return !!def && !def.unpacked && next(def.value);
       }
       case 'binary_operator': {
         const op = expr.childForFieldName('operator')?.text;
-        if (op === '//' || op === '%') return true;
-        return this.repeatsByConstruction(expr.childForFieldName('left') ?? undefined, depth + 1) || this.repeatsByConstruction(expr.childForFieldName('right') ?? undefined, depth + 1);
+        if (op === '//' || (op === '%' && options.modulo !== false)) return true;
+        const left = expr.childForFieldName('left') ?? undefined;
+        const right = expr.childForFieldName('right') ?? undefined;
+        // A distinct index plus an offset stays distinct (`arange(n) + shift`).
+        if ((op === '+' || op === '-') && (this.of(left).unique || this.of(right).unique)) return false;
+        return next(left) || next(right);
       }
       case 'subscript':
-        return this.repeatsByConstruction(expr.childForFieldName('value') ?? undefined, depth + 1);
+        return next(expr.childForFieldName('value'));
       case 'call': {
         const fn = expr.childForFieldName('function');
         const name = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text.slice(fn.text.lastIndexOf('.') + 1);
@@ -247,9 +253,9 @@ export class ValueHints {
         const receiver = fn?.type === 'attribute' ? fn.childForFieldName('object') : null;
         // Flattening per-row distinct indices (top-k expert ids of every token) repeats them across rows.
         if (receiver && name && VIEWS.has(name) && this.of(receiver).unique === 'rows') return true;
-        if (receiver && this.repeatsByConstruction(receiver, depth + 1)) return true;
+        if (receiver && next(receiver)) return true;
         // einops.repeat(idx, ...) and friends pass their first argument on.
-        return this.repeatsByConstruction(callArguments(expr).positional[0], depth + 1);
+        return next(callArguments(expr).positional[0]);
       }
       default:
         return false;

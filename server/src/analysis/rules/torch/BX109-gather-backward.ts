@@ -10,7 +10,8 @@ import type { RuleContext } from '../rule.js';
  * warnings were real before this).
  */
 function indexRepeats(call: CallSite, ctx: RuleContext): boolean {
-  return ctx.values.repeatsByConstruction(argument(call.args, call.receiver ? 1 : 2, 'index'));
+  // Along a row, `(arange + shift) % n` is a roll: a remainder is no evidence here.
+  return ctx.values.repeatsByConstruction(argument(call.args, call.receiver ? 1 : 2, 'index'), { modulo: false });
 }
 
 export default defineOpRule({
