@@ -18,7 +18,7 @@ export interface ResolveOptions {
   offPath: boolean;
 }
 
-const OFF_PATH_NOTE = ' (Test, benchmark, docs or build code: reported as info; `test-code = "report"` in [tool.bitexact] reports it in full.)';
+const OFF_PATH_NOTE = ' (Off the CUDA training path — test, benchmark, docs, build or other-device code: reported as info; `test-code = "report"` in [tool.bitexact] reports it in full.)';
 
 export function resolveFindings(analysis: FileAnalysis, text: string, options: ResolveOptions): Finding[] {
   const { settings, rules } = options;

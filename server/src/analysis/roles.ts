@@ -1,4 +1,5 @@
-// Which files are off the training path: tests, benchmarks, docs and build scripts. Their findings
+// Which files are off the training path: tests, benchmarks, docs, build scripts, and backends for
+// accelerators other than CUDA GPUs. Their findings
 // are reported at most as info by default (`test-code` in [tool.bitexact]), and their mode switches
 // never turn the mode on for the program: a user checking a repository wants the code they train
 // with first (docs/real-code.md).
@@ -20,6 +21,10 @@ const OFF_PATH_GLOBS = [
   '**/docs/**',
   '**/build/**',
   '**/setup.py',
+  // Backends for other accelerators (Ascend NPUs): bitexact's facts are CUDA's.
+  '**/_ascend/**',
+  '**/ascend/**',
+  '**/npu/**',
 ];
 const builtIn = picomatch(OFF_PATH_GLOBS, { dot: true });
 
