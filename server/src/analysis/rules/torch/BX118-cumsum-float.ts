@@ -2,6 +2,7 @@ import type { CallSite } from '../../calls.js';
 import { argument } from '../../syntax.js';
 import { defineOpRule } from '../op-rule.js';
 import type { RuleContext } from '../rule.js';
+import { longFloatScan } from './scan-shared.js';
 
 const INT_DTYPE = /^torch\.(u?int(8|16|32|64)|long|int|short|bool|uint8|int8)$/;
 
@@ -14,16 +15,6 @@ function variant(call: CallSite, ctx: RuleContext): string | undefined {
   const dtype = call.args.keywords.get('dtype');
   if (dtype) return INT_DTYPE.test(ctx.scope.resolveExpression(dtype) ?? '') ? undefined : 'default';
   return ctx.values.of(call.receiver ?? argument(call.args, 0, 'input')).dtype === 'int' ? undefined : 'default';
-}
-
-/**
- * Measured to vary only as a long 1-D scan (1e5 and more elements); rows of a 2-D tensor (1000 ×
- * 10000) and short scans were stable. So the warning needs float values scanned along a 1-D tensor
- * (`x.flatten().cumsum(0)`, `x.view(-1).cumsum(0)`, a 1-D factory); anything else is info.
- */
-function longFloatScan(call: CallSite, ctx: RuleContext): boolean {
-  const hint = ctx.values.of(call.receiver ?? argument(call.args, 0, 'input'));
-  return hint.dtype === 'float' && hint.rank === 1;
 }
 
 export default defineOpRule({
