@@ -35,8 +35,9 @@ export interface FileAnalysis {
   syntaxErrors: Range[];
   /**
    * The file's unconditional calls by name, for the program's reachability (program.ts). Absent from
-   * an analysis of one edited function (chunk-edit.ts): the last full analysis's calls still hold
-   * until the full analysis that follows once typing pauses.
+   * an analysis of one edited function (chunk-edit.ts), where the last full analysis's calls still
+   * hold until the full analysis that follows once typing pauses; from a file no rule can match; and
+   * when the caller reads them later (AnalysisOptions.callEdges).
    */
   calls?: CallEdge[];
 }
@@ -48,7 +49,7 @@ PATTERN['matmul'] = '(binary_operator operator: "@") @matmul';
 // Calls are captured by the name they call (`f` of `f(x)`, `m` of `x.m(y)`): most calls of a file call
 // names no rule knows, and those are skipped without reading any more of their nodes.
 PATTERN['call'] = '(call function: (identifier) @call) (call function: (attribute attribute: (identifier) @call))';
-const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [], calls: [] };
+const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [] };
 
 export class Analyzer {
   /** Word triggers found anywhere: a rule whose triggers (and `requires`) are absent cannot match. */
@@ -72,8 +73,9 @@ export class Analyzer {
   ) {
     // Besides the rules' own: suppression comments and the mode switches, whose facts matter to the
     // whole program even in a file where no rule matches.
-    // `__main__`: an entry point's calls decide which mode switches of other files run (program.ts).
-    const own = ['bitexact', 'deterministic', 'use_deterministic_algorithms', 'set_deterministic_debug_mode', 'enable_full_determinism', '__main__'];
+    // A bare entry point's calls, needed only when some switch is still unreached, are read lazily
+    // (Checker.addCallsOfSkippedFiles), so `__main__` alone does not make a file worth analysing.
+    const own = ['bitexact', 'deterministic', 'use_deterministic_algorithms', 'set_deterministic_debug_mode', 'enable_full_determinism'];
     const triggers = [...new Set([...own, ...rules.flatMap((r) => r.triggers)])];
     const words = triggers.filter((t) => /^\w+$/.test(t));
     this.wordTriggers = new RegExp(`\\b(?:${words.join('|')})\\b`);
@@ -240,8 +242,10 @@ export class Analyzer {
           : undefined;
     }
     const merged = mergeResults(results);
+    const analysis: FileAnalysis = { ...merged, candidates: [...merged.candidates, ...other], syntaxErrors };
+    if (options.callEdges === false) return analysis;
     this.callNames ??= this.parser.query(CALL_NAME_PATTERN);
-    return { ...merged, candidates: [...merged.candidates, ...other], syntaxErrors, calls: callEdgesOf(root, this.callNames) };
+    return { ...analysis, calls: callEdgesOf(root, this.callNames) };
   }
 
   /**

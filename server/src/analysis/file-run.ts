@@ -16,6 +16,11 @@ import type { TorchVersion } from './version.js';
 export interface AnalysisOptions {
   torchVersion: TorchVersion;
   guardNames: readonly string[];
+  /**
+   * false: leave FileAnalysis.calls out (bitexact check reads them afterwards, only from the files a
+   * still unreached mode switch needs; Checker.checkProgram).
+   */
+  callEdges?: boolean;
 }
 
 /** The rules a file's text can trigger, indexed for dispatch. */
@@ -51,7 +56,7 @@ export class FileRun {
     options: AnalysisOptions,
   ) {
     this.values = new ValueHints(scope, assignmentsWithin);
-    this.guards = new GuardFinder(scope, options.guardNames);
+    this.guards = new GuardFinder(scope, options.guardNames, text.includes('use_deterministic_algorithms'));
     const guards = this.guards;
     this.ctx = {
       text,

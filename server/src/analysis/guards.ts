@@ -55,7 +55,12 @@ export class GuardFinder {
   private readonly names: Set<string>;
   private readonly memo = new Map<number, Guard>();
 
-  constructor(private readonly scope: ImportScope, extraNames: readonly string[] = []) {
+  /** `mentionsSwitch`: the text calls use_deterministic_algorithms somewhere (else no local switch can guard). */
+  constructor(
+    private readonly scope: ImportScope,
+    extraNames: readonly string[] = [],
+    private readonly mentionsSwitch = true,
+  ) {
     this.names = new Set(extraNames.map((n) => n.toLowerCase()));
   }
 
@@ -113,7 +118,7 @@ export class GuardFinder {
    * deterministically, whatever the program's mode. A later switch off before `child` ends it.
    */
   private localSwitchGuard(block: Node, child: Node): Guard | undefined {
-    if (block.type !== 'block') return undefined;
+    if (!this.mentionsSwitch || block.type !== 'block') return undefined;
     for (let sibling = child.previousNamedSibling; sibling; sibling = sibling.previousNamedSibling) {
       const call = sibling.type === 'expression_statement' ? sibling.namedChildren[0] : undefined;
       const fn = call?.type === 'call' ? call.childForFieldName('function') : undefined;

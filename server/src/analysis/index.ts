@@ -4,7 +4,7 @@ import type { ChunkCache } from './chunk-cache.js';
 import type { Settings } from './config.js';
 import { Analyzer, FileAnalysis } from './engine.js';
 import type { ModeSetting } from './facts.js';
-import { ProgramFile, programMode, reachedSwitches } from './program.js';
+import { CallEdge, ProgramFile, programMode, reachedSwitches } from './program.js';
 import { GrammarFiles, PythonParser, TextChange } from './parse.js';
 import { resolveFindings } from './resolve.js';
 import { RULES } from './rules/index.js';
@@ -67,18 +67,31 @@ export class Checker {
   }
 
   /**
-   * Files no rule can match are not parsed, so their calls are unknown; a switch in a function that
-   * no analysed file reaches may still be called from one of them (`main()` in a bare launcher).
-   * Only then, and only files naming such a function, are parsed for their calls.
+   * Call edges are read only where reachability needs them: when a mode switch inside a function is
+   * not yet reached, the files naming that function (and then the functions calling it, and so on)
+   * are parsed for their calls. Most programs have no such switch, and pay nothing.
    */
-  private addCallsOfSkippedFiles(program: ProgramFile[], files: readonly SourceFile[]): void {
-    const reached = new Set(reachedSwitches(program));
-    const pending = program.flatMap((f) => (f.offPath ? [] : f.modeSettings.filter((s) => !s.conditional && !reached.has(s) && s.function)));
-    if (pending.length === 0) return;
-    const names = new RegExp(`\\b(?:${[...new Set(pending.map((s) => s.function!))].join('|')})\\s*\\(`);
-    files.forEach((file, i) => {
-      if (!program[i]!.offPath && !this.mayMatch(file.text) && names.test(file.text)) program[i] = { ...program[i]!, calls: this.analyzer.callsOf(file.text) };
-    });
+  private addCallEdges(program: ProgramFile[], files: readonly SourceFile[]): void {
+    const done = new Set<number>();
+    const names = new Set<string>();
+    for (let round = 0; round < 6; round++) {
+      const reached = new Set(reachedSwitches(program));
+      const pending = program.flatMap((f) => (f.offPath ? [] : f.modeSettings.filter((s) => !s.conditional && !reached.has(s) && s.function)));
+      if (pending.length === 0) return;
+      for (const s of pending) names.add(s.function!);
+      const pattern = new RegExp(`\\b(?:${[...names].map((n) => n.replace(/\W/g, '')).join('|')})\\s*\\(`);
+      let added = false;
+      files.forEach((file, i) => {
+        if (done.has(i) || program[i]!.offPath || !pattern.test(file.text)) return;
+        done.add(i);
+        added = true;
+        const calls = this.analyzer.callsOf(file.text);
+        program[i] = { ...program[i]!, calls };
+        // Their callers come next: a function that calls one of the names leads towards the entry point.
+        for (const [caller, callee] of calls) if (caller && names.has(callee)) names.add(caller);
+      });
+      if (!added) return;
+    }
   }
 
   /**
@@ -87,9 +100,9 @@ export class Checker {
    */
   checkProgram(files: readonly SourceFile[]): CheckedFile[] {
     const kept = files.filter((f) => !(f.offPath && f.settings.testCode === 'skip'));
-    const analyses = kept.map((f) => this.analyze(f.text, f.settings));
-    const program = analyses.map((a, i) => ({ offPath: kept[i]!.offPath, modeSettings: a.modeSettings, calls: a.calls ?? [] }));
-    this.addCallsOfSkippedFiles(program, kept);
+    const analyses = kept.map((f) => this.analyzer.analyzeText(f.text, { torchVersion: f.settings.torchVersion, guardNames: f.settings.guardNames, callEdges: false }));
+    const program = analyses.map((a, i) => ({ offPath: kept[i]!.offPath, modeSettings: a.modeSettings, calls: [] as CallEdge[] }));
+    this.addCallEdges(program, kept);
     const detected = programMode(program);
     const checked = new Map(kept.map((file, i) => [file, {
       path: file.path,

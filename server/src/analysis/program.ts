@@ -8,28 +8,83 @@
 // program has a switch, and its default path runs with the mode off (docs/real-code.md).
 import type { Node, Query } from 'web-tree-sitter';
 import type { ModeSetting } from './facts.js';
-import { placeOf } from './place.js';
 import type { DeterministicMode } from './types.js';
 
 /** An unconditional call: [the innermost function it stands in ('' at module level), the callee's name]. */
 export type CallEdge = readonly [caller: string, callee: string];
 
-/** The query capturing each call's callee name (`f` of `f()`, `m` of `x.m()`). */
-export const CALL_NAME_PATTERN = '(call function: [(identifier) @name (attribute attribute: (identifier) @name)])';
+/**
+ * One query for the calls' names and the ranges that decide where they run: functions, and the
+ * parts of code that may not run when their function does (an `if` body, `elif`/`else`, loops,
+ * except handlers, lambdas, conditional and boolean expressions, comprehensions). Containment is then
+ * worked out on offsets in one sweep, without walking up the tree for every call.
+ */
+export const CALL_NAME_PATTERN = [
+  '(call function: [(identifier) @name (attribute attribute: (identifier) @name)])',
+  '(function_definition name: (identifier) @fn.name) @fn',
+  '(if_statement condition: (_) @if.condition consequence: (block) @if.body)',
+  '[(elif_clause) (else_clause) (for_statement) (while_statement) (except_clause) (lambda) (conditional_expression) (boolean_operator) (list_comprehension) (generator_expression) (dictionary_comprehension) (set_comprehension) (match_statement)] @conditional',
+].join(' ');
 
-/** The file's unconditional calls, each once. */
+interface Span {
+  start: number;
+  end: number;
+  /** A function's name; undefined for a conditional part. */
+  name?: string;
+}
+
+/** The file's unconditional calls, each once (place.ts says the same of one node). */
 export function callEdgesOf(root: Node, query: Query): CallEdge[] {
+  const spans: Span[] = [];
+  const calls: Array<{ at: number; name: string }> = [];
+  let pendingFn: Node | undefined;
+  let pendingCondition: Node | undefined;
+  for (const { name, node } of query.captures(root)) {
+    if (name === 'name') calls.push({ at: node.startIndex, name: node.text });
+    else if (name === 'fn') pendingFn = node;
+    else if (name === 'fn.name' && pendingFn) spans.push({ start: pendingFn.startIndex, end: pendingFn.endIndex, name: node.text });
+    else if (name === 'if.condition') pendingCondition = node;
+    else if (name === 'if.body' && !isMainGuardCondition(pendingCondition)) spans.push({ start: node.startIndex, end: node.endIndex });
+    else if (name === 'conditional') spans.push({ start: node.startIndex, end: node.endIndex });
+  }
+  spans.sort((a, b) => a.start - b.start || b.end - a.end);
+  calls.sort((a, b) => a.at - b.at);
   const seen = new Set<string>();
   const edges: CallEdge[] = [];
-  for (const capture of query.captures(root)) {
-    const place = placeOf(capture.node.parent!.type === 'attribute' ? capture.node.parent!.parent! : capture.node.parent!);
-    if (place.conditional) continue;
-    const key = `${place.function ?? ''}\u0000${capture.node.text}`;
+  const open: Span[] = [];
+  let next = 0;
+  for (const call of calls) {
+    while (next < spans.length && spans[next]!.start <= call.at) {
+      const span = spans[next++]!;
+      while (open.length && open[open.length - 1]!.end <= span.start) open.pop();
+      open.push(span);
+    }
+    while (open.length && open[open.length - 1]!.end <= call.at) open.pop();
+    let conditional = false;
+    let fn = '';
+    for (let i = open.length - 1; i >= 0; i--) {
+      const span = open[i]!;
+      if (span.end <= call.at) continue;
+      if (span.name !== undefined) {
+        fn = span.name;
+        break;
+      }
+      conditional = true;
+    }
+    if (conditional) continue;
+    const key = `${fn}\u0000${call.name}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    edges.push([place.function ?? '', capture.node.text]);
+    edges.push([fn, call.name]);
   }
   return edges;
+}
+
+/** `__name__ == "__main__"` (either side). */
+function isMainGuardCondition(condition: Node | undefined): boolean {
+  if (condition?.type !== 'comparison_operator') return false;
+  const text = condition.text.replace(/['"\s]/g, '');
+  return text === '__name__==__main__' || text === '__main__==__name__';
 }
 
 /** One file's contribution to the program's facts. */
