@@ -11,7 +11,8 @@ export interface PlaceOfNode {
   function?: string;
 }
 
-const CONDITIONAL_PARENTS = new Set(['elif_clause', 'else_clause', 'for_statement', 'while_statement', 'except_clause', 'conditional_expression', 'lambda', 'boolean_operator', 'list_comprehension', 'generator_expression', 'dictionary_comprehension', 'set_comprehension', 'match_statement']);
+/** Nodes whose parts may not run when their function does (an `if` body is handled apart). */
+export const CONDITIONAL_PARENTS = new Set(['elif_clause', 'else_clause', 'for_statement', 'while_statement', 'except_clause', 'conditional_expression', 'lambda', 'boolean_operator', 'list_comprehension', 'generator_expression', 'dictionary_comprehension', 'set_comprehension', 'match_statement']);
 
 /** `if __name__ == "__main__":` (either side). */
 export function isMainGuard(node: Node): boolean {

@@ -8,6 +8,7 @@
 // program has a switch, and its default path runs with the mode off (docs/real-code.md).
 import type { Node, Query } from 'web-tree-sitter';
 import type { ModeSetting } from './facts.js';
+import { CONDITIONAL_PARENTS, isMainGuard } from './place.js';
 import type { DeterministicMode } from './types.js';
 
 /** An unconditional call: [the innermost function it stands in ('' at module level), the callee's name]. */
@@ -23,7 +24,7 @@ export const CALL_NAME_PATTERN = [
   '(call function: [(identifier) @name (attribute attribute: (identifier) @name)])',
   '(function_definition name: (identifier) @fn.name) @fn',
   '(if_statement condition: (_) @if.condition consequence: (block) @if.body)',
-  '[(elif_clause) (else_clause) (for_statement) (while_statement) (except_clause) (lambda) (conditional_expression) (boolean_operator) (list_comprehension) (generator_expression) (dictionary_comprehension) (set_comprehension) (match_statement)] @conditional',
+  `[${[...CONDITIONAL_PARENTS].map((type) => `(${type})`).join(' ')}] @conditional`,
 ].join(' ');
 
 interface Span {
@@ -44,7 +45,7 @@ export function callEdgesOf(root: Node, query: Query): CallEdge[] {
     else if (name === 'fn') pendingFn = node;
     else if (name === 'fn.name' && pendingFn) spans.push({ start: pendingFn.startIndex, end: pendingFn.endIndex, name: node.text });
     else if (name === 'if.condition') pendingCondition = node;
-    else if (name === 'if.body' && !isMainGuardCondition(pendingCondition)) spans.push({ start: node.startIndex, end: node.endIndex });
+    else if (name === 'if.body' && !(pendingCondition?.parent && isMainGuard(pendingCondition.parent))) spans.push({ start: node.startIndex, end: node.endIndex });
     else if (name === 'conditional') spans.push({ start: node.startIndex, end: node.endIndex });
   }
   spans.sort((a, b) => a.start - b.start || b.end - a.end);
@@ -78,13 +79,6 @@ export function callEdgesOf(root: Node, query: Query): CallEdge[] {
     edges.push([fn, call.name]);
   }
   return edges;
-}
-
-/** `__name__ == "__main__"` (either side). */
-function isMainGuardCondition(condition: Node | undefined): boolean {
-  if (condition?.type !== 'comparison_operator') return false;
-  const text = condition.text.replace(/['"\s]/g, '');
-  return text === '__name__==__main__' || text === '__main__==__name__';
 }
 
 /** One file's contribution to the program's facts. */

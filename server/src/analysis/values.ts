@@ -5,7 +5,10 @@
 // assignment in the same function; anything more is "unknown", never a guess.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
-import { argument, callArguments, enclosingFunction, literalValue, unparenthesize } from './syntax.js';
+import { repeatsByConstruction, singletonDims, VIEWS } from './index-facts.js';
+import { ScopeCache } from './scope-cache.js';
+import { factoryRank, shapeRank } from './shapes.js';
+import { argument, callArguments, enclosingFunction, unparenthesize } from './syntax.js';
 
 export type DTypeClass = 'int' | 'float' | 'unknown';
 
@@ -34,7 +37,6 @@ const FLOAT_FACTORIES = new Set(['randn', 'rand', 'randn_like', 'rand_like', 'no
 const LIKE_FACTORIES = new Set(['zeros_like', 'ones_like', 'empty_like', 'clone', 'abs', 'neg']);
 const SHAPE_METHODS = new Set(['view', 'reshape', 'expand', 'permute', 'new_zeros', 'new_empty', 'new_ones']);
 const SPARSE_MAKERS = /(^|\.)(to_sparse(_csr|_csc|_coo|_bsr|_bsc)?|sparse_(coo|csr|csc|bsr|bsc|compressed)_tensor)$/;
-const SCOPE_TYPES = new Set(['function_definition', 'lambda', 'class_definition', 'module']);
 /** Tensor methods and attributes whose result is not a tensor. */
 const NOT_TENSOR = new Set(['item', 'tolist', 'numpy', 'size', 'dim', 'numel', 'nelement', 'element_size', 'stride', 'data_ptr', 'shape', 'dtype', 'device', 'ndim', 'is_cuda', 'requires_grad', 'names']);
 const MAX_DEPTH = 6;
@@ -43,10 +45,6 @@ const FLAT_UNIQUE_MAKERS = new Set(['randperm', 'arange', 'unique', 'unique_cons
 const ROW_UNIQUE_MAKERS = new Set(['argsort', 'nonzero', 'argwhere']);
 /** Methods (and einops calls) that keep an index's entries distinct: casts, copies, broadcasts. */
 const KEEPS_UNIQUE = new Set(['unsqueeze', 'squeeze', 'expand', 'expand_as', 'long', 'int', 'to', 'contiguous', 'clone', 'cuda', 'cpu', 'detach', 't', 'transpose', 'permute', 'type']);
-/** Views that keep a flat index distinct but mix the rows of a per-row one. */
-const VIEWS = new Set(['view', 'reshape', 'flatten', 'view_as', 'reshape_as', 'ravel']);
-/** Index makers whose entries repeat by construction: random draws, repeats, bucket ids. */
-const REPEATING_MAKERS = new Set(['randint', 'repeat_interleave', 'repeat', 'bucketize', 'searchsorted', 'multinomial', 'argmax', 'argmin']);
 /** einops calls that add or move axes without repeating entries along the existing ones. */
 const EINOPS_KEEPS_UNIQUE = new Set(['einops.repeat', 'einops.rearrange']);
 /** Tuple results whose second element is an index without repeats (per row). */
@@ -185,81 +183,14 @@ export class ValueHints {
     return binding?.value ? { value: binding.value, unpacked: binding.position !== undefined } : undefined;
   }
 
-  /**
-   * The dimension along which an index tensor has size 1 (`idx.unsqueeze(-1)`, `idx[:, None]`,
-   * `idx.view(-1, 1)`, `x.argmax(dim, keepdim=True)`): one index per row there, so a gather or
-   * scatter along that dimension never meets itself. Negative dims are kept as written; the caller
-   * compares. `[..., None]` is -1; `[:, None]` and `view(-1, 1)` are 2-D, so 1 and -1 alike.
-   */
-  singletonDims(node: Node | undefined, depth = 0): number[] {
-    if (!node || depth > MAX_DEPTH) return [];
-    const expr = unparenthesize(node);
-    if (expr.type === 'identifier') {
-      const def = this.definition(expr);
-      return def && !def.unpacked ? this.singletonDims(def.value, depth + 1) : [];
-    }
-    if (expr.type === 'subscript') {
-      const subs = expr.childrenForFieldName('subscript');
-      const last = subs[subs.length - 1];
-      if (last?.type === 'none' && subs[0]?.type === 'ellipsis') return [-1];
-      if (subs.length === 2 && subs[0]?.type === 'slice' && subs[0].text.trim() === ':' && last?.type === 'none') return [1, -1];
-      return [];
-    }
-    if (expr.type !== 'call') return [];
-    const fn = expr.childForFieldName('function');
-    if (fn?.type !== 'attribute') return [];
-    const method = fn.childForFieldName('attribute')?.text ?? '';
-    const args = callArguments(expr);
-    const dim = literalValue(argument(args, 0, 'dim'));
-    if (method === 'unsqueeze' && typeof dim === 'number') return [dim];
-    if ((method === 'argmax' || method === 'argmin') && literalValue(args.keywords.get('keepdim')) === true && typeof dim === 'number') return [dim];
-    if ((method === 'view' || method === 'reshape') && args.positional.length === 2 && literalValue(args.positional[1]) === 1) return [1, -1];
-    // Casts and copies keep the shape.
-    if (['long', 'int', 'to', 'contiguous', 'clone', 'cuda', 'detach'].includes(method)) return this.singletonDims(fn.childForFieldName('object') ?? undefined, depth + 1);
-    return [];
+  /** The dimensions along which an index has size 1 (one index per row; index-facts.ts). */
+  singletonDims(node: Node | undefined): number[] {
+    return singletonDims(this, node);
   }
 
-  /**
-   * Does an index repeat by construction? Random draws, repeats, bucket ids, and integer division or
-   * remainder (`sorted // topk`, `flat % num_tokens`: several entries map to one), followed through
-   * names to their definitions. `modulo: false` for an index read along a row, where a remainder is
-   * usually a cyclic shift (a permutation of the row).
-   */
-  repeatsByConstruction(node: Node | undefined, options: { modulo?: boolean } = {}, depth = 0): boolean {
-    if (!node || depth > MAX_DEPTH) return false;
-    const next = (n: Node | null | undefined) => this.repeatsByConstruction(n ?? undefined, options, depth + 1);
-    const expr = unparenthesize(node);
-    switch (expr.type) {
-      case 'identifier': {
-        const def = this.definition(expr);
-        return !!def && !def.unpacked && next(def.value);
-      }
-      case 'binary_operator': {
-        const op = expr.childForFieldName('operator')?.text;
-        if (op === '//' || (op === '%' && options.modulo !== false)) return true;
-        const left = expr.childForFieldName('left') ?? undefined;
-        const right = expr.childForFieldName('right') ?? undefined;
-        // A distinct index plus an offset stays distinct (`arange(n) + shift`).
-        if ((op === '+' || op === '-') && (this.of(left).unique || this.of(right).unique)) return false;
-        return next(left) || next(right);
-      }
-      case 'subscript':
-        return next(expr.childForFieldName('value'));
-      case 'call': {
-        const fn = expr.childForFieldName('function');
-        const name = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text.slice(fn.text.lastIndexOf('.') + 1);
-        const einops = !!fn && (this.scope.resolveExpression(fn) ?? '').startsWith('einops.');
-        if (name && REPEATING_MAKERS.has(name) && !einops) return true;
-        const receiver = fn?.type === 'attribute' ? fn.childForFieldName('object') : null;
-        // Flattening per-row distinct indices (top-k expert ids of every token) repeats them across rows.
-        if (receiver && name && VIEWS.has(name) && this.of(receiver).unique === 'rows') return true;
-        if (receiver && next(receiver)) return true;
-        // einops.repeat(idx, ...) and friends pass their first argument on.
-        return next(callArguments(expr).positional[0]);
-      }
-      default:
-        return false;
-    }
+  /** Does an index repeat by construction (index-facts.ts)? */
+  repeatsByConstruction(node: Node | undefined, options: { modulo?: boolean } = {}): boolean {
+    return repeatsByConstruction(this, this.scope, node, options);
   }
 
   /** The default value of the parameter `identifier` names in its function (`deterministic=False`), if any. */
@@ -433,57 +364,12 @@ function enclosingClass(node: Node): Node | undefined {
   return undefined;
 }
 
-/** The function, lambda, class or module a node belongs to; blocks on the way are remembered. */
-class ScopeCache {
-  private readonly byNode = new Map<number, Node>();
-
-  of(node: Node): Node {
-    const passed: number[] = [];
-    let current = node.parent;
-    let found: Node | undefined;
-    while (current) {
-      found = this.byNode.get(current.id);
-      if (found) break;
-      if (SCOPE_TYPES.has(current.type)) {
-        found = current;
-        break;
-      }
-      passed.push(current.id);
-      current = current.parent;
-    }
-    const scope = found ?? node;
-    for (const id of passed) this.byNode.set(id, scope);
-    return scope;
-  }
-}
-
 /** What `name` (a method, torch function or einops call) leaves of its input's distinctness. */
 function keptUnique(name: string, input: ValueHint['unique']): ValueHint['unique'] {
   if (!input) return undefined;
   // einops repeat/rearrange add or move axes: each original axis keeps its entries.
   if (KEEPS_UNIQUE.has(name) || name === 'einops') return input;
   return VIEWS.has(name) && input === 'flat' ? 'flat' : undefined;
-}
-
-function factoryRank(name: string, args: ReturnType<typeof callArguments>): number | undefined {
-  if (!/^(randn|rand|zeros|ones|empty|full|randint)$/.test(name)) return undefined;
-  if (name === 'full') return tupleLength(args.positional[0]);
-  if (name === 'randint') return tupleLength(argument(args, 2, 'size') ?? argument(args, 1, 'size'));
-  return shapeRank(args);
-}
-
-/** Rank given by shape arguments: `view(a, b, c)` or `view((a, b, c))`. */
-function shapeRank(args: ReturnType<typeof callArguments>): number | undefined {
-  if (args.hasSplat || args.positional.length === 0) return undefined;
-  const only = args.positional[0];
-  if (args.positional.length === 1) return tupleLength(only) ?? (only?.type === 'integer' || (only?.type === 'unary_operator' && only.text.replace(/\s/g, '') === '-1') ? 1 : undefined);
-  return args.positional.length;
-}
-
-function tupleLength(node: Node | undefined): number | undefined {
-  if (!node || (node.type !== 'tuple' && node.type !== 'list')) return undefined;
-  if (node.namedChildren.some((c) => c.type === 'list_splat')) return undefined;
-  return node.namedChildCount;
 }
 
 /** Literal constants (numbers, strings, True/None) are never tensors. */

@@ -47,12 +47,14 @@ function isContainer(target: Node | null, ctx: RuleContext): boolean {
   return !!value && (CONTAINER_VALUE.has(value.type) || /^(dict|list|set|defaultdict|OrderedDict|collections\.\w+)\(/.test(value.text));
 }
 
+/** The non-slice subscripts of `x[a, b, 1:3]`. */
+function subscriptIndices(subscript: Node): Node[] {
+  return subscript.childrenForFieldName('subscript').filter((i): i is Node => !!i && i.type !== 'slice');
+}
+
 /** The index tensors of a store: `x[a, b] = v` or `index_put_((a, b), v)`. */
 function indicesOf(call: CallSite): Node[] {
-  if (call.node.type === 'assignment' || call.node.type === 'augmented_assignment') {
-    const left = unparenthesize(call.node.childForFieldName('left')!);
-    return left.childrenForFieldName('subscript').filter((i): i is Node => !!i && i.type !== 'slice');
-  }
+  if (call.node.type === 'assignment' || call.node.type === 'augmented_assignment') return subscriptIndices(unparenthesize(call.node.childForFieldName('left')!));
   const tuple = argument(call.args, call.receiver ? 0 : 1, 'indices');
   return tuple && (tuple.type === 'tuple' || tuple.type === 'list') ? tuple.namedChildren : tuple ? [tuple] : [];
 }
@@ -147,7 +149,7 @@ buffer.index_put_((slots,), tokens, accumulate=True)  # stable on CUDA
 function onAssignment(site: AssignmentSite, ctx: RuleContext): void {
   const left = unparenthesize(site.left);
   if (left.type !== 'subscript' || isScalar(site.right, ctx) || CONTAINER_VALUE.has(unparenthesize(site.right).type)) return;
-  const indices = left.childrenForFieldName('subscript').filter((i): i is Node => !!i && i.type !== 'slice');
+  const indices = subscriptIndices(left);
   // A distinct index in any position (`x[torch.arange(n), targets]`) makes every stored position distinct.
   if (indices.some((i) => ctx.values.of(i).unique)) return;
   if (!indices.some((i) => ctx.values.isTensor(i) && !isMask(i, ctx))) return;

@@ -1,0 +1,95 @@
+// Facts about index tensors that decide whether a gather, scatter or indexed store can meet itself:
+// along which dimension an index has one entry per row, and whether its entries repeat by
+// construction. ValueHints (values.ts) answers through these; rules ask ValueHints.
+import type { Node } from 'web-tree-sitter';
+import type { ImportScope } from './scope.js';
+import { argument, callArguments, literalValue, unparenthesize } from './syntax.js';
+
+const MAX_DEPTH = 6;
+/** Views that keep a flat index distinct but mix the rows of a per-row one. */
+export const VIEWS = new Set(['view', 'reshape', 'flatten', 'view_as', 'reshape_as', 'ravel']);
+/** Index makers whose entries repeat by construction: random draws, repeats, bucket ids. */
+const REPEATING_MAKERS = new Set(['randint', 'repeat_interleave', 'repeat', 'bucketize', 'searchsorted', 'multinomial', 'argmax', 'argmin']);
+
+/** What these facts read of ValueHints: definitions, and the distinctness of a value. */
+export interface IndexValues {
+  of(node: Node | undefined): { unique?: 'flat' | 'rows' };
+  definition(identifier: Node): { value: Node; unpacked: boolean } | undefined;
+}
+
+/**
+ * The dimension along which an index tensor has size 1 (`idx.unsqueeze(-1)`, `idx[:, None]`,
+ * `idx.view(-1, 1)`, `x.argmax(dim, keepdim=True)`): one index per row there, so a gather or
+ * scatter along that dimension never meets itself. Negative dims are kept as written; the caller
+ * compares. `[..., None]` is -1; `[:, None]` and `view(-1, 1)` are 2-D, so 1 and -1 alike.
+ */
+export function singletonDims(values: IndexValues, node: Node | undefined, depth = 0): number[] {
+  if (!node || depth > MAX_DEPTH) return [];
+  const expr = unparenthesize(node);
+  if (expr.type === 'identifier') {
+    const def = values.definition(expr);
+    return def && !def.unpacked ? singletonDims(values, def.value, depth + 1) : [];
+  }
+  if (expr.type === 'subscript') {
+    const subs = expr.childrenForFieldName('subscript');
+    const last = subs[subs.length - 1];
+    if (last?.type === 'none' && subs[0]?.type === 'ellipsis') return [-1];
+    if (subs.length === 2 && subs[0]?.type === 'slice' && subs[0].text.trim() === ':' && last?.type === 'none') return [1, -1];
+    return [];
+  }
+  if (expr.type !== 'call') return [];
+  const fn = expr.childForFieldName('function');
+  if (fn?.type !== 'attribute') return [];
+  const method = fn.childForFieldName('attribute')?.text ?? '';
+  const args = callArguments(expr);
+  const dim = literalValue(argument(args, 0, 'dim'));
+  if (method === 'unsqueeze' && typeof dim === 'number') return [dim];
+  if ((method === 'argmax' || method === 'argmin') && literalValue(args.keywords.get('keepdim')) === true && typeof dim === 'number') return [dim];
+  if ((method === 'view' || method === 'reshape') && args.positional.length === 2 && literalValue(args.positional[1]) === 1) return [1, -1];
+  // Casts and copies keep the shape.
+  if (['long', 'int', 'to', 'contiguous', 'clone', 'cuda', 'detach'].includes(method)) return singletonDims(values, fn.childForFieldName('object') ?? undefined, depth + 1);
+  return [];
+}
+
+/**
+ * Does an index repeat by construction? Random draws, repeats, bucket ids, and integer division or
+ * remainder (`sorted // topk`, `flat % num_tokens`: several entries map to one), followed through
+ * names to their definitions. `modulo: false` for an index read along a row, where a remainder is
+ * usually a cyclic shift (a permutation of the row).
+ */
+export function repeatsByConstruction(values: IndexValues, scope: ImportScope, node: Node | undefined, options: { modulo?: boolean } = {}, depth = 0): boolean {
+  if (!node || depth > MAX_DEPTH) return false;
+  const next = (n: Node | null | undefined) => repeatsByConstruction(values, scope, n ?? undefined, options, depth + 1);
+  const expr = unparenthesize(node);
+  switch (expr.type) {
+    case 'identifier': {
+      const def = values.definition(expr);
+      return !!def && !def.unpacked && next(def.value);
+    }
+    case 'binary_operator': {
+      const op = expr.childForFieldName('operator')?.text;
+      if (op === '//' || (op === '%' && options.modulo !== false)) return true;
+      const left = expr.childForFieldName('left') ?? undefined;
+      const right = expr.childForFieldName('right') ?? undefined;
+      // A distinct index plus an offset stays distinct (`arange(n) + shift`).
+      if ((op === '+' || op === '-') && (values.of(left).unique || values.of(right).unique)) return false;
+      return next(left) || next(right);
+    }
+    case 'subscript':
+      return next(expr.childForFieldName('value'));
+    case 'call': {
+      const fn = expr.childForFieldName('function');
+      const name = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text.slice(fn.text.lastIndexOf('.') + 1);
+      const einops = !!fn && (scope.resolveExpression(fn) ?? '').startsWith('einops.');
+      if (name && REPEATING_MAKERS.has(name) && !einops) return true;
+      const receiver = fn?.type === 'attribute' ? fn.childForFieldName('object') : null;
+      // Flattening per-row distinct indices (top-k expert ids of every token) repeats them across rows.
+      if (receiver && name && VIEWS.has(name) && values.of(receiver).unique === 'rows') return true;
+      if (receiver && next(receiver)) return true;
+      // einops.repeat(idx, ...) and friends pass their first argument on.
+      return next(callArguments(expr).positional[0]);
+    }
+    default:
+      return false;
+  }
+}
