@@ -3,7 +3,8 @@
 #   - Debian packages: chromium (driven by playwright-core), neovim (0.7.2 on bookworm) and the
 #     build tools code-server's native modules compile with;
 #   - code-server 4.100.3 (VS Code 1.100.3, the last release that runs on Node 20) into
-#     $BITEXACT_E2E_HOME/code-server-4.100.3 (default ~/.cache/bitexact-e2e).
+#     $BITEXACT_E2E_HOME/code-server-4.100.3 (default ~/.cache/bitexact-e2e);
+#   - pre-commit (pip, into $BITEXACT_E2E_HOME/pre-commit-venv) for the hook test.
 #
 # Only the npm registry and Debian's archive are reachable, so code-server's own postinstall (which
 # refuses root and downloads ripgrep and argon2 binaries from GitHub) is skipped and its steps are
@@ -101,6 +102,16 @@ else
   step="running the installed code-server"
   code_server_works || { echo "install-e2e: $TARGET/node_modules/.bin/code-server --version fails" >&2; rm -f "$TARGET/.complete"; false; }
 fi
+
+# --- pre-commit, for the hook test (test/e2e/pre-commit.test.ts) --------------------------------
+PRE_COMMIT_VENV=$E2E_HOME/pre-commit-venv
+if ! "$PRE_COMMIT_VENV/bin/pre-commit" --version >/dev/null 2>&1; then
+  step="installing pre-commit into $PRE_COMMIT_VENV (pip, from the local index)"
+  rm -rf "$PRE_COMMIT_VENV"
+  python3 -m venv "$PRE_COMMIT_VENV"
+  "$PRE_COMMIT_VENV/bin/pip" install --quiet --retries 0 --timeout 5 pre-commit
+fi
+echo "install-e2e: $("$PRE_COMMIT_VENV/bin/pre-commit" --version) in $PRE_COMMIT_VENV"
 
 echo "install-e2e: code-server $("$TARGET/node_modules/.bin/code-server" --version | head -1) in $TARGET"
 echo "install-e2e: done in $((SECONDS - started)) s"

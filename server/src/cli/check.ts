@@ -1,11 +1,13 @@
 // `bitexact check`: discover files, group them into programs, analyse, optionally fix, report.
 import path from 'node:path';
 import { SettingsOverrides } from '../analysis/config.js';
-import { applyFixes } from '../analysis/fixes.js';
+import { applicableFix, applyFixes, FixSelection } from '../analysis/fixes.js';
 import { Checker, SourceFile } from '../analysis/index.js';
+import { editsByCell, NotebookSource, readNotebook, writeNotebook } from '../analysis/notebook.js';
+import type { Finding } from '../analysis/types.js';
 import { SEVERITY_RANK } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
-import { collectPythonFiles, readSource, writeSource } from '../workspace/files.js';
+import { collectPythonFiles, isNotebookPath, readSource, writeSource } from '../workspace/files.js';
 import { ProjectResolver } from '../workspace/projects.js';
 import type { CheckReport, FileReport } from './output.js';
 
@@ -27,21 +29,26 @@ interface LoadedFile extends SourceFile {
   absolute: string;
   bom: boolean;
   root: string;
+  /** A notebook: `text` is its code cells joined (notebook.ts); `json` the file as parsed. */
+  notebook?: { source: NotebookSource; json: unknown };
 }
 
 export function runCheck(checker: Checker, options: CheckOptions): { report: CheckReport; exitCode: number } {
   const resolver = new ProjectResolver(options.overrides, options.configFile, options.cwd);
   const files: LoadedFile[] = [];
-  for (const absolute of collectPythonFiles(options.paths.length ? options.paths : ['.'], options.cwd)) {
+  for (const absolute of collectPythonFiles(options.paths.length ? options.paths : ['.'], options.cwd, { notebooks: true })) {
     const settings = resolver.settingsFor(absolute);
     if (resolver.isExcluded(absolute, settings)) continue;
     const display = displayPath(absolute, options.cwd);
     const read = readSource(absolute);
-    if (!read.ok) {
-      options.note(`skipped ${display}: ${read.reason}`);
+    const notebook = read.ok && isNotebookPath(absolute) ? readNotebook(read.text) : undefined;
+    if (!read.ok || (notebook && !notebook.ok)) {
+      options.note(`skipped ${display}: ${!read.ok ? read.reason : !notebook!.ok ? notebook!.reason : ''}`);
       continue;
     }
-    files.push({ absolute, path: display, text: read.text, bom: read.bom, settings, root: resolver.projectRoot(absolute), offPath: resolver.isOffPath(absolute, settings) });
+    const base = { absolute, path: display, bom: read.bom, settings, root: resolver.projectRoot(absolute), offPath: resolver.isOffPath(absolute, settings) };
+    if (notebook?.ok) files.push({ ...base, text: notebook.notebook.text, notebook: { source: notebook.notebook, json: notebook.json } });
+    else files.push({ ...base, text: read.text });
   }
 
   let fixed = 0;
@@ -49,11 +56,8 @@ export function runCheck(checker: Checker, options: CheckOptions): { report: Che
   for (let pass = 0; options.fix && pass < MAX_FIX_PASSES; pass++) {
     let appliedThisPass = 0;
     for (const [i, file] of files.entries()) {
-      const outcome = applyFixes(file.text, results[i]!.findings, { unsafe: options.unsafeFixes });
-      if (outcome.applied.length === 0) continue;
-      writeSource(file.absolute, outcome.text, file.bom);
-      file.text = outcome.text;
-      appliedThisPass += outcome.applied.length;
+      const selection = { unsafe: options.unsafeFixes };
+      appliedThisPass += file.notebook ? fixNotebook(file, results[i]!.findings, selection, options.note) : fixSource(file, results[i]!.findings, selection);
     }
     if (appliedThisPass === 0) break;
     fixed += appliedThisPass;
@@ -67,7 +71,7 @@ export function runCheck(checker: Checker, options: CheckOptions): { report: Che
       options.note(`${file.path}:${first.line + 1}:${first.column + 1}: syntax error; findings in the rest of the file are still reported`);
     }
   }
-  const reports: FileReport[] = files.map((f, i) => ({ path: f.path, findings: results[i]!.findings }));
+  const reports: FileReport[] = files.map((f, i) => ({ path: f.path, findings: results[i]!.findings, ...(f.notebook ? { notebook: f.notebook.source } : {}) }));
   const failing = reports.some((r) => r.findings.some((f) => SEVERITY_RANK[f.severity] >= SEVERITY_RANK.warning));
   // Projects may pin different torch versions; with no files, report what applies here.
   const versions = [...new Set(files.map((f) => f.settings.torchVersion))].map(formatTorchVersion);
@@ -80,14 +84,61 @@ export function runCheck(checker: Checker, options: CheckOptions): { report: Che
   return { report, exitCode: failing ? 1 : 0 };
 }
 
+function fixSource(file: LoadedFile, findings: readonly Finding[], selection: FixSelection): number {
+  const outcome = applyFixes(file.text, findings, selection);
+  if (outcome.applied.length === 0) return 0;
+  writeSource(file.absolute, outcome.text, file.bom);
+  file.text = outcome.text;
+  return outcome.applied.length;
+}
+
+/**
+ * Applies fixes cell by cell (a fix whose edits fall in two cells is left for the editor) and
+ * rewrites the notebook file with the cells it changed.
+ */
+function fixNotebook(file: LoadedFile, findings: readonly Finding[], selection: FixSelection, note: (message: string) => void): number {
+  const { source, json } = file.notebook!;
+  const byCell = new Map<number, Finding[]>();
+  for (const finding of findings) {
+    const fix = applicableFix(finding, selection);
+    if (!fix) continue;
+    const grouped = editsByCell(source, fix.edits);
+    if (!grouped || grouped.size !== 1) {
+      note(`${file.path}: a fix for ${finding.rule} spans several cells; apply it in the editor`);
+      continue;
+    }
+    const [[cell, edits]] = [...grouped];
+    byCell.set(cell.index, [...(byCell.get(cell.index) ?? []), { ...finding, fixes: [{ ...fix, edits }] }]);
+  }
+  const sources = new Map<number, string>();
+  let applied = 0;
+  for (const [index, cellFindings] of byCell) {
+    const outcome = applyFixes(source.sources[index]!, cellFindings, selection);
+    if (outcome.applied.length === 0) continue;
+    sources.set(index, outcome.text);
+    applied += outcome.applied.length;
+  }
+  if (applied === 0) return 0;
+  const written = writeNotebook(json, sources);
+  writeSource(file.absolute, written, file.bom);
+  const reread = readNotebook(written);
+  if (!reread.ok) throw new Error(`${file.path}: the fixed notebook no longer reads: ${reread.reason}`);
+  file.text = reread.notebook.text;
+  file.notebook = { source: reread.notebook, json: reread.json };
+  return applied;
+}
+
 /** Checks each project's files together so a mode switch in one file applies to its siblings. */
 function checkByProgram(checker: Checker, files: readonly LoadedFile[]) {
   const results = new Array<ReturnType<Checker['checkProgram']>[number]>(files.length);
   const groups = new Map<string, number[]>();
   files.forEach((f, i) => {
-    const group = groups.get(f.root);
+    // Nothing imports a notebook: its mode switch is its own, and the project's modules' are not
+    // seen from it (a kernel runs the cells, not the project's entry points).
+    const key = f.notebook ? `notebook:${f.absolute}` : f.root;
+    const group = groups.get(key);
     if (group) group.push(i);
-    else groups.set(f.root, [i]);
+    else groups.set(key, [i]);
   });
   for (const indices of groups.values()) {
     const checked = checker.checkProgram(indices.map((i) => files[i]!));

@@ -10,9 +10,11 @@ function oneBased(range: Range) {
 }
 
 export function formatJson(report: CheckReport): string {
-  const diagnostics = allFindings(report).map(({ path, finding }) => ({
+  const diagnostics = allFindings(report).map(({ path, finding, cell, range, locate }) => ({
     path,
-    range: oneBased(finding.range),
+    // Notebooks: the cell (1-based over all cells) and a range relative to its source.
+    ...(cell !== undefined ? { cell } : {}),
+    range: oneBased(range),
     rule: finding.rule,
     name: finding.name,
     severity: finding.severity,
@@ -22,7 +24,10 @@ export function formatJson(report: CheckReport): string {
       title: fix.title,
       safety: fix.safety,
       ...(fix.isSuppression ? { suppression: true } : {}),
-      edits: fix.edits.map((e) => ({ range: oneBased(e.range), newText: e.newText })),
+      edits: fix.edits.map((e) => {
+        const at = locate(e.range);
+        return { ...(at.cell !== undefined ? { cell: at.cell } : {}), range: oneBased(at.range), newText: e.newText };
+      }),
     })),
   }));
   const body = { version: 1, tool: 'bitexact', torchVersion: report.torchVersion, filesChecked: report.filesChecked, diagnostics };

@@ -6,8 +6,16 @@ import { allFindings, CheckReport } from './output.js';
 
 const LEVEL: Record<Severity, string> = { error: 'error', warning: 'warning', info: 'note', hint: 'note' };
 
-function region(range: Range) {
-  return { startLine: range.start.line + 1, startColumn: range.start.column + 1, endLine: range.end.line + 1, endColumn: range.end.column + 1 };
+/** A notebook's regions are relative to a cell, named in the region's properties. */
+function region(at: { cell?: number; range: Range }) {
+  const { range, cell } = at;
+  return {
+    startLine: range.start.line + 1,
+    startColumn: range.start.column + 1,
+    endLine: range.end.line + 1,
+    endColumn: range.end.column + 1,
+    ...(cell !== undefined ? { properties: { cell } } : {}),
+  };
 }
 
 export function formatSarif(report: CheckReport, allRules: readonly Rule[], version: string): string {
@@ -15,12 +23,12 @@ export function formatSarif(report: CheckReport, allRules: readonly Rule[], vers
   const used = new Set(allFindings(report).map(({ finding }) => finding.rule));
   const rules = allRules.filter((r) => used.has(r.id));
   const index = new Map(rules.map((r, i) => [r.id, i]));
-  const results = allFindings(report).map(({ path, finding }) => ({
+  const results = allFindings(report).map(({ path, finding, cell, range, locate }) => ({
     ruleId: finding.rule,
     ruleIndex: index.get(finding.rule),
     level: LEVEL[finding.severity],
     message: { text: finding.message },
-    locations: [{ physicalLocation: { artifactLocation: { uri: encodeURI(path) }, region: region(finding.range) } }],
+    locations: [{ physicalLocation: { artifactLocation: { uri: encodeURI(path) }, region: region({ cell, range }) } }],
     properties: { guard: finding.guard, severity: finding.severity },
     fixes: finding.fixes
       .filter((f) => !f.isSuppression)
@@ -29,7 +37,7 @@ export function formatSarif(report: CheckReport, allRules: readonly Rule[], vers
         artifactChanges: [
           {
             artifactLocation: { uri: encodeURI(path) },
-            replacements: fix.edits.map((e) => ({ deletedRegion: region(e.range), insertedContent: { text: e.newText } })),
+            replacements: fix.edits.map((e) => ({ deletedRegion: region(locate(e.range)), insertedContent: { text: e.newText } })),
           },
         ],
       })),

@@ -2,7 +2,7 @@
 // and terminals turn into links, then the fix on offer and a summary.
 import { applicableFix } from '../analysis/fixes.js';
 import type { Severity } from '../analysis/types.js';
-import { allFindings, CheckReport } from './output.js';
+import { allFindings, CheckReport, displayLocation } from './output.js';
 
 export interface TextStyle {
   color: boolean;
@@ -16,9 +16,10 @@ export function formatText(report: CheckReport, style: TextStyle): string {
   const counts: Record<Severity, number> = { error: 0, warning: 0, info: 0, hint: 0 };
   let safe = 0;
   let unsafe = 0;
-  for (const { path, finding } of allFindings(report)) {
+  for (const located of allFindings(report)) {
+    const { finding } = located;
     counts[finding.severity]++;
-    const where = `${path}:${finding.range.start.line + 1}:${finding.range.start.column + 1}`;
+    const where = displayLocation(located);
     lines.push(`${paint(1, where)}: ${paint(1, finding.rule)} ${paint(SEVERITY_COLOR[finding.severity], finding.severity)} ${finding.message}`);
     const fix = applicableFix(finding, { unsafe: true });
     if (!fix) continue;

@@ -6,8 +6,13 @@ import { parseTorchVersion } from '../analysis/version.js';
 import { UsageError } from '../workspace/files.js';
 import { runCheck } from './check.js';
 import { runCommand } from './exit.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { formatConcise } from './format-concise.js';
+import { formatGithub } from './format-github.js';
 import { formatJson } from './format-json.js';
 import { formatSarif } from './format-sarif.js';
+import { formatStatistics } from './format-statistics.js';
 import { formatText } from './format-text.js';
 import { bundledGrammar } from './grammar.js';
 import { formatRuleList, formatRulePage, writeRulePages } from './rules-command.js';
@@ -24,7 +29,10 @@ Commands:
   compare PATH...      compare training logs already on disk (compare --help)
 
 Options for check:
-  --format FORMAT          text (default), json or sarif
+  --format FORMAT          text (default), concise (a line a finding), json, sarif or github
+                           (GitHub Actions annotations)
+  --statistics             print how many findings each rule has instead of the findings
+  --output-file FILE       write the report to FILE instead of standard output
   --select ID,...          only these rules or prefixes (BX1, BX102)
   --ignore ID,...          skip these rules or prefixes
   --torch-version X.Y      the torch version whose behaviour applies (default 2.11)
@@ -93,10 +101,17 @@ async function main(argv: string[]): Promise<number> {
       fix: { type: 'boolean', default: false },
       'unsafe-fixes': { type: 'boolean', default: false },
       'no-color': { type: 'boolean', default: false },
+      statistics: { type: 'boolean', default: false },
+      'output-file': { type: 'string' },
     },
   });
   const format = values.format!;
-  if (!['text', 'json', 'sarif'].includes(format)) throw new UsageError(`--format must be text, json or sarif, not '${format}'`);
+  if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, not '${format}'`);
+  if (values.statistics && format !== 'text' && format !== 'json') throw new UsageError('--statistics prints text or json (--format json)');
+  const outputFile = values['output-file'];
+  if (outputFile !== undefined && (outputFile === '' || (fs.existsSync(outputFile) && fs.statSync(outputFile).isDirectory()))) {
+    throw new UsageError(`--output-file: '${outputFile}' is a directory or empty; give a file path`);
+  }
   const overrides: SettingsOverrides = {};
   if (values.select) overrides.select = idList(values.select, '--select');
   if (values.ignore) overrides.ignore = idList(values.ignore, '--ignore');
@@ -115,11 +130,27 @@ async function main(argv: string[]): Promise<number> {
     unsafeFixes: values['unsafe-fixes']!,
     note: (message) => process.stderr.write(`bitexact: note: ${message}\n`),
   });
-  const color = format === 'text' && !values['no-color'] && process.stdout.isTTY === true && !process.env['NO_COLOR'];
-  const output = format === 'json' ? formatJson(report) : format === 'sarif' ? formatSarif(report, rules, packageJson.version) : formatText(report, { color });
-  process.stdout.write(output);
+  const color = format === 'text' && outputFile === undefined && !values['no-color'] && process.stdout.isTTY === true && !process.env['NO_COLOR'];
+  const output = values.statistics
+    ? formatStatistics(report, format === 'json')
+    : format === 'json'
+      ? formatJson(report)
+      : format === 'sarif'
+        ? formatSarif(report, rules, packageJson.version)
+        : format === 'github'
+          ? formatGithub(report)
+          : format === 'concise'
+            ? formatConcise(report)
+            : formatText(report, { color });
+  if (outputFile === undefined) process.stdout.write(output);
+  else {
+    fs.mkdirSync(path.dirname(path.resolve(outputFile)), { recursive: true });
+    fs.writeFileSync(outputFile, output);
+  }
   return exitCode;
 }
+
+const FORMATS = ['text', 'concise', 'json', 'sarif', 'github'];
 
 function idList(value: string, flag: string): string[] {
   const ids = value.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);

@@ -1,10 +1,13 @@
 // The checked-files result that every output format renders.
-import type { Finding } from '../analysis/types.js';
+import { NotebookSource, toCellRange } from '../analysis/notebook.js';
+import type { Finding, Range } from '../analysis/types.js';
 
 export interface FileReport {
   /** Relative to the current directory, '/' separators. */
   path: string;
   findings: Finding[];
+  /** A notebook: finding ranges are in its joined code cells; `locate` maps them to a cell. */
+  notebook?: NotebookSource;
 }
 
 export interface CheckReport {
@@ -15,6 +18,28 @@ export interface CheckReport {
   fixed: number;
 }
 
-export function allFindings(report: CheckReport): Array<{ path: string; finding: Finding }> {
-  return report.files.flatMap((f) => f.findings.map((finding) => ({ path: f.path, finding })));
+export interface Located {
+  path: string;
+  finding: Finding;
+  /** The finding's place as people see it: a cell (1-based, notebooks only) and a range in it. */
+  cell?: number;
+  range: Range;
+  /** Maps another range of the same file (a fix's edit) the same way. */
+  locate: (range: Range) => { cell?: number; range: Range };
+}
+
+export function allFindings(report: CheckReport): Located[] {
+  return report.files.flatMap((f) => {
+    const locate = (range: Range) => {
+      const inCell = f.notebook && toCellRange(f.notebook, range);
+      return inCell ? { cell: inCell.cell.cell, range: inCell.range } : { range };
+    };
+    return f.findings.map((finding) => ({ path: f.path, finding, ...locate(finding.range), locate }));
+  });
+}
+
+/** `path:line:col`, or `path:cell N:line:col` in a notebook (1-based, as editors link them). */
+export function displayLocation(located: { path: string; cell?: number; range: Range }): string {
+  const { line, column } = located.range.start;
+  return `${located.path}:${located.cell !== undefined ? `cell ${located.cell}:` : ''}${line + 1}:${column + 1}`;
 }

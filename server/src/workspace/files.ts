@@ -1,11 +1,11 @@
 // Finding and reading the Python files to check, for the CLI and (later) the language server:
-// directories are walked for *.py (not .pyi stubs, which never run), honouring .gitignore files on the way down and the usual
+// directories are walked for *.py and Jupyter notebooks (*.ipynb; not .pyi stubs, which never run), honouring .gitignore files on the way down and the usual
 // virtual-env and cache folders; explicitly named files are always checked.
 import fs from 'node:fs';
 import path from 'node:path';
 import ignore, { Ignore } from 'ignore';
 
-const ALWAYS_SKIPPED = new Set(['.git', '.hg', '.svn', '__pycache__', 'node_modules', '.venv', 'venv', '.tox', '.nox', '.mypy_cache', '.ruff_cache', '.pytest_cache', 'site-packages']);
+const ALWAYS_SKIPPED = new Set(['.git', '.hg', '.svn', '__pycache__', 'node_modules', '.venv', 'venv', '.tox', '.nox', '.mypy_cache', '.ruff_cache', '.pytest_cache', 'site-packages', '.ipynb_checkpoints']);
 
 export class UsageError extends Error {}
 
@@ -14,8 +14,12 @@ interface IgnoreLayer {
   rules: Ignore;
 }
 
-/** Absolute paths of the Python files named by `inputs` (files or directories), sorted, unique. */
-export function collectPythonFiles(inputs: readonly string[], cwd: string): string[] {
+/**
+ * Absolute paths of the Python files named by `inputs` (files or directories), sorted, unique.
+ * `notebooks`: walks also collect *.ipynb (the CLI reads them; the editor gets notebook cells from
+ * the client instead).
+ */
+export function collectPythonFiles(inputs: readonly string[], cwd: string, options: { notebooks?: boolean } = {}): string[] {
   const found = new Set<string>();
   for (const input of inputs) {
     const absolute = path.resolve(cwd, input);
@@ -25,7 +29,7 @@ export function collectPythonFiles(inputs: readonly string[], cwd: string): stri
     } catch {
       throw new UsageError(`${input}: no such file or directory`);
     }
-    if (stat.isDirectory()) walk(absolute, inheritedIgnores(absolute), found);
+    if (stat.isDirectory()) walk(absolute, inheritedIgnores(absolute), found, options.notebooks ?? false);
     else found.add(absolute);
   }
   return [...found].sort();
@@ -58,7 +62,7 @@ function isIgnored(target: string, isDir: boolean, layers: readonly IgnoreLayer[
   });
 }
 
-function walk(dir: string, layers: IgnoreLayer[], found: Set<string>): void {
+function walk(dir: string, layers: IgnoreLayer[], found: Set<string>, notebooks: boolean): void {
   const own = readIgnore(dir);
   const active = own ? [...layers, own] : layers;
   let entries: fs.Dirent[];
@@ -71,12 +75,16 @@ function walk(dir: string, layers: IgnoreLayer[], found: Set<string>): void {
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (!ALWAYS_SKIPPED.has(entry.name) && !isIgnored(full, true, active)) walk(full, active, found);
-    } else if (entry.isFile() && entry.name.endsWith('.py') && !isIgnored(full, false, active)) {
+      if (!ALWAYS_SKIPPED.has(entry.name) && !isIgnored(full, true, active)) walk(full, active, found, notebooks);
+    } else if (entry.isFile() && (entry.name.endsWith('.py') || (notebooks && isNotebookPath(entry.name))) && !isIgnored(full, false, active)) {
       // Type stubs (.pyi) never run: a walk skips them (a stub named on the command line is checked).
       found.add(full);
     }
   }
+}
+
+export function isNotebookPath(file: string): boolean {
+  return file.endsWith('.ipynb');
 }
 
 /** `bom`: the file starts with a byte-order mark, stripped from `text` and restored on write. */
