@@ -14,8 +14,9 @@ fs.mkdirSync(dist, { recursive: true });
 await build({
   absWorkingDir: root,
   // cli.cjs is also the language server (`bitexact lsp`); runs.cjs is `pair` and `compare` alone, for a
-  // faster start (bin/bitexact.cjs picks it); extension.cjs is the VS Code client.
-  entryPoints: { cli: 'server/src/cli/main.ts', runs: 'server/src/cli/runs-main.ts', extension: 'client/src/extension.ts' },
+  // faster start (bin/bitexact.cjs picks it); extension.cjs is the VS Code client; analysis-worker.cjs
+  // is a worker thread of `check` (cli/analysis-pool.ts).
+  entryPoints: { cli: 'server/src/cli/main.ts', runs: 'server/src/cli/runs-main.ts', extension: 'client/src/extension.ts', 'analysis-worker': 'server/src/cli/analysis-worker.ts' },
   outdir: dist,
   outExtension: { '.js': '.cjs' },
   bundle: true,

@@ -62,6 +62,11 @@ export class Checker {
     return this.analyzer.analyzeEdit(text, edits, { torchVersion: settings.torchVersion, guardNames: settings.guardNames }, cache);
   }
 
+  /** The per-file half of checkProgram: what a worker thread computes for one file. */
+  analyzeForProgram(text: string, settings: Pick<Settings, 'torchVersion' | 'guardNames'>): FileAnalysis {
+    return this.analyzer.analyzeText(text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames, callEdges: false });
+  }
+
   resolve(analysis: FileAnalysis, text: string, settings: Settings, mode: DeterministicMode, offPath: boolean): Finding[] {
     return resolveFindings(analysis, text, { settings, mode, rules: this.rules, offPath });
   }
@@ -98,9 +103,10 @@ export class Checker {
    * Checks files that form one program: deterministic mode turned on where the program's default
    * path runs it (e.g. in train.py, program.ts) applies to the ops in all of them (e.g. in model.py).
    */
-  checkProgram(files: readonly SourceFile[]): CheckedFile[] {
+  checkProgram(files: readonly SourceFile[], analysed?: ReadonlyMap<SourceFile, FileAnalysis>): CheckedFile[] {
     const kept = files.filter((f) => !(f.offPath && f.settings.testCode === 'skip'));
-    const analyses = kept.map((f) => this.analyzer.analyzeText(f.text, { torchVersion: f.settings.torchVersion, guardNames: f.settings.guardNames, callEdges: false }));
+    // `analysed`: the per-file analyses already made (by worker threads, cli/analysis-pool.ts).
+    const analyses = kept.map((f) => analysed?.get(f) ?? this.analyzeForProgram(f.text, f.settings));
     const program = analyses.map((a, i) => ({ offPath: kept[i]!.offPath, modeSettings: a.modeSettings, calls: [] as CallEdge[] }));
     this.addCallEdges(program, kept);
     const detected = programMode(program);

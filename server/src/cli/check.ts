@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { SettingsOverrides } from '../analysis/config.js';
 import { applicableFix, applyFixes, FixSelection } from '../analysis/fixes.js';
+import type { FileAnalysis } from '../analysis/engine.js';
 import { Checker, SourceFile } from '../analysis/index.js';
 import { editsByCell, NotebookSource, readNotebook, writeNotebook } from '../analysis/notebook.js';
 import type { Finding } from '../analysis/types.js';
@@ -9,6 +10,7 @@ import { SEVERITY_RANK } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
 import { collectPythonFiles, isNotebookPath, readSource, writeSource } from '../workspace/files.js';
 import { ProjectResolver } from '../workspace/projects.js';
+import { analyseInWorkers, threadsFor } from './analysis-pool.js';
 import type { CheckReport, FileReport } from './output.js';
 
 export interface CheckOptions {
@@ -33,7 +35,7 @@ interface LoadedFile extends SourceFile {
   notebook?: { source: NotebookSource; json: unknown };
 }
 
-export function runCheck(checker: Checker, options: CheckOptions): { report: CheckReport; exitCode: number } {
+export async function runCheck(checker: Checker, options: CheckOptions): Promise<{ report: CheckReport; exitCode: number }> {
   const resolver = new ProjectResolver(options.overrides, options.configFile, options.cwd);
   const files: LoadedFile[] = [];
   for (const absolute of collectPythonFiles(options.paths.length ? options.paths : ['.'], options.cwd, { notebooks: true })) {
@@ -52,7 +54,7 @@ export function runCheck(checker: Checker, options: CheckOptions): { report: Che
   }
 
   let fixed = 0;
-  let results = checkByProgram(checker, files);
+  let results = await checkByProgram(checker, files);
   for (let pass = 0; options.fix && pass < MAX_FIX_PASSES; pass++) {
     let appliedThisPass = 0;
     for (const [i, file] of files.entries()) {
@@ -61,7 +63,7 @@ export function runCheck(checker: Checker, options: CheckOptions): { report: Che
     }
     if (appliedThisPass === 0) break;
     fixed += appliedThisPass;
-    results = checkByProgram(checker, files);
+    results = await checkByProgram(checker, files);
   }
 
   for (const [i, file] of files.entries()) {
@@ -128,8 +130,12 @@ function fixNotebook(file: LoadedFile, findings: readonly Finding[], selection: 
   return applied;
 }
 
-/** Checks each project's files together so a mode switch in one file applies to its siblings. */
-function checkByProgram(checker: Checker, files: readonly LoadedFile[]) {
+/**
+ * Checks each project's files together so a mode switch in one file applies to its siblings. With
+ * many files, worker threads make the per-file analyses first (analysis-pool.ts).
+ */
+async function checkByProgram(checker: Checker, files: readonly LoadedFile[]) {
+  const analysed = await analyseFiles(checker, files);
   const results = new Array<ReturnType<Checker['checkProgram']>[number]>(files.length);
   const groups = new Map<string, number[]>();
   files.forEach((f, i) => {
@@ -141,10 +147,20 @@ function checkByProgram(checker: Checker, files: readonly LoadedFile[]) {
     else groups.set(key, [i]);
   });
   for (const indices of groups.values()) {
-    const checked = checker.checkProgram(indices.map((i) => files[i]!));
+    const checked = checker.checkProgram(indices.map((i) => files[i]!), analysed);
     indices.forEach((fileIndex, k) => (results[fileIndex] = checked[k]!));
   }
   return results;
+}
+
+/** The files' analyses from worker threads, or undefined when the main thread should make them. */
+async function analyseFiles(checker: Checker, files: readonly LoadedFile[]): Promise<Map<SourceFile, FileAnalysis> | undefined> {
+  // A file no rule can match needs no parse: the main thread's text search settles it at once.
+  const heavy = files.filter((f) => !(f.offPath && f.settings.testCode === 'skip') && checker.mayMatch(f.text));
+  const threads = threadsFor(heavy.length);
+  if (threads === 0) return undefined;
+  const analyses = await analyseInWorkers(heavy.map((f) => ({ text: f.text, settings: { torchVersion: f.settings.torchVersion, guardNames: f.settings.guardNames } })), threads, checker);
+  return new Map(heavy.map((f, i) => [f, analyses[i]!]));
 }
 
 function displayPath(absolute: string, cwd: string): string {

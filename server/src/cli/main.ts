@@ -121,7 +121,7 @@ async function main(argv: string[]): Promise<number> {
     if (mode !== 'auto' && mode !== 'on' && mode !== 'off') throw new UsageError(`--deterministic-mode must be auto, on or off, not '${mode}'`);
     overrides.deterministicMode = mode;
   }
-  const { report, exitCode } = runCheck(checker, {
+  const { report, exitCode } = await runCheck(checker, {
     paths: positionals,
     cwd: process.cwd(),
     overrides,
