@@ -18,6 +18,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     documentSelector: [
       { scheme: 'file', language: 'python' },
       { scheme: 'untitled', language: 'python' },
+      // Notebook cells: synced as notebooks (the server's notebookDocumentSync), and pulled for
+      // diagnostics like files; the server checks a notebook's cells together.
+      { notebook: { notebookType: 'jupyter-notebook' }, language: 'python' },
     ],
     synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/pyproject.toml') },
     initializationOptions: { settings: vscode.workspace.getConfiguration('bitexact') },

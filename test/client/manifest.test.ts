@@ -35,7 +35,7 @@ describe('package.json contributes', () => {
     const sources = fs.readdirSync(path.join(ROOT, 'client/src')).map((f) => fs.readFileSync(path.join(ROOT, 'client/src', f), 'utf8'));
     const registered = sources.flatMap((text) => [...text.matchAll(/registerCommand\('([\w.]+)'/g)].map((m) => m[1]));
     expect(registered.sort()).toEqual([...commands.keys()].sort());
-    expect(manifest.activationEvents).toEqual(['onLanguage:python']);
+    expect(manifest.activationEvents).toEqual(['onLanguage:python', 'onNotebook:jupyter-notebook']);
     for (const g of manifest.contributes.grammars) expect(fs.existsSync(path.join(ROOT, g.path))).toBe(true);
   });
 });

@@ -4,7 +4,8 @@
 //
 // It waits for the squiggles and the Problems entries of moe.py, hovers the flagged
 // `.scatter_add_` call, saves a screenshot with the hover to test/e2e/artifacts/, then applies the
-// BX201 quick fix to cli-project/train.py with Ctrl+. and checks the saved file; then runs a toy
+// BX201 quick fix to cli-project/train.py with Ctrl+. and checks the saved file; opens a notebook and
+// waits for the squiggles in its cells (screenshot in test/e2e/artifacts/); then runs a toy
 // trainer twice from the Command Palette (bitexact pair in a terminal) and waits for its report.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,6 +19,7 @@ import { assertPresent, shouldSkip } from './prereq.js';
 const SUITE = 'e2e vscode';
 const SCREENSHOT = path.join(ROOT, 'test/e2e/artifacts/vscode-diagnostics-hover.png');
 const RUNS_SCREENSHOT = path.join(ROOT, 'test/e2e/artifacts/vscode-runs-view.png');
+const NOTEBOOK_SCREENSHOT = path.join(ROOT, 'test/e2e/artifacts/vscode-notebook.png');
 const pre = prerequisites();
 const skip = shouldSkip(SUITE, pre);
 
@@ -142,6 +144,25 @@ describe('VS Code (code-server) with the packaged extension', () => {
         await expect.poll(() => page.locator('.markers-panel .monaco-list-row').filter({ hasText: 'BX201' }).count(), { timeout: 15_000 }).toBe(0);
         mark('finding gone');
 
+        // A notebook: its cells are checked together, and the flagged call in a code cell gets its
+        // squiggle as in a file (the same findings `bitexact check` prints for the .ipynb).
+        fs.copyFileSync(path.join(ROOT, 'test/fixtures/notebooks/train.ipynb'), path.join(folder, 'explore.ipynb'));
+        const notebookFindings = cliFindings(folder, 'explore.ipynb');
+        expect(notebookFindings.map((d) => d.rule)).toEqual(['BX101', 'BX201']);
+        // From the Explorer, which lists a new file as soon as it exists (Quick Open's index may lag;
+        // and openFile waits for a text editor, while a notebook's first editor is a hidden markdown one).
+        await page.locator('.explorer-folders-view .monaco-list-row').filter({ hasText: 'explore.ipynb' }).first().click({ timeout: 30_000 });
+        const notebook = page.locator('.notebook-editor');
+        await notebook.locator('.squiggly-warning').first().waitFor({ timeout: 60_000 });
+        // Problems lists the notebook's findings under it, one row each, as the CLI prints them.
+        const notebookRows = page.locator('.markers-panel .monaco-list-row');
+        await notebookRows.filter({ hasText: 'explore.ipynb' }).first().waitFor({ timeout: 30_000 });
+        const listed = (await notebookRows.allInnerTexts()).map(plain);
+        const under = listed.slice(listed.findIndex((t) => t.includes('explore.ipynb')) + 1, listed.findIndex((t) => t.includes('explore.ipynb')) + 3);
+        expect(under.map((t) => /BX\d{3}/.exec(t)?.[0])).toEqual(['BX101', 'BX201']);
+        await page.screenshot({ path: NOTEBOOK_SCREENSHOT });
+        mark('notebook squiggles');
+
         // Paired runs from the Command Palette: the command typed into the input box runs twice in a
         // terminal, and the pair's report lands in .bitexact/runs/ as it would from the CLI.
         fs.copyFileSync(path.join(ROOT, 'examples/toy_runs/deterministic_trainer.py'), path.join(folder, 'toy.py'));
@@ -199,6 +220,6 @@ describe('VS Code (code-server) with the packaged extension', () => {
         console.info(`[${SUITE}] ${marks.join(', ')}`);
       }
     },
-    150_000,
+    210_000,
   );
 });

@@ -4,7 +4,7 @@
 // in the joined source is the same position in its cell: findings and fixes map back by subtracting
 // the cell's first line, nothing else.
 import { z } from 'zod';
-import type { Range, TextEdit } from './types.js';
+import type { Finding, Range, TextEdit } from './types.js';
 
 /** One code cell's place in the joined source. */
 export interface CellSpan {
@@ -52,19 +52,47 @@ export function readNotebook(raw: string): NotebookRead {
   if (!parsed.success) return { ok: false, reason: 'not a notebook: no `cells` list of nbformat 4 cells' };
   const language = parsed.data.metadata?.language_info?.name ?? parsed.data.metadata?.kernelspec?.language;
   if (language && language.toLowerCase() !== 'python') return { ok: false, reason: `not a Python notebook (its kernel's language is ${language})` };
-  const sources = parsed.data.cells.map((c) => (Array.isArray(c.source) ? c.source.join('') : c.source));
-  const cells: CellSpan[] = [];
+  const cells = parsed.data.cells.map((c) => ({ code: c.cell_type === 'code', source: Array.isArray(c.source) ? c.source.join('') : c.source }));
+  return { ok: true, notebook: joinCells(cells), json };
+}
+
+/** A notebook's cells, in order, as one source (the file's, or an editor's notebook document). */
+export function joinCells(cells: ReadonlyArray<{ code: boolean; source: string }>): NotebookSource {
+  const spans: CellSpan[] = [];
   const parts: string[] = [];
   let line = 0;
-  parsed.data.cells.forEach((c, index) => {
-    if (c.cell_type !== 'code') return;
-    const masked = maskIPython(sources[index]!);
+  cells.forEach((c, index) => {
+    if (!c.code) return;
+    const masked = maskIPython(c.source);
     const lineCount = masked.split('\n').length;
-    cells.push({ cell: index + 1, index, firstLine: line, lineCount });
+    spans.push({ cell: index + 1, index, firstLine: line, lineCount });
     parts.push(masked);
     line += lineCount;
   });
-  return { ok: true, notebook: { text: parts.join('\n'), cells, sources }, json };
+  return { text: parts.join('\n'), cells: spans, sources: cells.map((c) => c.source) };
+}
+
+/**
+ * Findings of the joined source, each moved to its cell (by `cells` index) with cell-relative
+ * ranges. A fix is kept when all its edits fall in the finding's cell; a guard condition in
+ * another cell is dropped (it cannot be shown as a location in this cell's document).
+ */
+export function findingsByCell(notebook: NotebookSource, findings: readonly Finding[]): Map<number, Finding[]> {
+  const byCell = new Map<number, Finding[]>();
+  for (const finding of findings) {
+    const at = toCellRange(notebook, finding.range);
+    if (!at) continue;
+    const fixes = finding.fixes.flatMap((fix) => {
+      const grouped = editsByCell(notebook, fix.edits);
+      if (!grouped || grouped.size !== 1 || !grouped.has(at.cell)) return [];
+      return [{ ...fix, edits: grouped.get(at.cell)! }];
+    });
+    const guard = finding.guardCondition && toCellRange(notebook, finding.guardCondition);
+    const { guardCondition: _dropped, ...rest } = finding;
+    const moved: Finding = { ...rest, range: at.range, fixes, ...(guard && guard.cell === at.cell ? { guardCondition: guard.range } : {}) };
+    byCell.set(at.cell.index, [...(byCell.get(at.cell.index) ?? []), moved]);
+  }
+  return byCell;
 }
 
 /** The cell holding a 0-based line of the joined source. */

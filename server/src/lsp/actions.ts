@@ -13,7 +13,8 @@ export interface FixAllData {
   version: number;
 }
 
-export function quickFixes(document: TextDocument, diagnostics: readonly Diagnostic[]): CodeAction[] {
+/** `fileScope`: the document whose header holds file-wide suppressions (a notebook's first code cell). */
+export function quickFixes(document: TextDocument, diagnostics: readonly Diagnostic[], fileScope: TextDocument = document): CodeAction[] {
   const actions: CodeAction[] = [];
   const uri = document.uri;
   for (const diagnostic of diagnostics) {
@@ -45,7 +46,7 @@ export function quickFixes(document: TextDocument, diagnostics: readonly Diagnos
       title: `Disable ${data.rule} for this file`,
       kind: CodeActionKind.QuickFix,
       diagnostics: [diagnostic],
-      edit: { changes: { [uri]: [fileSuppressionEdit(document, data.rule)] } },
+      edit: { changes: { [fileScope.uri]: [fileSuppressionEdit(fileScope, data.rule)] } },
     });
   }
   return actions;

@@ -8,12 +8,14 @@ import {
   Diagnostic,
   DocumentDiagnosticReportKind,
   LSPErrorCodes,
+  NotebookDocument,
   ResponseError,
   TextDocumentSyncKind,
 } from 'vscode-languageserver/node';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Checker, effectiveMode } from '../analysis/index.js';
+import { findingsByCell } from '../analysis/notebook.js';
 import { programMode } from '../analysis/program.js';
 import type { Finding } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
@@ -22,6 +24,7 @@ import { FIX_ALL_KIND, FixAllData, fixAllAction, fixAllEdits, quickFixes } from 
 import { toDiagnostic } from './convert.js';
 import { DocumentStore, OpenDocument } from './documents.js';
 import { hoverFor } from './hover.js';
+import { NOTEBOOK_SELECTOR, NotebookStore } from './notebooks.js';
 import { DEFAULT_EDITOR_SETTINGS, EditorSettings, readEditorSettings } from './settings.js';
 import { uriToPath, WorkspaceModel } from './workspace.js';
 import packageJson from '../../../package.json';
@@ -43,6 +46,9 @@ interface CachedResult {
 
 export function startLanguageServer(checker: Checker, connection: Connection = createConnection()): void {
   const docs = new DocumentStore(checker.parser);
+  const notebooks = new NotebookStore();
+  /** Per notebook URI: its findings by cell document URI, for the notebook's state `key`. */
+  const notebookResults = new Map<string, { key: string; generation: number; byCell: Map<string, Finding[]> }>();
   const workspace = new WorkspaceModel();
   const results = new Map<string, CachedResult>();
   const editorCache = new Map<string, Promise<EditorSettings>>();
@@ -71,6 +77,7 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
     return {
       capabilities: {
         textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
+        notebookDocumentSync: { notebookSelector: NOTEBOOK_SELECTOR },
         ...(pull ? { diagnosticProvider: { identifier: 'bitexact', interFileDependencies: true, workspaceDiagnostics: false } } : {}),
         codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, FIX_ALL_KIND], resolveProvider: true },
         hoverProvider: true,
@@ -185,6 +192,55 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
     });
   }
 
+  /** Findings of the notebook holding `cellUri`, by cell document URI; undefined for no notebook cell. */
+  async function cellFindings(cellUri: string): Promise<Map<string, Finding[]> | undefined> {
+    const notebook = notebooks.notebookOf(cellUri);
+    return notebook && notebookFindings(notebook);
+  }
+
+  /**
+   * Every cell's findings, the cells checked as one program (as `bitexact check` checks the .ipynb
+   * file), cached until a cell or the settings change.
+   */
+  async function notebookFindings(notebook: NotebookDocument): Promise<Map<string, Finding[]>> {
+    const joined = notebooks.join(notebook);
+    const cached = notebookResults.get(notebook.uri);
+    if (cached && cached.key === joined.key && cached.generation === generation) return cached.byCell;
+    const editor = await editorSettings(notebook.uri);
+    const byCell = new Map<string, Finding[]>();
+    if (editor.enable) {
+      const { settings } = workspace.effectiveSettings(notebook.uri, editor);
+      const text = joined.source.text;
+      const analysis = checker.analyze(text, settings);
+      const offPath = workspace.isOffPath(uriToPath(notebook.uri), settings);
+      // A notebook is its own program: nothing imports it, and its mode switch is its own.
+      const detected = programMode([{ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [] }]);
+      const findings = checker.resolve(analysis, text, settings, effectiveMode(settings, detected), offPath);
+      for (const [index, found] of findingsByCell(joined.source, findings)) byCell.set(joined.cellUris[index]!, found);
+    }
+    notebookResults.set(notebook.uri, { key: joined.key, generation, byCell });
+    return byCell;
+  }
+
+  /** A cell edit can change other cells' findings (a seed, a mode switch): all cells are re-reported. */
+  function notebookChanged(notebook: NotebookDocument): void {
+    if (pull) {
+      if (refreshSupport) void connection.languages.diagnostics.refresh();
+      return;
+    }
+    void notebookFindings(notebook).then((byCell) => {
+      for (const cell of notebook.cells) void connection.sendDiagnostics({ uri: cell.document, diagnostics: (byCell.get(cell.document) ?? []).map((f) => toDiagnostic(cell.document, f)) });
+    });
+  }
+
+  notebooks.listen(connection);
+  notebooks.onDidOpen(notebookChanged);
+  notebooks.onDidChange(({ notebookDocument }) => notebookChanged(notebookDocument));
+  notebooks.onDidClose((notebook) => {
+    notebookResults.delete(notebook.uri);
+    if (!pull) for (const cell of notebook.cells) void connection.sendDiagnostics({ uri: cell.document, diagnostics: [] });
+  });
+
   connection.onDidOpenTextDocument(({ textDocument: t }) => {
     docs.opened(t.uri, t.languageId, t.version, t.text);
     schedulePublish(t.uri);
@@ -205,7 +261,11 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
 
   connection.languages.diagnostics.on(async (params, token) => {
     const entry = docs.get(params.textDocument.uri);
-    if (!entry) return { kind: DocumentDiagnosticReportKind.Full, items: [] };
+    if (!entry) {
+      const cells = await cellFindings(params.textDocument.uri);
+      const items = (cells?.get(params.textDocument.uri) ?? []).map((f) => toDiagnostic(params.textDocument.uri, f));
+      return { kind: DocumentDiagnosticReportKind.Full, items };
+    }
     if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
     const findings = await findingsFor(entry);
     if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
@@ -216,7 +276,13 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
 
   connection.onCodeAction(async (params) => {
     const entry = docs.get(params.textDocument.uri);
-    if (!entry) return [];
+    if (!entry) {
+      // A notebook cell: its quick fixes (fix-all is for files).
+      const cell = notebooks.cellDocument(params.textDocument.uri);
+      const notebook = notebooks.notebookOf(params.textDocument.uri);
+      if (!cell || !notebook) return [];
+      return quickFixes(cell, params.context.diagnostics as Diagnostic[], notebooks.headerCell(notebook) ?? cell);
+    }
     const only = params.context.only;
     const wants = (kind: string) => !only || only.some((o) => kind === o || kind.startsWith(`${o}.`));
     const actions: CodeAction[] = [];
@@ -241,7 +307,10 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
 
   connection.onHover(async (params) => {
     const entry = docs.get(params.textDocument.uri);
-    if (!entry) return null;
+    if (!entry) {
+      const cells = await cellFindings(params.textDocument.uri);
+      return cells ? hoverFor(cells.get(params.textDocument.uri) ?? [], checker.rules, params.position) : null;
+    }
     const findings = await findingsFor(entry);
     const file = uriToPath(params.textDocument.uri);
     const switched = file && workspace.detectedMode(file) === 'off' ? workspace.unreachedSwitch(file) : undefined;
