@@ -34,5 +34,5 @@ for (const file of ['node_modules/web-tree-sitter/web-tree-sitter.wasm', 'node_m
   fs.copyFileSync(path.join(root, file), path.join(dist, path.basename(file)));
 }
 
-// The rule pages diagnostics link to (codeDescription.href).
-execFileSync(process.execPath, [path.join(dist, 'cli.cjs'), 'rules', '--write-docs', path.join(dist, 'rules')], { stdio: 'inherit' });
+// The rule pages diagnostics link to (codeDescription.href), with the fixes the fixtures show.
+execFileSync(process.execPath, [path.join(dist, 'cli.cjs'), 'rules', '--write-docs', path.join(dist, 'rules'), '--examples', path.join(root, 'test/fixtures/rules')], { stdio: 'inherit' });

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { check, ROOT } from './support/checker.js';
-import { parseExpectations, parseFixtureHeader } from './support/fixtures.js';
+import { parseExpectations, parseFixtureHeader } from '../server/src/cli/rule-fixtures.js';
 
 const dir = path.join(ROOT, 'test/fixtures/rules');
 const files = fs.readdirSync(dir).filter((f) => f.endsWith('.py')).sort();

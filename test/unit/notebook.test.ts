@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cellAt, maskIPython, readNotebook, toCellRange, writeNotebook } from '../../server/src/analysis/notebook.js';
 
-function notebook(cells: Array<[string, string]>): string {
+function notebook(cells: Array<[string, string | string[]]>): string {
   return JSON.stringify({ cells: cells.map(([cell_type, source]) => ({ cell_type, metadata: {}, source })), metadata: { language_info: { name: 'python' } }, nbformat: 4, nbformat_minor: 5 });
 }
 

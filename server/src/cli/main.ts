@@ -15,14 +15,15 @@ import { formatSarif } from './format-sarif.js';
 import { formatStatistics } from './format-statistics.js';
 import { formatText } from './format-text.js';
 import { bundledGrammar } from './grammar.js';
-import { formatRuleList, formatRulePage, writeRulePages } from './rules-command.js';
+import { fixExamples } from './rule-examples.js';
+import { bundledFixes, formatRuleList, formatRulePage, pageFixes, ruleJson, writeRulePages } from './rules-command.js';
 import packageJson from '../../../package.json';
 
 const USAGE = `Usage: bitexact <command> [options]
 
 Commands:
   check [PATH...]      check Python files and directories (default: .)
-  rule ID              print a rule's documentation
+  rule ID              print a rule's page: why, the alternative, its cost, the fixes (--format json)
   rules                list every rule (--format json; --write-docs DIR writes every page)
   lsp --stdio          run the language server on stdin/stdout
   pair [...] -- CMD    run CMD several times and compare the metrics it logs (pair --help)
@@ -71,19 +72,23 @@ async function main(argv: string[]): Promise<number> {
   const checker = await Checker.create(bundledGrammar());
   const rules = [...checker.rules.values()];
   if (command === 'rules') {
-    const { values } = parseArgs({ args: rest, options: { format: { type: 'string', default: 'text' }, 'write-docs': { type: 'string' } } });
+    const { values } = parseArgs({ args: rest, options: { format: { type: 'string', default: 'text' }, 'write-docs': { type: 'string' }, examples: { type: 'string' } } });
     if (values['write-docs']) {
-      writeRulePages(rules, values['write-docs']);
+      // --examples DIR: the rule fixtures whose fixes the pages show (the build passes them).
+      writeRulePages(rules, values['write-docs'], values.examples ? pageFixes(fixExamples(checker, values.examples)) : new Map());
       return 0;
     }
     process.stdout.write(formatRuleList(rules, values.format === 'json'));
     return 0;
   }
   if (command === 'rule') {
-    const id = rest[0]?.toUpperCase();
-    const rule = id ? checker.rules.get(id) ?? rules.find((r) => r.name === rest[0]) : undefined;
-    if (!rule) throw new UsageError(`unknown rule '${rest[0] ?? ''}'; \`bitexact rules\` lists them`);
-    process.stdout.write(formatRulePage(rule));
+    const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { format: { type: 'string', default: 'markdown' } } });
+    const id = positionals[0]?.toUpperCase();
+    const rule = id ? checker.rules.get(id) ?? rules.find((r) => r.name === positionals[0]) : undefined;
+    if (!rule) throw new UsageError(`unknown rule '${positionals[0] ?? ''}'; \`bitexact rules\` lists them`);
+    if (values.format !== 'markdown' && values.format !== 'json') throw new UsageError(`--format must be markdown or json, not '${values.format}'`);
+    const fixes = bundledFixes().get(rule.id) ?? [];
+    process.stdout.write(values.format === 'json' ? ruleJson(rule, fixes) : formatRulePage(rule, fixes));
     return 0;
   }
   if (command !== 'check') throw new UsageError(`unknown command '${command}'\n\n${USAGE}`);

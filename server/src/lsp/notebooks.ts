@@ -1,7 +1,7 @@
 // Notebook documents in the editor (LSP 3.17 notebook sync): the cells of one notebook are checked
 // together as the CLI checks an .ipynb file (analysis/notebook.ts joins them), so a seed in cell 1
 // counts for cell 5, and each finding is reported on its cell's document.
-import { Connection, NotebookCellKind, NotebookDocument, NotebookDocuments } from 'vscode-languageserver/node';
+import { Connection, Event, NotebookCellKind, NotebookDocument, NotebookDocuments } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { joinCells, NotebookSource } from '../analysis/notebook.js';
 
@@ -23,15 +23,16 @@ export class NotebookStore {
     this.documents.listen(connection);
   }
 
-  get onDidOpen() {
+  get onDidOpen(): Event<NotebookDocument> {
     return this.documents.onDidOpen;
   }
 
-  get onDidChange() {
+  /** Any change: cells added, removed or moved, or a cell's text. */
+  get onDidChange(): Event<{ notebookDocument: NotebookDocument }> {
     return this.documents.onDidChange;
   }
 
-  get onDidClose() {
+  get onDidClose(): Event<NotebookDocument> {
     return this.documents.onDidClose;
   }
 

@@ -1,10 +1,11 @@
-// Inline expectations in rule fixtures:
+// The format of rule fixtures (test/fixtures/rules/BXnnn*.py), read by the fixture tests and by the
+// rule pages' examples (rule-examples.ts). Inline expectations:
 //   x.scatter_add_(0, i, s)  # expect: BX102 warning
 //   y = f(x)                 # expect: BX123 info default-branch, BX001 hint
 // and an optional header line `# fixture: deterministic-mode=on torch-version=2.10 guard-names=a,b
 // test-code=report path=tests/test_x.py` (`path`: where the file stands in its project).
-import { parseTorchVersion } from '../../server/src/analysis/version.js';
-import type { SettingsOverrides } from '../../server/src/analysis/config.js';
+import { parseTorchVersion } from '../analysis/version.js';
+import type { SettingsOverrides } from '../analysis/config.js';
 
 export interface Expectation {
   line: number; // 1-based
