@@ -100,11 +100,12 @@ export function serveLogRead(): void {
     return array;
   };
   const series = log.series.map((s): PackedSeries => {
-    const { name, steps, values, precision, timing, intervalMean } = s;
+    const { name, steps, values, precision, timing, intervalMean, unstepped } = s;
     let stepArray = packedSteps.get(steps);
     if (!stepArray) packedSteps.set(steps, (stepArray = packed(steps)));
     const out: PackedSeries = { name, steps: stepArray, values: packed(values), precision, timing };
     if (intervalMean !== undefined) out.intervalMean = intervalMean;
+    if (unstepped) out.unstepped = unstepped;
     // Reading an accessor would make the texts; only texts already made travel.
     const texts = Object.getOwnPropertyDescriptor(s, 'texts');
     if (texts && 'value' in texts) out.texts = texts.value as string[];
