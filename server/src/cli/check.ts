@@ -5,7 +5,7 @@ import { applyFixes } from '../analysis/fixes.js';
 import { Checker, SourceFile } from '../analysis/index.js';
 import { SEVERITY_RANK } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
-import { collectPythonFiles, readSource, writeSource } from '../workspace/files.js';
+import { collectPythonFiles, normalizeLineBreaks, readSource, writeSource } from '../workspace/files.js';
 import { ProjectResolver } from '../workspace/projects.js';
 import type { CheckReport, FileReport } from './output.js';
 
@@ -18,6 +18,12 @@ export interface CheckOptions {
   unsafeFixes: boolean;
   /** Notes for stderr: skipped files, syntax errors. */
   note: (message: string) => void;
+  /** Configuration that names unknown things (a torch version, rule ids). */
+  warn: (message: string) => void;
+  /** Configuration files that are invalid: their files are not checked, and the exit status is 2. */
+  error: (message: string) => void;
+  /** Rule ids, for the warnings about unknown ones. */
+  knownRules?: ReadonlySet<string>;
 }
 
 /** Repeated fix passes resolve fixes deferred because they touched the same text. */
@@ -25,14 +31,31 @@ const MAX_FIX_PASSES = 4;
 
 interface LoadedFile extends SourceFile {
   absolute: string;
+  /** The text as the file has it (readSource: `text` has bare CRs as LF); fixes are written to it. */
+  raw: string;
   bom: boolean;
   root: string;
 }
 
 export function runCheck(checker: Checker, options: CheckOptions): { report: CheckReport; exitCode: number } {
-  const resolver = new ProjectResolver(options.overrides, options.configFile, options.cwd);
+  const resolver = new ProjectResolver(options.overrides, options.configFile, options.cwd, options.knownRules);
   const files: LoadedFile[] = [];
-  for (const absolute of collectPythonFiles(options.paths.length ? options.paths : ['.'], options.cwd)) {
+  const warned = new Set<string>();
+  /** Invalid configuration files → how many files they kept from being checked. */
+  const broken = new Map<string, { dir: string; message: string; files: number }>();
+  const onSkip = (absolute: string, reason: string) => options.note(`skipped ${displayPath(absolute, options.cwd)}: ${reason}`);
+  for (const absolute of collectPythonFiles(options.paths.length ? options.paths : ['.'], options.cwd, onSkip)) {
+    const configError = resolver.configErrorFor(absolute);
+    if (configError) {
+      const entry = broken.get(configError.file) ?? { dir: configError.dir, message: configError.message, files: 0 };
+      entry.files++;
+      broken.set(configError.file, entry);
+      continue;
+    }
+    for (const warning of resolver.configWarningsFor(absolute)) {
+      if (!warned.has(warning)) options.warn(relativeMessage(warning, options.cwd));
+      warned.add(warning);
+    }
     const settings = resolver.settingsFor(absolute);
     if (resolver.isExcluded(absolute, settings)) continue;
     const display = displayPath(absolute, options.cwd);
@@ -41,7 +64,7 @@ export function runCheck(checker: Checker, options: CheckOptions): { report: Che
       options.note(`skipped ${display}: ${read.reason}`);
       continue;
     }
-    files.push({ absolute, path: display, text: read.text, bom: read.bom, settings, root: resolver.projectRoot(absolute), offPath: resolver.isOffPath(absolute, settings) });
+    files.push({ absolute, path: display, text: read.text, raw: read.raw, bom: read.bom, settings, root: resolver.projectRoot(absolute), offPath: resolver.isOffPath(absolute, settings) });
   }
 
   let fixed = 0;
@@ -49,10 +72,12 @@ export function runCheck(checker: Checker, options: CheckOptions): { report: Che
   for (let pass = 0; options.fix && pass < MAX_FIX_PASSES; pass++) {
     let appliedThisPass = 0;
     for (const [i, file] of files.entries()) {
-      const outcome = applyFixes(file.text, results[i]!.findings, { unsafe: options.unsafeFixes });
+      // Applied to the text as the file has it (its line breaks kept): fixes count bare CRs as breaks too.
+      const outcome = applyFixes(file.raw, results[i]!.findings, { unsafe: options.unsafeFixes });
       if (outcome.applied.length === 0) continue;
       writeSource(file.absolute, outcome.text, file.bom);
-      file.text = outcome.text;
+      file.raw = outcome.text;
+      file.text = normalizeLineBreaks(outcome.text);
       appliedThisPass += outcome.applied.length;
     }
     if (appliedThisPass === 0) break;
@@ -77,7 +102,16 @@ export function runCheck(checker: Checker, options: CheckOptions): { report: Che
     files: reports,
     fixed,
   };
-  return { report, exitCode: failing ? 1 : 0 };
+  for (const { dir, message, files: count } of broken.values()) {
+    options.error(`${relativeMessage(message, options.cwd)}; ${count === 1 ? '1 file' : `${count} files`} under ${displayPath(dir, options.cwd) || '.'} ${count === 1 ? 'was' : 'were'} not checked`);
+  }
+  return { report, exitCode: broken.size > 0 ? 2 : failing ? 1 : 0 };
+}
+
+/** A message that starts with an absolute path, with that path shown as the report shows files. */
+function relativeMessage(message: string, cwd: string): string {
+  const m = /^(\/[^:]+)(:.*)$/s.exec(message);
+  return m ? `${displayPath(m[1]!, cwd)}${m[2]}` : message;
 }
 
 /** Checks each project's files together so a mode switch in one file applies to its siblings. */
