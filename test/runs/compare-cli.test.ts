@@ -93,8 +93,10 @@ describe('bitexact compare, inputs', () => {
     fs.writeFileSync(path.join(dir, 'a.jsonl'), 'garbage \u0001\u0002 line\n{"step": 1, "loss": 0.5}\n{"step": 2, "loss": 0.25}\n{"step": 2, "loss": 0.125}\n{"step": 3, "loss": 0.0625}\n');
     fs.writeFileSync(path.join(dir, 'b.jsonl'), '{"step": 1, "loss": 0.5}\n{"step": 2, "loss": 0.125}\n{"step": 3, "lo');
     const result = runCli(['compare', 'a.jsonl', 'b.jsonl'], dir);
-    expect(result.status).toBe(1); // run 2 stops at step 2: partial
-    expect(result.stdout).toMatch(/^IDENTICAL SO FAR: 1 metric over 2 steps \(partial/);
+    expect(result.status).toBe(1);
+    // Run 1 logs step 2 twice, run 2 once: the first occurrences (0.25, 0.125) differ; run 2 stops at step 2.
+    expect(result.stdout).toMatch(/^DIFFERS from step 2: loss \(partial/);
+    expect(result.stdout).toMatch(/loss: step 2 logged 2 times in run 1, 1 time in run 2/);
     expect(result.stdout).toMatch(/note: run 1: .*not JSON objects/);
     expect(result.stdout).toMatch(/note: run 1: loss: 1 step\(s\) logged more than once/);
     expect(result.stdout).toMatch(/note: run 2: the last line is cut off/);

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DET_PRESET_ENV, environmentDifference, launchRun, runEnvironment, safeRunId } from '../../server/src/runs/launch.js';
+import { readRequest } from '../../server/src/runs/read-logs.js';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
 import { isRunning } from '../support/processes.js';
@@ -83,8 +84,9 @@ describe('bitexact pair on the toy trainers', () => {
     expect(report.runs.map((r) => r.exitCode)).toEqual([0, 1]);
     expect(report.runs[1]!.env).toMatchObject({ CRASH_AT: '5' });
     expect(report.runs[0]!.env).not.toHaveProperty('CRASH_AT');
-    // The traceback went to the log with the steps before it.
-    expect(fs.readFileSync(path.join(pairDir(), 'run-2.log'), 'utf8')).toContain('RuntimeError: simulated failure at step 5');
+    // The traceback is kept beside the log, in the run's stderr file.
+    expect(fs.readFileSync(path.join(pairDir(), 'run-2.log.stderr'), 'utf8')).toContain('RuntimeError: simulated failure at step 5');
+    expect(JSON.parse(fs.readFileSync(path.join(pairDir(), 'meta.json'), 'utf8')).runs[1]).toMatchObject({ stderr: 'run-2.log.stderr' });
     const text = fs.readFileSync(path.join(pairDir(), 'report.txt'), 'utf8');
     expect(text).toMatch(/^IDENTICAL SO FAR: 1 metric over 4 steps \(partial: compared up to step 4; run 1 reached 10, run 2 reached 4, exit 1\)/);
   });
@@ -175,26 +177,33 @@ describe('the launcher', () => {
     expect(environmentDifference({ A: '1', B: '2' }, { A: '1', C: '3' })).toEqual({ B: null, C: '3' });
   });
 
-  it('writes stdout and stderr to the log as whole lines, before anyone parses them', async () => {
+  it('writes stdout to the log and stderr beside it as whole lines, before anyone parses them', async () => {
     const logPath = path.join(out, 'sub/run-1.log');
     const record = await launchRun({ argv: ['python3', path.join(FIXTURES, 'interleaved_output.py')], cwd: out, env: { ...process.env, PYTHONUNBUFFERED: '1' }, logPath });
     expect(record).toMatchObject({ exitCode: 0, signal: null, timedOut: false });
     const lines = fs.readFileSync(logPath, 'utf8').split('\n').filter(Boolean);
-    const metricLines = lines.filter((l) => l.startsWith('{'));
-    expect(metricLines.length).toBe(200);
-    for (const l of metricLines) expect(() => JSON.parse(l)).not.toThrow();
-    expect(lines.filter((l) => l.startsWith('warning: chatter')).length).toBeGreaterThan(1000);
-    // The stderr file is gone once its lines are in the log.
-    expect(fs.readdirSync(path.dirname(logPath))).toEqual(['run-1.log']);
+    expect(lines.length).toBe(200);
+    for (const l of lines) expect(() => JSON.parse(l)).not.toThrow();
+    const stderr = fs.readFileSync(`${logPath}.stderr`, 'utf8').split('\n').filter(Boolean);
+    expect(stderr.filter((l) => l.startsWith('warning: chatter')).length).toBeGreaterThan(1000);
+    expect(record.stderrPath).toBe(`${logPath}.stderr`);
+    // A run that writes nothing to stderr leaves no stderr file.
+    const quiet = await launchRun({ argv: ['python3', '-c', 'print(1)'], cwd: out, env: process.env, logPath: path.join(out, 'quiet/run-1.log') });
+    expect(quiet.stderrPath).toBeUndefined();
+    expect(fs.readdirSync(path.join(out, 'quiet'))).toEqual(['run-1.log']);
   });
 
-  it('puts stderr after stdout, on a line of its own, however large it is', async () => {
+  it('reads stderr after stdout, on a line of its own, however large it is, when asked (--stderr)', async () => {
     const logPath = path.join(out, 'run-1.log');
-    const script = 'import sys\nsys.stdout.write("no newline at the end")\nsys.stderr.write("e" * 3000000 + "\\n")\n';
+    const script = 'import sys\nsys.stdout.write("loss: 1")\nsys.stderr.write("loss: 2\\n" + "e" * 3000000 + "\\nloss: 3\\n")\n';
     const record = await launchRun({ argv: ['python3', '-c', script], cwd: out, env: process.env, logPath });
     expect(record.exitCode).toBe(0);
-    expect(fs.readFileSync(logPath, 'utf8')).toBe(`no newline at the end\n${'e'.repeat(3_000_000)}\n`);
-    expect(fs.existsSync(`${logPath}.stderr`)).toBe(false);
+    expect(fs.readFileSync(logPath, 'utf8')).toBe('loss: 1');
+    expect(fs.readFileSync(`${logPath}.stderr`, 'utf8')).toBe(`loss: 2\n${'e'.repeat(3_000_000)}\nloss: 3\n`);
+    // The stdout line without a newline stays whole: the stderr starts on a line of its own.
+    const withStderr = readRequest({ file: logPath, format: 'generic', stderr: `${logPath}.stderr` });
+    expect(withStderr.series.find((x) => x.name === 'loss')?.values).toEqual([1, 2, 3]);
+    expect(readRequest({ file: logPath, format: 'generic' }).series).toEqual([]);
   });
 
   it('keeps block-buffered output whole: a run that exits, crashes or is stopped loses no line', async () => {
@@ -205,23 +214,23 @@ describe('the launcher', () => {
     expect(ended.exitCode).toBe(0);
     const lines = fs.readFileSync(path.join(out, 'a.log'), 'utf8').split('\n');
     expect(lines.filter((l) => l.startsWith('step ')).length).toBe(3000);
-    expect(lines).toContain('warn');
+    expect(fs.readFileSync(path.join(out, 'a.log.stderr'), 'utf8')).toBe('warn\n');
     // Stopped while its last lines still sit in Python's buffer: SIGINT makes Python flush them.
     const sleeper = `${script}time.sleep(60)\n`;
     const stopped = await launchRun({ argv: ['python3', '-c', sleeper], cwd: out, env, logPath: path.join(out, 'b.log'), timeoutMs: 1000 });
     expect(stopped).toMatchObject({ timedOut: true, signal: 'SIGINT' });
     const log = fs.readFileSync(path.join(out, 'b.log'), 'utf8');
     expect(log.split('\n').filter((l) => l.startsWith('step ')).length).toBe(3000);
-    expect(log).toContain('KeyboardInterrupt');
+    expect(fs.readFileSync(path.join(out, 'b.log.stderr'), 'utf8')).toContain('KeyboardInterrupt');
   });
 
   it.skipIf(!fs.existsSync('/dev/full'))('reports a log that cannot be written (disk full), keeping what the run wrote to stderr', async () => {
     const logPath = path.join(out, 'run-1.log');
     fs.symlinkSync('/dev/full', logPath);
     const record = await launchRun({ argv: ['python3', '-c', 'import time\nwhile True:\n    print("x" * 100, flush=True)\n    time.sleep(0.01)'], cwd: out, env: process.env, logPath, killGraceMs: 500 });
-    // The run's own write fails, as it would bare; its traceback cannot join the log, so it stays.
+    // The run's own write fails, as it would bare; its traceback is in its stderr file.
     expect(record.exitCode).toBe(1);
-    expect(record.logError).toBe(`cannot append the run's stderr to ${logPath}: ENOSPC; it stays in ${logPath}.stderr`);
+    expect(record.stderrPath).toBe(`${logPath}.stderr`);
     expect(fs.readFileSync(`${logPath}.stderr`, 'utf8')).toMatch(/No space left on device/);
   });
 
@@ -248,6 +257,7 @@ describe('the launcher', () => {
     const record = await pending;
     expect(record.cancelled).toBe(true);
     expect(record.signal).toBe('SIGINT');
-    expect(fs.readFileSync(logPath, 'utf8')).toMatch(/^up\nTraceback[\s\S]*KeyboardInterrupt\n$/);
+    expect(fs.readFileSync(logPath, 'utf8')).toBe('up\n');
+    expect(fs.readFileSync(`${logPath}.stderr`, 'utf8')).toMatch(/^Traceback[\s\S]*KeyboardInterrupt\n$/);
   });
 });

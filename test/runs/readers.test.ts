@@ -195,10 +195,11 @@ describe('JSON Lines', () => {
     expect(series(log, 'loss').precision.exact).toBe(true);
   });
 
-  it('skips garbage lines, notes a cut-off last line, and keeps the later value of a duplicate step', () => {
+  it('skips garbage lines, notes a cut-off last line, and keeps each occurrence of a duplicate step', () => {
     const text = 'Traceback (most recent call last):\n{"step": 1, "loss": 0.5}\n{"step": 2, "loss": 0.25}\n{"step": 2, "loss": 0.125}\n{"step": 3, "lo';
     const log = readJsonl(text);
-    expect(series(log, 'loss').values).toEqual([0.5, 0.125]);
+    expect(series(log, 'loss').values).toEqual([0.5, 0.25, 0.125]);
+    expect(series(log, 'loss').steps).toEqual([1, 2, 2]);
     const notes = log.notes.join('\n');
     expect(notes).toMatch(/not JSON objects/);
     expect(notes).toMatch(/cut off/);

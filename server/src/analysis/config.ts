@@ -4,7 +4,7 @@ import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import type { TestCodePolicy } from './roles.js';
 import type { Severity } from './types.js';
-import { DEFAULT_TORCH_VERSION, parseTorchVersion, TorchVersion } from './version.js';
+import { DEFAULT_TORCH_VERSION, formatTorchVersion, isKnownTorchVersion, NEWEST_KNOWN_TORCH, parseTorchVersion, TorchVersion } from './version.js';
 
 export type DeterministicModeSetting = 'auto' | 'on' | 'off';
 
@@ -103,6 +103,25 @@ function parseSettingsTable(table: unknown, source: string): SettingsOverrides {
     }
   }
   return result;
+}
+
+/**
+ * What a configuration says that parses but names something bitexact does not know: a torch version
+ * that does not exist (yet) or a rule id no rule has. Warnings, not errors: the check goes on, but a
+ * typo must not pass silently. `knownRules` unset: rule ids are not checked.
+ */
+export function configWarnings(overrides: SettingsOverrides, source: string, knownRules?: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  const v = overrides.torchVersion;
+  if (v && !isKnownTorchVersion(v)) {
+    out.push(`${source}: torch-version ${formatTorchVersion(v)} is not a torch version bitexact knows (1.0–1.13, 2.0–${formatTorchVersion(NEWEST_KNOWN_TORCH)}); facts are applied as for the nearest known version`);
+  }
+  if (knownRules) {
+    for (const id of Object.keys(overrides.severity ?? {})) {
+      if (!knownRules.has(id)) out.push(`${source}: [tool.bitexact.severity]: ${id} is not a bitexact rule (\`bitexact rules\` lists them); it has no effect`);
+    }
+  }
+  return out;
 }
 
 /** Later layers win key by key; `severity` maps are merged. */

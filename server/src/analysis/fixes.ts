@@ -37,9 +37,14 @@ export function applyFixes(text: string, findings: readonly Finding[], selection
   return { text: out, applied: chosen.map(({ finding, fix }) => ({ finding, fix })) };
 }
 
+/** Where each line starts; a line ends at `\n`, `\r\n` or a bare `\r`, as in Python. */
 function lineOffsets(text: string): number[] {
   const starts = [0];
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  if (!text.includes('\r')) {
+    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+    return starts;
+  }
+  for (const m of text.matchAll(/\r\n?|\n/g)) starts.push(m.index + m[0].length);
   return starts;
 }
 

@@ -10,6 +10,17 @@ export function parseTorchVersion(text: string): TorchVersion {
   return [Number(match[1]), Number(match[2])];
 }
 
+/** The newest torch whose behaviour the facts describe (the rules' version bounds go up to it). */
+export const NEWEST_KNOWN_TORCH: TorchVersion = [2, 13];
+/** The last 1.x release. */
+const LAST_TORCH_1_MINOR = 13;
+
+/** A torch release that exists as far as bitexact knows: 1.0–1.13 or 2.0 up to NEWEST_KNOWN_TORCH. */
+export function isKnownTorchVersion(v: TorchVersion): boolean {
+  if (v[0] === 1) return v[1] <= LAST_TORCH_1_MINOR;
+  return v[0] === NEWEST_KNOWN_TORCH[0] && v[1] <= NEWEST_KNOWN_TORCH[1];
+}
+
 export function formatTorchVersion(v: TorchVersion): string {
   return `${v[0]}.${v[1]}`;
 }

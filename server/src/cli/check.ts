@@ -8,7 +8,7 @@ import { editsByCell, NotebookSource, readNotebook, writeNotebook } from '../ana
 import type { Finding } from '../analysis/types.js';
 import { SEVERITY_RANK } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
-import { collectPythonFiles, isNotebookPath, readSource, writeSource } from '../workspace/files.js';
+import { collectPythonFiles, isNotebookPath, normalizeLineBreaks, readSource, writeSource } from '../workspace/files.js';
 import { ProjectResolver } from '../workspace/projects.js';
 import { analyseInWorkers, threadsFor } from './analysis-pool.js';
 import type { CheckReport, FileReport } from './output.js';
@@ -22,6 +22,12 @@ export interface CheckOptions {
   unsafeFixes: boolean;
   /** Notes for stderr: skipped files, syntax errors. */
   note: (message: string) => void;
+  /** Configuration that names unknown things (a torch version, rule ids). */
+  warn: (message: string) => void;
+  /** Configuration files that are invalid: their files are not checked, and the exit status is 2. */
+  error: (message: string) => void;
+  /** Rule ids, for the warnings about unknown ones. */
+  knownRules?: ReadonlySet<string>;
 }
 
 /** Repeated fix passes resolve fixes deferred because they touched the same text. */
@@ -29,6 +35,8 @@ const MAX_FIX_PASSES = 4;
 
 interface LoadedFile extends SourceFile {
   absolute: string;
+  /** The text as the file has it (readSource: `text` has bare CRs as LF); fixes are written to it. */
+  raw: string;
   bom: boolean;
   root: string;
   /** A notebook: `text` is its code cells joined (notebook.ts); `json` the file as parsed. */
@@ -36,9 +44,24 @@ interface LoadedFile extends SourceFile {
 }
 
 export async function runCheck(checker: Checker, options: CheckOptions): Promise<{ report: CheckReport; exitCode: number }> {
-  const resolver = new ProjectResolver(options.overrides, options.configFile, options.cwd);
+  const resolver = new ProjectResolver(options.overrides, options.configFile, options.cwd, options.knownRules);
   const files: LoadedFile[] = [];
-  for (const absolute of collectPythonFiles(options.paths.length ? options.paths : ['.'], options.cwd, { notebooks: true })) {
+  const warned = new Set<string>();
+  /** Invalid configuration files → how many files they kept from being checked. */
+  const broken = new Map<string, { dir: string; message: string; files: number }>();
+  const onSkip = (absolute: string, reason: string) => options.note(`skipped ${displayPath(absolute, options.cwd)}: ${reason}`);
+  for (const absolute of collectPythonFiles(options.paths.length ? options.paths : ['.'], options.cwd, { notebooks: true, onSkip })) {
+    const configError = resolver.configErrorFor(absolute);
+    if (configError) {
+      const entry = broken.get(configError.file) ?? { dir: configError.dir, message: configError.message, files: 0 };
+      entry.files++;
+      broken.set(configError.file, entry);
+      continue;
+    }
+    for (const warning of resolver.configWarningsFor(absolute)) {
+      if (!warned.has(warning)) options.warn(relativeMessage(warning, options.cwd));
+      warned.add(warning);
+    }
     const settings = resolver.settingsFor(absolute);
     if (resolver.isExcluded(absolute, settings)) continue;
     const display = displayPath(absolute, options.cwd);
@@ -48,7 +71,7 @@ export async function runCheck(checker: Checker, options: CheckOptions): Promise
       options.note(`skipped ${display}: ${!read.ok ? read.reason : !notebook!.ok ? notebook!.reason : ''}`);
       continue;
     }
-    const base = { absolute, path: display, bom: read.bom, settings, root: resolver.projectRoot(absolute), offPath: resolver.isOffPath(absolute, settings) };
+    const base = { absolute, path: display, raw: read.raw, bom: read.bom, settings, root: resolver.projectRoot(absolute), offPath: resolver.isOffPath(absolute, settings) };
     if (notebook?.ok) files.push({ ...base, text: notebook.notebook.text, notebook: { source: notebook.notebook, json: notebook.json } });
     else files.push({ ...base, text: read.text });
   }
@@ -83,14 +106,25 @@ export async function runCheck(checker: Checker, options: CheckOptions): Promise
     files: reports,
     fixed,
   };
-  return { report, exitCode: failing ? 1 : 0 };
+  for (const { dir, message, files: count } of broken.values()) {
+    options.error(`${relativeMessage(message, options.cwd)}; ${count === 1 ? '1 file' : `${count} files`} under ${displayPath(dir, options.cwd) || '.'} ${count === 1 ? 'was' : 'were'} not checked`);
+  }
+  return { report, exitCode: broken.size > 0 ? 2 : failing ? 1 : 0 };
 }
 
+/** A message that starts with an absolute path, with that path shown as the report shows files. */
+function relativeMessage(message: string, cwd: string): string {
+  const m = /^(\/[^:]+)(:.*)$/s.exec(message);
+  return m ? `${displayPath(m[1]!, cwd)}${m[2]}` : message;
+}
+
+/** Applied to the text as the file has it (its line breaks kept): fixes count bare CRs as breaks too. */
 function fixSource(file: LoadedFile, findings: readonly Finding[], selection: FixSelection): number {
-  const outcome = applyFixes(file.text, findings, selection);
+  const outcome = applyFixes(file.raw, findings, selection);
   if (outcome.applied.length === 0) return 0;
   writeSource(file.absolute, outcome.text, file.bom);
-  file.text = outcome.text;
+  file.raw = outcome.text;
+  file.text = normalizeLineBreaks(outcome.text);
   return outcome.applied.length;
 }
 

@@ -1,6 +1,6 @@
 // The `bitexact` command line: a thin shell over the analysis core.
 import { parseArgs } from 'node:util';
-import { ConfigError, SettingsOverrides } from '../analysis/config.js';
+import { ConfigError, configWarnings, SettingsOverrides } from '../analysis/config.js';
 import { Checker } from '../analysis/index.js';
 import { parseTorchVersion } from '../analysis/version.js';
 import { UsageError } from '../workspace/files.js';
@@ -120,7 +120,14 @@ async function main(argv: string[]): Promise<number> {
   const overrides: SettingsOverrides = {};
   if (values.select) overrides.select = idList(values.select, '--select');
   if (values.ignore) overrides.ignore = idList(values.ignore, '--ignore');
-  if (values['torch-version']) overrides.torchVersion = parseTorchVersion(values['torch-version']);
+  if (values['torch-version']) {
+    try {
+      overrides.torchVersion = parseTorchVersion(values['torch-version']);
+    } catch (error) {
+      throw new UsageError(`--torch-version: ${(error as Error).message}`);
+    }
+    for (const warning of configWarnings({ torchVersion: overrides.torchVersion }, '--torch-version')) process.stderr.write(`bitexact: warning: ${warning}\n`);
+  }
   const mode = values['deterministic-mode'];
   if (mode !== undefined) {
     if (mode !== 'auto' && mode !== 'on' && mode !== 'off') throw new UsageError(`--deterministic-mode must be auto, on or off, not '${mode}'`);
@@ -134,6 +141,9 @@ async function main(argv: string[]): Promise<number> {
     fix: values.fix! || values['unsafe-fixes']!,
     unsafeFixes: values['unsafe-fixes']!,
     note: (message) => process.stderr.write(`bitexact: note: ${message}\n`),
+    warn: (message) => process.stderr.write(`bitexact: warning: ${message}\n`),
+    error: (message) => process.stderr.write(`bitexact: error: ${message}\n`),
+    knownRules: new Set(checker.rules.keys()),
   });
   const color = format === 'text' && outputFile === undefined && !values['no-color'] && process.stdout.isTTY === true && !process.env['NO_COLOR'];
   const output = values.statistics

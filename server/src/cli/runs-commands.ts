@@ -10,7 +10,7 @@ import { goldenValuesJson } from '../runs/formats/golden.js';
 import { readRankTraces } from '../runs/formats/ranks.js';
 import { CompareInputError, resolveCompareInputs } from '../runs/compare-inputs.js';
 import { PairResult, RUN_NUMBER_ENV, runPair } from '../runs/launch.js';
-import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, serveLogRead } from '../runs/read-logs.js';
+import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, readRequest, serveLogRead } from '../runs/read-logs.js';
 import type { ParsedLog } from '../runs/series.js';
 import { settingsCost } from '../runs/cost.js';
 import { ReportRun, reportJson, reportText } from '../runs/report.js';
@@ -39,6 +39,8 @@ Options:
                        file must be written by the run; it is copied next to the run's log
   --format FORMAT      text (default) or json
   --require-bitwise    fail (exit 1) when a metric agrees only at printed precision
+  --stderr             also read what the runs write to stderr as metrics (after their stdout);
+                       without it stderr is kept in run-<k>.log.stderr and never counted
   --tee                also show each run's output on stderr as it arrives
   --no-check           when the runs differ, do not run bitexact check on the folders of the
                        command's Python scripts (it lists the hazards it finds there)
@@ -156,6 +158,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
         format: { type: 'string', default: 'text' },
         'require-bitwise': { type: 'boolean', default: false },
         tee: { type: 'boolean', default: false },
+        stderr: { type: 'boolean', default: false },
         parallel: { type: 'boolean', default: false },
         'no-check': { type: 'boolean', default: false },
       },
@@ -186,6 +189,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
       format: checkFormat(values.format),
       requireBitwise: values['require-bitwise']!,
       tee: values.tee!,
+      stderrMetrics: values.stderr!,
       parallel: values.parallel!,
       staticCheck: !values['no-check'],
     };
@@ -220,6 +224,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
       timeoutMs: options.timeoutMs,
       signal: controller.signal,
       parallel: options.parallel,
+      stderrMetrics: options.stderrMetrics,
       onRunStart: (k, log) => {
         process.stderr.write(`bitexact: run ${k}/${options.runs} → ${displayPath(log)}\n`);
         metrics?.beforeRun(k);
@@ -249,7 +254,10 @@ export async function runPairCommand(args: string[]): Promise<number> {
     process.stderr.write(`bitexact: error: ${unlogged.logError}${notStarted > 0 ? ` (and ${notStarted} later run${notStarted === 1 ? ' was' : 's were'} not started)` : ''}\n`);
   }
   for (const { run, error } of metrics?.errors() ?? []) process.stderr.write(`bitexact: error: run ${run}: ${error}\n`);
-  const logs = metrics ? [] : await readLogs(pair.records.map((r) => ({ file: r.logPath, format: options.logFormat })));
+  const logs = metrics
+    ? []
+    : await readLogs(pair.records.map((r) => ({ file: r.logPath, format: options.logFormat, ...(options.stderrMetrics && r.stderrPath ? { stderr: r.stderrPath } : {}) })));
+  if (!metrics && !options.stderrMetrics) pair.records.forEach((r, i) => noteStderrMetrics(logs[i]!, r.stderrPath, options.logFormat));
   const read = pair.records.map((r, i) => (metrics ? metrics.read(i + 1, options.logFormat) : { log: logs[i]!, file: r.logPath }));
   const inputs: RunInput[] = pair.records.map((r, i) => ({
     label: `run ${i + 1}`,
@@ -319,7 +327,7 @@ export async function runCompareCommand(args: string[]): Promise<number> {
   options.files.forEach((f, i) => (f.label ||= `run ${i + 1}`));
   const logFormat = options.logFormat;
   const plain = options.files.filter((f) => !f.ranks);
-  const read = await readLogs(plain.map((f) => ({ file: f.file, format: logFormat })));
+  const read = await readLogs(plain.map((f) => ({ file: f.file, format: logFormat, ...(f.stderr ? { stderr: f.stderr } : {}) })));
   const inputs: RunInput[] = options.files.map((f) => ({
     label: f.label,
     log: f.ranks ? readRankTraces(f.ranks) : read[plain.indexOf(f)]!,
@@ -338,6 +346,17 @@ export async function runCompareCommand(args: string[]): Promise<number> {
   process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, exitCode, cost) : reportText(comparison, reportRuns, exitCode, cost));
   if (options.exportGolden !== undefined && !exportGolden(options.exportGolden, inputs[0]!)) exitCode = 2;
   return exitCode;
+}
+
+/**
+ * A run whose output held nothing to compare but whose stderr has metrics (Python's logging writes to
+ * stderr): say so in the log's error, where the report shows it, rather than read stderr unasked.
+ */
+function noteStderrMetrics(log: ParsedLog, stderrPath: string | undefined, format: LogFormat | 'auto'): void {
+  if (!stderrPath || log.series.length > 0) return;
+  const stderr = readRequest({ file: stderrPath, format });
+  if (stderr.series.length === 0) return;
+  log.error = `${log.error ?? 'no metrics'}; its stderr (${path.basename(stderrPath)}) has ${stderr.series.length} metric(s): pass --stderr to read them`;
 }
 
 /** Writes run 1's metrics as Megatron golden values; false (with a message) when it cannot. */

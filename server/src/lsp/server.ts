@@ -12,6 +12,7 @@ import {
   ResponseError,
   TextDocumentSyncKind,
 } from 'vscode-languageserver/node';
+import crypto from 'node:crypto';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Checker, effectiveMode } from '../analysis/index.js';
@@ -269,9 +270,12 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
     if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
     const findings = await findingsFor(entry);
     if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
-    const resultId = `${entry.document.version}:${generation}`;
+    const items = findings.map((f) => toDiagnostic(entry.document.uri, f));
+    // Derived from what is reported, not from the version: a document closed and reopened at the same
+    // version with other content must not be told its old diagnostics still stand.
+    const resultId = crypto.createHash('sha256').update(JSON.stringify(items)).digest('base64url').slice(0, 22);
     if (params.previousResultId === resultId) return { kind: DocumentDiagnosticReportKind.Unchanged, resultId };
-    return { kind: DocumentDiagnosticReportKind.Full, resultId, items: findings.map((f) => toDiagnostic(entry.document.uri, f)) };
+    return { kind: DocumentDiagnosticReportKind.Full, resultId, items };
   });
 
   connection.onCodeAction(async (params) => {

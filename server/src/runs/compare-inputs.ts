@@ -19,6 +19,8 @@ export interface CompareInput {
   /** From a pair directory's meta.json: the run's environment difference and wall time (seconds). */
   env?: Record<string, string | null>;
   wallTime?: number;
+  /** The run's stderr file, read after its log: the pair was run with --stderr (meta.json says). */
+  stderr?: string;
 }
 
 /** Files as given; a lone directory is a pair directory (run-k.log + meta.json); other directories stand for their best log. */
@@ -29,10 +31,16 @@ export function resolveCompareInputs(paths: string[]): CompareInput[] {
     if (!fs.statSync(dir).isDirectory()) throw new CompareInputError('name at least two logs, or one pair directory');
     const logs = fs.readdirSync(dir).filter((f) => /^run-\d+\.log$/.test(f)).sort((a, b) => runNumber(a) - runNumber(b));
     if (logs.length < 2) throw new CompareInputError(`${dir}: no run-1.log, run-2.log … in it; name the logs to compare`);
-    const records = pairRecords(dir);
+    const { runs: records, stderrMetrics } = pairRecords(dir);
     // A pair run with --metrics kept each run's metrics file in run-k.metrics/: that is what it compared.
     const kept = logs.map((f) => keptMetricsFile(dir, runNumber(f)));
-    return logs.map((f, i) => ({ label: `run ${runNumber(f)}`, file: kept.every(Boolean) ? kept[i]! : path.join(dir, f), ...records.get(runNumber(f)) }));
+    return logs.map((f, i) => ({
+      label: `run ${runNumber(f)}`,
+      file: kept.every(Boolean) ? kept[i]! : path.join(dir, f),
+      ...records.get(runNumber(f)),
+      // The pair read each run's stderr after its output (--stderr): so does this.
+      ...(stderrMetrics && !kept.every(Boolean) ? { stderr: path.join(dir, `${f}.stderr`) } : {}),
+    }));
   }
   return paths.map((p) => {
     if (fs.statSync(p).isDirectory()) {
@@ -60,12 +68,14 @@ function runNumber(file: string): number {
   return Number(/\d+/.exec(file)![0]);
 }
 
-/** What meta.json says of each run: how it ended, its environment difference and wall time. */
-function pairRecords(dir: string): Map<number, Pick<CompareInput, 'exit' | 'env' | 'wallTime'>> {
+/** What meta.json says of each run (how it ended, its environment difference and wall time), and whether the pair read stderr. */
+function pairRecords(dir: string): { runs: Map<number, Pick<CompareInput, 'exit' | 'env' | 'wallTime'>>; stderrMetrics: boolean } {
   const out = new Map<number, Pick<CompareInput, 'exit' | 'env' | 'wallTime'>>();
+  let stderrMetrics = false;
   type MetaRun = { run: number; exitCode?: number | null; signal?: string | null; status?: string; env?: Record<string, string | null>; wallTime?: number };
   try {
-    const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8')) as { runs?: MetaRun[] };
+    const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8')) as { runs?: MetaRun[]; stderrMetrics?: unknown };
+    stderrMetrics = meta.stderrMetrics === true;
     for (const r of meta.runs ?? []) {
       out.set(r.run, {
         exit: { code: r.exitCode ?? null, signal: r.signal ?? null, timedOut: r.status === 'timed out', cancelled: r.status === 'cancelled' },
@@ -76,7 +86,7 @@ function pairRecords(dir: string): Map<number, Pick<CompareInput, 'exit' | 'env'
   } catch {
     // No meta.json (logs copied by hand): compare without exit information.
   }
-  return out;
+  return { runs: out, stderrMetrics };
 }
 
 const LOG_PREFERENCE: [RegExp, number][] = [

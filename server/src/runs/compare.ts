@@ -39,6 +39,14 @@ export interface MetricComparison {
   nonFiniteMismatches: number;
   /** Labels of runs that never logged the metric. */
   missingIn: string[];
+  /** Distinct steps some run logged more than once (a restart); each occurrence is compared. Absent when 0. */
+  repeatedSteps?: number;
+  /**
+   * Distinct steps every run logged, but not equally often (a restart in some runs only): a difference,
+   * with the first such step and how often each run logged it. Absent when 0.
+   */
+  repeatMismatches?: number;
+  repeatMismatch?: { step: number; counts: { label: string; count: number }[] };
   /** Some run logged steps past the last step every run reached. */
   partial: boolean;
   lastCommonStep: number | null;
@@ -134,7 +142,7 @@ export function exitCodeOf(comparison: Comparison, policy: ExitPolicy = {}): 0 |
 
 function lastStepOf(log: ParsedLog): number | null {
   let last: number | null = null;
-  for (const s of log.series) if (!s.timing && s.steps.length) last = Math.max(last ?? -Infinity, s.steps[s.steps.length - 1]!);
+  for (const s of log.series) if (!s.timing && !s.unstepped && s.steps.length) last = Math.max(last ?? -Infinity, s.steps[s.steps.length - 1]!);
   return last;
 }
 
@@ -170,6 +178,14 @@ function compareMetric(name: string, runs: readonly RunInput[]): MetricCompariso
   result.steps = common.length;
   result.lastCommonStep = lastCommon;
   result.partial = series.some((s) => s.steps.length > 0 && (lastCommon === null || s.steps[s.steps.length - 1]! > lastCommon));
+  const repeated = Math.max(...series.map(repeatedStepCount));
+  if (repeated > 0) result.repeatedSteps = repeated;
+  const mismatch = repeatMismatchesOf(series, common);
+  if (mismatch.count > 0) {
+    const labels = runs.filter((_, i) => present[i]).map((r) => r.label);
+    result.repeatMismatches = mismatch.count;
+    result.repeatMismatch = { step: mismatch.first!, counts: series.map((s, i) => ({ label: labels[i]!, count: occurrencesOf(s.steps, mismatch.first!) })) };
+  }
   if (common.length === 0) return runs.length > 2 ? Object.assign(result, recommendedTolerance(result)) : result;
 
   const columns = series.map((s) => valuesAt(s, common));
@@ -201,6 +217,8 @@ function compareMetric(name: string, runs: readonly RunInput[]): MetricCompariso
       if (exact && !wholeNumbers) maxUlp = Math.max(maxUlp, float32 ? ulpDistance32(a, b) : ulpDistance64(a, b));
     }
   }
+  // A step logged more often by one run than another is a difference even where the values compared agree.
+  if (mismatch.count > 0 && (result.firstDivergentStep === null || mismatch.first! < result.firstDivergentStep)) result.firstDivergentStep = mismatch.first!;
   const differs = result.firstDivergentStep !== null;
   result.verdict = differs ? 'differs' : missingIn.length > 0 ? 'missing' : exact ? 'bitwise' : 'print-precision';
   if (differs) {
@@ -225,7 +243,7 @@ function compareMetric(name: string, runs: readonly RunInput[]): MetricCompariso
 }
 
 function recommendedTolerance(m: MetricComparison): { recommendedAtol: number | null; recommendedRtol: number | null } {
-  if (m.missingIn.length > 0 || m.steps === 0 || m.nonFiniteMismatches > 0) return { recommendedAtol: null, recommendedRtol: null };
+  if (m.missingIn.length > 0 || m.steps === 0 || m.nonFiniteMismatches > 0 || m.repeatMismatches) return { recommendedAtol: null, recommendedRtol: null };
   if (m.firstDivergentStep === null) return { recommendedAtol: 0, recommendedRtol: 0 };
   return { recommendedAtol: m.maxAbs, recommendedRtol: m.maxRel };
 }
@@ -272,22 +290,33 @@ function sameSteps(a: number[], b: number[]): boolean {
   return true;
 }
 
-/** Steps present in every series, ascending (each series' steps are). */
+/**
+ * Steps present in every series, ascending (each series' steps are); a step some series repeat is there
+ * as often as the series that logged it least often, so its k-th occurrence meets every run's k-th.
+ */
 function commonSteps(series: MetricSeries[]): number[] {
   let common = series[0]!.steps;
   for (const s of series.slice(1)) {
     if (sameSteps(common, s.steps)) continue;
     const out: number[] = [];
-    let j = 0;
-    for (const step of common) {
-      while (j < s.steps.length && s.steps[j]! < step) j++;
-      if (s.steps[j] === step) out.push(step);
+    const other = s.steps;
+    for (let i = 0, j = 0; i < common.length && j < other.length; ) {
+      const a = common[i]!;
+      const b = other[j]!;
+      if (a < b) i++;
+      else if (a > b) j++;
+      else {
+        out.push(a);
+        i++;
+        j++;
+      }
     }
     common = out;
   }
   return common;
 }
 
+/** The values at `steps` (common steps of s): the k-th occurrence of a step takes s's k-th. */
 function valuesAt(s: MetricSeries, steps: number[]): number[] {
   if (sameSteps(s.steps, steps)) return s.values;
   const out: number[] = [];
@@ -295,8 +324,51 @@ function valuesAt(s: MetricSeries, steps: number[]): number[] {
   for (const step of steps) {
     while (s.steps[j]! < step) j++;
     out.push(s.values[j]!);
+    j++;
   }
   return out;
+}
+
+/** Distinct steps the series has more than once. */
+function repeatedStepCount(s: MetricSeries): number {
+  let n = 0;
+  for (let i = 1; i < s.steps.length; i++) if (s.steps[i] === s.steps[i - 1] && s.steps[i] !== s.steps[i - 2]) n++;
+  return n;
+}
+
+/** Common steps some series logged more often than the common count: how many, and the first. */
+function repeatMismatchesOf(series: MetricSeries[], common: number[]): { count: number; first: number | null } {
+  const steps = new Set<number>();
+  for (const s of series) {
+    if (sameSteps(s.steps, common)) continue;
+    const own = s.steps;
+    for (let i = 0, j = 0; i < common.length; ) {
+      const step = common[i]!;
+      const from = i;
+      while (i < common.length && common[i] === step) i++;
+      while (own[j]! < step) j++;
+      const ownFrom = j;
+      while (j < own.length && own[j] === step) j++;
+      if (j - ownFrom !== i - from) steps.add(step);
+    }
+  }
+  let first: number | null = null;
+  for (const step of steps) if (first === null || step < first) first = step;
+  return { count: steps.size, first };
+}
+
+/** How often `step` occurs in sorted `steps`. */
+function occurrencesOf(steps: number[], step: number): number {
+  let lo = 0;
+  let hi = steps.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (steps[mid]! < step) lo = mid + 1;
+    else hi = mid;
+  }
+  let n = 0;
+  while (steps[lo + n] === step) n++;
+  return n;
 }
 
 const view = new DataView(new ArrayBuffer(8));

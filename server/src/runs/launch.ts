@@ -1,6 +1,7 @@
 // Runs the user's command N times, one after another or all at once (--parallel), and keeps
 // everything on disk first:
-//   DIR/<run-id>/run-<k>.log   stdout as it comes, then stderr (how, and why: launchRun)
+//   DIR/<run-id>/run-<k>.log          stdout as it comes (how, and why: launchRun)
+//   DIR/<run-id>/run-<k>.log.stderr   stderr as it comes, when the run wrote any
 //   DIR/<run-id>/meta.json     command, environment difference, cwd, git state, Python/torch versions,
 //                              times, exit status
 // Each run gets its own process group (spawn detached), so a timeout or a cancel stops the launcher
@@ -39,11 +40,10 @@ export interface RunRecord {
   cancelled: boolean;
   /** The command could not be started (ENOENT, EACCES …). */
   spawnError?: string;
-  /**
-   * Why the log is not whole, as a sentence: it could not be created (the run was not started), or it
-   * could not take the run's stderr (disk full …), which then stays in `<log>.stderr`.
-   */
+  /** Why there is no log, as a sentence: it could not be created, so the run was not started. */
   logError?: string;
+  /** Where the run's stderr is (`<log>.stderr`), when it wrote any. */
+  stderrPath?: string;
 }
 
 /** Settings that make the children of a run deterministic without code changes (`--preset det`). */
@@ -128,11 +128,11 @@ const STRAGGLER_MS = 2000;
  * Where the output goes, and why: the child writes its stdout straight into the log and its stderr
  * into `<log>.stderr` (inherited descriptors, O_APPEND), as `cmd > log 2> err` would. Nothing passes
  * through bitexact, so a run is as fast as when run bare, and when bitexact dies the child goes on
- * writing and nothing is lost. When the run has ended, its stderr is appended to the log and the file
- * removed (it stays if the log cannot take it). Two files, not one shared as `2>&1` would: Python
- * block-buffers stdout and cuts its 8 KiB writes anywhere, so a stderr warning written between two of
- * them would land inside a metric line; the price is that the log shows stderr after stdout rather
- * than interleaved with it. PYTHONUNBUFFERED is not forced (runEnvironment): unbuffered, every printed
+ * writing and nothing is lost. The two stay apart: Python block-buffers stdout and cuts its 8 KiB
+ * writes anywhere, so a stderr warning written between two of them would land inside a metric line,
+ * and what a program writes to stderr (warnings, a child printing its PID as JSON) is not its metrics
+ * unless the user says so (`pair --stderr` reads it after stdout); an empty stderr file is removed.
+ * PYTHONUNBUFFERED is not forced (runEnvironment): unbuffered, every printed
  * line is a system call, which doubled the time of a program that prints a lot; buffered, what is still
  * in the child's buffer is lost when the child dies hard (SIGKILL, a segfault). A Python exception exits
  * through the flush, and a run being stopped gets SIGINT first, which Python turns into a
@@ -189,13 +189,10 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
       for (const t of timers) clearTimeout(t);
       spec.signal?.removeEventListener('abort', onAbort);
       if (onOutput) tell(true);
-      try {
-        appendFile(out, err);
-      } catch (error) {
-        record.logError = `cannot append the run's stderr to ${spec.logPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; it stays in ${err.path}`;
-      }
+      const wroteStderr = fs.fstatSync(err.readFd).size > 0;
+      if (wroteStderr) record.stderrPath = err.path;
       out.close(false);
-      err.close(!record.logError);
+      err.close(!wroteStderr);
       record.end = new Date().toISOString();
       record.wallTime = (performance.now() - started) / 1000;
       resolve(record);
@@ -262,19 +259,6 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
   });
 }
 
-/** Appends all of `source` to `target`, starting on a line of its own; a megabyte at a time. */
-function appendFile(target: OutputFile, source: OutputFile): void {
-  const chunk = Buffer.allocUnsafe(1 << 20);
-  for (let at = 0, n: number; (n = fs.readSync(source.readFd, chunk, 0, chunk.length, at)) > 0; at += n) {
-    if (at === 0) {
-      const size = fs.fstatSync(target.writeFd).size;
-      const last = Buffer.alloc(1);
-      if (size > 0 && fs.readSync(target.readFd, last, 0, 1, size - 1) === 1 && last[0] !== 10) fs.writeSync(target.writeFd, '\n');
-    }
-    for (let written = 0; written < n; ) written += fs.writeSync(target.writeFd, chunk, written, n - written);
-  }
-}
-
 export interface PairSpec {
   argv: string[];
   cwd: string;
@@ -298,6 +282,8 @@ export interface PairSpec {
   parallel?: boolean;
   /** Limit for asking the interpreter its versions (default 10 s). */
   versionTimeoutMs?: number;
+  /** The runs' stderr is read as metrics too (recorded in meta.json for `compare DIR`). */
+  stderrMetrics?: boolean;
 }
 
 export interface PairResult {
@@ -328,6 +314,7 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
     git: gitState(spec.cwd),
     preset: spec.preset ?? null,
     parallel: spec.parallel === true,
+    stderrMetrics: spec.stderrMetrics === true,
     versions: null as InterpreterVersions | null,
     runs: [] as Record<string, unknown>[],
   };
@@ -369,6 +356,7 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
         signal: record.signal,
         ...(record.spawnError ? { spawnError: record.spawnError } : {}),
         ...(record.logError ? { logError: record.logError } : {}),
+        ...(record.stderrPath ? { stderr: path.basename(record.stderrPath) } : {}),
       });
       writeMeta();
       records[k - 1] = record;

@@ -20,6 +20,8 @@ import type { MetricSeries, ParsedLog } from './series.js';
 export interface LogRequest {
   file: string;
   format: LogFormat | 'auto';
+  /** A run's stderr file, read after `file` as part of the same log (`pair --stderr`); may be absent. */
+  stderr?: string;
 }
 
 /** The script a worker runs and its arguments: a bitexact entry point that routes them to serveLogRead. */
@@ -56,7 +58,7 @@ export async function readLogFiles(requests: readonly LogRequest[], options: Rea
   const minBytes = options.minWorkerBytes ?? DEFAULT_MIN_WORKER_BYTES;
   const large = options.workerEntry ? requests.map((_, i) => i).filter((i) => sizeOf(requests[i]!.file) >= minBytes) : [];
   const threads = Math.min(options.threads ?? os.availableParallelism(), large.length);
-  if (threads < 2) return requests.map((r) => readLogFile(r.file, r.format));
+  if (threads < 2) return requests.map(readRequest);
   const entry = options.workerEntry!;
   const onWorkerError = options.onWorkerError ?? (() => undefined);
   // This thread reads every small log and large ones from the back of the queue, yielding between
@@ -67,14 +69,41 @@ export async function readLogFiles(requests: readonly LogRequest[], options: Rea
     for (let i = queue.shift(); i !== undefined; i = queue.shift()) out[i] = await readInWorker(entry, requests[i]!, onWorkerError);
   };
   for (let w = 0; w < threads - 1; w++) workers.push(runWorker());
-  for (let i = 0; i < requests.length; i++) if (!large.includes(i)) out[i] = readLogFile(requests[i]!.file, requests[i]!.format);
+  for (let i = 0; i < requests.length; i++) if (!large.includes(i)) out[i] = readRequest(requests[i]!);
   for (let i = queue.pop(); i !== undefined; i = queue.pop()) {
-    out[i] = readLogFile(requests[i]!.file, requests[i]!.format);
+    out[i] = readRequest(requests[i]!);
     // Lets finished workers take their next log before this thread starts another.
     await new Promise((resolve) => setImmediate(resolve));
   }
   await Promise.all(workers);
   return out;
+}
+
+/** One log; never throws. With `stderr`, that file's lines come after the log's, on lines of their own. */
+export function readRequest(request: LogRequest): ParsedLog {
+  if (request.stderr === undefined) return readLogFile(request.file, request.format);
+  const bytes = requestBytes(request);
+  return bytes ? readLogBytes(request.file, bytes, request.format) : readLogFile(request.file, request.format);
+}
+
+/** The bytes of the request's log and stderr together; undefined when the log cannot be read. */
+function requestBytes(request: LogRequest): Buffer | undefined {
+  let log: Buffer;
+  try {
+    log = fs.readFileSync(request.file);
+  } catch {
+    return undefined; // readLogFile says why
+  }
+  if (request.stderr === undefined) return log;
+  let stderr: Buffer;
+  try {
+    stderr = fs.readFileSync(request.stderr);
+  } catch {
+    return log; // the run wrote nothing to stderr
+  }
+  if (stderr.length === 0) return log;
+  const between = log.length > 0 && log[log.length - 1] !== 10 ? [Buffer.from('\n')] : [];
+  return Buffer.concat([log, ...between, stderr]);
 }
 
 /** True in a worker thread started by readLogFiles: the entry point should call serveLogRead. */
@@ -85,12 +114,8 @@ export function isLogReadWorker(): boolean {
 /** In a worker from readLogFiles: reads its log and posts it back with the file's bytes. */
 export function serveLogRead(): void {
   const request = (workerData as Record<typeof READ_REQUEST, LogRequest>)[READ_REQUEST];
-  let bytes: Buffer;
-  try {
-    bytes = fs.readFileSync(request.file);
-  } catch {
-    bytes = Buffer.alloc(0); // the reply's log says why: readLogFile gives the error
-  }
+  // Empty when the log cannot be read: the reply's log says why (readLogFile gives the error).
+  const bytes = requestBytes(request) ?? Buffer.alloc(0);
   const log = bytes.length ? readLogBytes(request.file, bytes, request.format) : readLogFile(request.file, request.format);
   const transfer: ArrayBuffer[] = [];
   const packedSteps = new Map<number[], Float64Array>();
@@ -100,11 +125,12 @@ export function serveLogRead(): void {
     return array;
   };
   const series = log.series.map((s): PackedSeries => {
-    const { name, steps, values, precision, timing, intervalMean } = s;
+    const { name, steps, values, precision, timing, intervalMean, unstepped } = s;
     let stepArray = packedSteps.get(steps);
     if (!stepArray) packedSteps.set(steps, (stepArray = packed(steps)));
     const out: PackedSeries = { name, steps: stepArray, values: packed(values), precision, timing };
     if (intervalMean !== undefined) out.intervalMean = intervalMean;
+    if (unstepped) out.unstepped = unstepped;
     // Reading an accessor would make the texts; only texts already made travel.
     const texts = Object.getOwnPropertyDescriptor(s, 'texts');
     if (texts && 'value' in texts) out.texts = texts.value as string[];
@@ -128,7 +154,7 @@ function readInWorker(entry: WorkerEntry, request: LogRequest, onWorkerError: No
     worker.once('exit', (code) => {
       if (reply) return resolve(unpackLog(reply, request));
       onWorkerError(request.file, failure ?? `the worker ended without a reply (exit code ${code})`);
-      resolve(readLogFile(request.file, request.format));
+      resolve(readRequest(request));
     });
   });
 }

@@ -65,6 +65,8 @@ export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, run
       missingIn: m.missingIn,
       partial: m.partial,
       lastCommonStep: m.lastCommonStep,
+      ...(m.repeatedSteps ? { repeatedSteps: m.repeatedSteps } : {}),
+      ...(m.repeatMismatches ? { repeatMismatches: m.repeatMismatches, repeatMismatch: m.repeatMismatch } : {}),
       ...(m.intervalMean ? { intervalMean: m.intervalMean } : {}),
       ...(m.maxDistinct !== undefined ? { maxDistinct: m.maxDistinct } : {}),
       ...(m.recommendedAtol !== undefined ? { recommendedAtol: finiteOrNull(m.recommendedAtol) } : {}),
@@ -82,7 +84,7 @@ export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, run
 
 /** The smallest atol (with rtol 0) and rtol (with atol 0) under which every compared step passes. */
 function toleranceOf(m: MetricComparison): { atol: number | null; rtol: number | null } | null {
-  if (m.verdict !== 'differs' || m.nonFiniteMismatches > 0) return null;
+  if (m.verdict !== 'differs' || m.nonFiniteMismatches > 0 || m.repeatMismatches) return null;
   return { atol: finiteOrNull(m.maxAbs), rtol: finiteOrNull(m.maxRel) };
 }
 
@@ -136,6 +138,7 @@ export function reportText(comparison: Comparison, runs: readonly ReportRun[], e
     const tolerances = ordered.filter((m) => m.verdict === 'differs').slice(0, 3).map(toleranceText);
     if (tolerances.length) lines.push(`Smallest tolerance that passes: ${tolerances.join('; ')}.`);
   }
+  lines.push(...repeatText(counted));
   const printed = counted.filter((m) => m.verdict === 'print-precision');
   if (printed.length && counted.every((m) => m.verdict === 'print-precision' || m.verdict === 'bitwise')) {
     lines.push('Rounded prints can hide differences in the last bits; log full-precision values (JSONL, tfevents) to prove bitwise identity.');
@@ -206,7 +209,7 @@ function recommendedText(ordered: MetricComparison[], runCount: number): string[
   const differing = withTolerance.filter((m) => m.verdict === 'differs');
   if (differing.length === 0) return [];
   const shown = differing.slice(0, TABLE_ROWS).map((m) => {
-    if (m.recommendedAtol === null && m.recommendedRtol === null) return `${m.name} none (${m.missingIn.length ? 'not logged by every run' : 'NaN/Inf in one run only'})`;
+    if (m.recommendedAtol === null && m.recommendedRtol === null) return `${m.name} none (${m.missingIn.length ? 'not logged by every run' : m.repeatMismatches ? 'a step is logged more often in some runs' : 'NaN/Inf in one run only'})`;
     const rtol = m.recommendedRtol === null ? 'no rtol (a reference value is 0)' : `rtol=${num(m.recommendedRtol ?? null)}`;
     return `${m.name} atol=${num(m.recommendedAtol ?? null)} or ${rtol}`;
   });
@@ -217,7 +220,25 @@ function recommendedText(ordered: MetricComparison[], runCount: number): string[
   return [`Recommended tolerance (every one of the ${runCount} runs passes against run 1 at every step): ${shown.join('; ')}${more}${exact}.`];
 }
 
+/** Steps logged more than once: each occurrence is compared, and a run that repeats a step the others do not differs. */
+function repeatText(counted: MetricComparison[]): string[] {
+  const out: string[] = [];
+  const mismatched = counted.filter((m) => m.repeatMismatch);
+  for (const m of mismatched.slice(0, 3)) {
+    const { step, counts } = m.repeatMismatch!;
+    const more = m.repeatMismatches! > 1 ? ` (and ${countOf(m.repeatMismatches! - 1, 'other step')})` : '';
+    out.push(`${m.name}: step ${step} logged ${counts.map((c) => `${countOf(c.count, 'time')} in ${c.label}`).join(', ')}${more}; a restart in some runs only? Each occurrence is compared in log order.`);
+  }
+  const repeated = counted.filter((m) => m.repeatedSteps && !m.repeatMismatch);
+  if (repeated.length) {
+    const names = repeated.slice(0, 3).map((m) => m.name).join(', ') + (repeated.length > 3 ? ' …' : '');
+    out.push(`Steps logged more than once (${names}): each occurrence is compared with the same occurrence in every run.`);
+  }
+  return out;
+}
+
 function toleranceText(m: MetricComparison): string {
+  if (m.repeatMismatches) return `${m.name} none (a step is logged more often in some runs)`;
   if (m.nonFiniteMismatches > 0) return `${m.name} none (NaN/Inf in one run only)`;
   const rtol = m.maxRel === null ? 'no rtol (a reference value is 0)' : `rtol=${num(m.maxRel)}`;
   return `${m.name} atol=${num(m.maxAbs)} or ${rtol}`;

@@ -11,7 +11,11 @@ export const FULL_REPR: Precision = { exact: true, what: 'full precision (repr)'
 
 export interface MetricSeries {
   name: string;
-  /** Strictly increasing. Series logged on the same lines may share one array: never change it. */
+  /**
+   * Non-decreasing: a step the log has more than once (a restart) appears once per occurrence, in log
+   * order, and each occurrence is compared with the same occurrence in the other runs. Series logged on
+   * the same lines may share one array: never change it.
+   */
   steps: number[];
   values: number[];
   /**
@@ -25,6 +29,8 @@ export interface MetricSeries {
   timing: boolean;
   /** Each printed value is a mean over this many steps (Megatron --log-interval), when known. */
   intervalMean?: number;
+  /** Values a log with steps gave without one (`NAME (no step)`): step k is the k-th such value. */
+  unstepped?: true;
 }
 
 export type StepKind = 'step' | 'ordinal';
@@ -51,18 +57,23 @@ export function isTimingMetric(name: string): boolean {
 
 const MAX_NOTES = 12;
 
+/** Slot-name prefix of the values a log gave without a step (addOrdinal). */
+const UNSTEPPED = '\u0001';
+
 /** A value's printed text, or where it starts in the reader's source (see SeriesBuilder's textAt). */
 export type TextRef = string | number;
 
-/** One key's points: parallel arrays while steps only go up (the common case), a map once they do not. */
+/** One key's points in log order: parallel arrays, sorted by step at build time if steps did not only go up. */
 export interface Points {
   steps: number[];
   values: number[];
   texts: TextRef[];
   /** The step added last (not necessarily the largest). */
   last: number;
-  /** Set once a step repeats or goes back: step → point, in "last write" order. */
-  byStep: Map<number, { value: number; text: TextRef }> | undefined;
+  /** When the slot got its first point (series come out in that order); Infinity while it has none. */
+  first: number;
+  /** Set once a step repeats or goes back: step → index of its latest occurrence. */
+  byStep: Map<number, number> | undefined;
   /** `steps` is also other slots' (addRun): it is copied before it changes. */
   sharedSteps: boolean;
   /** After addRun, `texts` is empty and this lists them, when someone needs them. */
@@ -70,12 +81,17 @@ export interface Points {
 }
 
 /**
- * Collects (metric, step, text) triples in log order and turns them into sorted series. Duplicate steps
- * (a resumed or restarted run) keep the later value, as the later run is the one that went on.
+ * Collects (metric, step, text) triples in log order and turns them into sorted series. A step logged
+ * more than once (a resumed or restarted run) keeps every occurrence, in log order: keeping only one
+ * would hide a difference in the others. Values logged without a step (addOrdinal) are numbered in
+ * order in series of their own; in a log that also has stepped values they are named `NAME (no step)`
+ * and are never merged with the stepped ones.
  */
 export class SeriesBuilder {
   private readonly points = new Map<string, Points>();
   private readonly order: string[] = [];
+  /** Slots that got a first point so far (Points.first). */
+  private added = 0;
   private readonly noteCounts = new Map<string, { count: number; render: (count: number) => string }>();
   private readonly ordinals = new Map<string, number>();
   private readonly ranks = new Set<string>();
@@ -100,7 +116,7 @@ export class SeriesBuilder {
     let p = this.points.get(key);
     if (!p) {
       if (rank !== undefined) this.ranks.add(rank);
-      p = { steps: [], values: [], texts: [], last: -Infinity, byStep: undefined, sharedSteps: false, textsLater: undefined };
+      p = { steps: [], values: [], texts: [], last: -Infinity, first: Infinity, byStep: undefined, sharedSteps: false, textsLater: undefined };
       this.points.set(key, p);
       this.order.push(key);
     }
@@ -114,6 +130,7 @@ export class SeriesBuilder {
       return;
     }
     if (p.sharedSteps || p.textsLater) own(p);
+    if (p.steps.length === 0) p.first = this.added++;
     if (!p.byStep) {
       if (step > p.last) {
         p.steps.push(step);
@@ -123,24 +140,26 @@ export class SeriesBuilder {
         return;
       }
       p.byStep = new Map();
-      for (let i = 0; i < p.steps.length; i++) p.byStep.set(p.steps[i]!, { value: p.values[i]!, text: p.texts[i]! });
+      for (let i = 0; i < p.steps.length; i++) p.byStep.set(p.steps[i]!, i);
     }
     const byStep = p.byStep;
     // The same text again at the same step is one value logged by two rows (Lightning's epoch column
-    // on a validation row and an epoch row), not a restart.
+    // on a validation row and an epoch row), not a restart: it adds nothing to compare.
     const before = byStep.get(step);
-    if (before && (before.text === text || this.text(before.text) === this.text(text))) return;
+    if (before !== undefined && (p.texts[before] === text || this.text(p.texts[before]!) === this.text(text))) return;
     const previous = p.last;
     if (step <= previous) {
-      if (byStep.has(step)) {
-        this.noteKind(`dup:${name}`, (n) => `${name}: ${n} step(s) logged more than once, first step ${step} (a restart?); the later values are used`);
+      if (before !== undefined) {
+        this.noteKind(`dup:${name}`, (n) => `${name}: ${n} step(s) logged more than once, first step ${step} (a restart?); each occurrence is compared in log order`);
       } else {
         this.noteKind(`back:${name}`, (n) => `${name}: steps go back ${n} time(s), first from ${previous} to ${step} (a resumed run?)`);
       }
     }
     p.last = step;
-    byStep.delete(step); // re-insert so iteration order stays "last write"
-    byStep.set(step, { value, text });
+    byStep.set(step, p.steps.length);
+    p.steps.push(step);
+    p.values.push(value);
+    p.texts.push(text);
   }
 
   /**
@@ -149,20 +168,37 @@ export class SeriesBuilder {
    * for the texts only when someone reads them.
    */
   addRun(p: Points, name: string, steps: number[], values: number[], textsLater: () => TextRef[]): void {
-    if (p.steps.length === 0 && !p.byStep) {
-      Object.assign(p, { steps, values, texts: [], last: steps[steps.length - 1] ?? p.last, sharedSteps: true, textsLater });
+    if (p.steps.length === 0) {
+      if (steps.length === 0) return;
+      Object.assign(p, { steps, values, texts: [], last: steps[steps.length - 1]!, first: this.added++, sharedSteps: true, textsLater });
       return;
     }
     const texts = textsLater();
     for (let i = 0; i < steps.length; i++) this.addTo(p, name, steps[i]!, values[i]!, texts[i]!);
   }
 
-  /** For logs without step numbers: the k-th value of a metric gets step k (1-based). */
+  /**
+   * For values without a step number: the k-th value of a metric gets step k (1-based), in a series
+   * apart from the metric's stepped values (see build).
+   */
   addOrdinal(name: string, value: number, text: TextRef, rank?: string): void {
     const key = rank === undefined ? name : `${name}\u0000${rank}`;
     const next = (this.ordinals.get(key) ?? 0) + 1;
     this.ordinals.set(key, next);
-    this.add(name, next, value, text, rank);
+    this.addTo(this.slot(UNSTEPPED + name, rank), name, next, value, text);
+  }
+
+  /** Whether some value was added with a step (add, addTo, addRun). */
+  get hasStepped(): boolean {
+    for (const [key, p] of this.points) if (p.steps.length > 0 && !key.startsWith(UNSTEPPED)) return true;
+    return false;
+  }
+
+  /** How many values were added without a step. */
+  get unstepped(): number {
+    let n = 0;
+    for (const count of this.ordinals.values()) n += count;
+    return n;
   }
 
   note(message: string): void {
@@ -177,7 +213,7 @@ export class SeriesBuilder {
   }
 
   get isEmpty(): boolean {
-    for (const p of this.points.values()) if (p.steps.length > 0 || (p.byStep?.size ?? 0) > 0) return false;
+    for (const p of this.points.values()) if (p.steps.length > 0) return false;
     return true;
   }
 
@@ -186,7 +222,7 @@ export class SeriesBuilder {
   }
 
   /**
-   * The series, in the order their keys first appeared. `knownPrecision` answers for a metric without
+   * The series, in the order their keys got their first value. `knownPrecision` answers for a metric without
    * reading its texts (a reader that judged them as it read them); `precisionOf` is asked otherwise.
    */
   build(
@@ -196,20 +232,28 @@ export class SeriesBuilder {
     // With one rank (or none) a prefix adds nothing: lines with and without it are one series.
     // With several, each rank keeps its own series; unprefixed lines stay under the plain name.
     const multiRank = this.ranks.size > 1;
-    const merged = new Map<string, { base: string; parts: Points[] }>();
-    for (const key of this.order) {
+    // Values without a step never join stepped ones: where the log has stepped values too, they are
+    // `NAME (no step)`; a log with no step at all keeps the plain names (its steps are all ordinal).
+    const stepped = this.hasStepped;
+    const merged = new Map<string, { base: string; parts: Points[]; unstepped: boolean }>();
+    const order = this.order.filter((key) => this.points.get(key)!.steps.length > 0);
+    order.sort((a, b) => this.points.get(a)!.first - this.points.get(b)!.first);
+    for (const key of order) {
       const points = this.points.get(key)!;
-      if (points.steps.length === 0 && !points.byStep?.size) continue; // a slot nothing was added to
-      const [base, rank] = key.split('\u0000') as [string, string | undefined];
-      const name = multiRank && rank !== undefined ? `${base}@rank${rank}` : base;
+      if (points.steps.length === 0) continue; // a slot nothing was added to
+      const [slotName, rank] = key.split('\u0000') as [string, string | undefined];
+      const unstepped = slotName.startsWith(UNSTEPPED);
+      const base = unstepped ? slotName.slice(UNSTEPPED.length) : slotName;
+      const plain = unstepped && stepped ? `${base} (no step)` : base;
+      const name = multiRank && rank !== undefined ? `${plain}@rank${rank}` : plain;
       const target = merged.get(name);
       if (target) target.parts.push(points);
-      else merged.set(name, { base, parts: [points] });
+      else merged.set(name, { base, parts: [points], unstepped: unstepped && stepped });
     }
     const series: MetricSeries[] = [];
-    for (const [name, { base, parts }] of merged) {
+    for (const [name, { base, parts, unstepped }] of merged) {
       const whole = parts.length === 1 && !parts[0]!.byStep ? parts[0]! : undefined;
-      const { steps, values, texts } = whole ?? sortedPoints(parts);
+      const { steps, values, texts } = whole ?? sortedPoints(parts, (ref) => this.text(ref));
       const later = whole?.textsLater;
       const s = { name, steps, values } as MetricSeries;
       if (!later && texts.every((t) => typeof t === 'string')) s.texts = texts as string[];
@@ -222,6 +266,7 @@ export class SeriesBuilder {
       s.timing = isTimingMetric(base);
       const interval = options.intervalMean?.(base);
       if (interval !== undefined && interval > 1) s.intervalMean = interval;
+      if (unstepped) s.unstepped = true;
       series.push(s);
     }
     return { format: this.format, stepKind: options.stepKind ?? 'step', series, notes: this.notes() };
@@ -252,16 +297,29 @@ function own(p: Points): void {
   }
 }
 
-/** Several keys' points as one series: later keys win a shared step, as later lines do. */
-function sortedPoints(parts: Points[]): { steps: number[]; values: number[]; texts: TextRef[] } {
-  const all = new Map<number, { value: number; text: TextRef }>();
+/**
+ * One or several keys' points as one series, sorted by step; occurrences of one step keep log order
+ * (and, across keys, key order). The same text again at a step already holding it is one value.
+ */
+function sortedPoints(parts: Points[], textOf: (ref: TextRef) => string): { steps: number[]; values: number[]; texts: TextRef[] } {
+  const points: { step: number; value: number; text: TextRef }[] = [];
+  const seen = parts.length > 1 ? new Map<number, Set<string>>() : undefined;
   for (const p of parts) {
     own(p);
-    if (p.byStep) for (const [step, point] of p.byStep) all.set(step, point);
-    else for (let i = 0; i < p.steps.length; i++) all.set(p.steps[i]!, { value: p.values[i]!, text: p.texts[i]! });
+    for (let i = 0; i < p.steps.length; i++) {
+      const step = p.steps[i]!;
+      const text = p.texts[i]!;
+      if (seen) {
+        const texts = seen.get(step) ?? new Set();
+        const printed = textOf(text);
+        if (texts.has(printed)) continue;
+        seen.set(step, texts.add(printed));
+      }
+      points.push({ step, value: p.values[i]!, text });
+    }
   }
-  const entries = [...all.entries()].sort((a, b) => a[0] - b[0]);
-  return { steps: entries.map(([step]) => step), values: entries.map(([, p]) => p.value), texts: entries.map(([, p]) => p.text) };
+  points.sort((a, b) => a.step - b.step); // stable: occurrences stay in order
+  return { steps: points.map((p) => p.step), values: points.map((p) => p.value), texts: points.map((p) => p.text) };
 }
 
 /** The series under another name; lazy texts stay lazy (a spread would make them). */

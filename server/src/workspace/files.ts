@@ -14,12 +14,17 @@ interface IgnoreLayer {
   rules: Ignore;
 }
 
+/** Told of a file a walk passed over on purpose, with the reason (a symbolic link). */
+export type SkipNote = (absolute: string, reason: string) => void;
+
 /**
- * Absolute paths of the Python files named by `inputs` (files or directories), sorted, unique.
+ * Absolute paths of the Python files named by `inputs` (files or directories), sorted, unique. A named
+ * path that is neither a regular file nor a directory (a FIFO would block the read forever) is refused.
  * `notebooks`: walks also collect *.ipynb (the CLI reads them; the editor gets notebook cells from
  * the client instead).
  */
-export function collectPythonFiles(inputs: readonly string[], cwd: string, options: { notebooks?: boolean } = {}): string[] {
+export function collectPythonFiles(inputs: readonly string[], cwd: string, options: { notebooks?: boolean; onSkip?: SkipNote } = {}): string[] {
+  const walkOptions = { notebooks: options.notebooks ?? false, onSkip: options.onSkip ?? (() => undefined) };
   const found = new Set<string>();
   for (const input of inputs) {
     const absolute = path.resolve(cwd, input);
@@ -29,10 +34,18 @@ export function collectPythonFiles(inputs: readonly string[], cwd: string, optio
     } catch {
       throw new UsageError(`${input}: no such file or directory`);
     }
-    if (stat.isDirectory()) walk(absolute, inheritedIgnores(absolute), found, options.notebooks ?? false);
-    else found.add(absolute);
+    if (stat.isDirectory()) walk(absolute, inheritedIgnores(absolute), found, walkOptions);
+    else if (stat.isFile()) found.add(absolute);
+    else throw new UsageError(`${input}: not a regular file (${specialKind(stat)}); bitexact checks Python files and directories`);
   }
   return [...found].sort();
+}
+
+function specialKind(stat: fs.Stats): string {
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isSocket()) return 'a socket';
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device';
+  return 'not a file';
 }
 
 /**
@@ -62,7 +75,7 @@ function isIgnored(target: string, isDir: boolean, layers: readonly IgnoreLayer[
   });
 }
 
-function walk(dir: string, layers: IgnoreLayer[], found: Set<string>, notebooks: boolean): void {
+function walk(dir: string, layers: IgnoreLayer[], found: Set<string>, options: { notebooks: boolean; onSkip: SkipNote }): void {
   const own = readIgnore(dir);
   const active = own ? [...layers, own] : layers;
   let entries: fs.Dirent[];
@@ -75,10 +88,13 @@ function walk(dir: string, layers: IgnoreLayer[], found: Set<string>, notebooks:
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (!ALWAYS_SKIPPED.has(entry.name) && !isIgnored(full, true, active)) walk(full, active, found, notebooks);
-    } else if (entry.isFile() && (entry.name.endsWith('.py') || (notebooks && isNotebookPath(entry.name))) && !isIgnored(full, false, active)) {
+      if (!ALWAYS_SKIPPED.has(entry.name) && !isIgnored(full, true, active)) walk(full, active, found, options);
+    } else if (entry.isFile() && (entry.name.endsWith('.py') || (options.notebooks && isNotebookPath(entry.name))) && !isIgnored(full, false, active)) {
       // Type stubs (.pyi) never run: a walk skips them (a stub named on the command line is checked).
       found.add(full);
+    } else if (entry.isSymbolicLink() && entry.name.endsWith('.py') && !isIgnored(full, false, active)) {
+      // A walk does not follow links (they may lead out of the tree, or to a file checked twice); say so.
+      options.onSkip(full, 'a symbolic link (a walk does not follow links; name the file to check it)');
     }
   }
 }
@@ -87,8 +103,12 @@ export function isNotebookPath(file: string): boolean {
   return file.endsWith('.ipynb');
 }
 
-/** `bom`: the file starts with a byte-order mark, stripped from `text` and restored on write. */
-export type ReadResult = { ok: true; text: string; bom: boolean } | { ok: false; reason: string };
+/**
+ * `bom`: the file starts with a byte-order mark, stripped from `text` and restored on write. `text` has
+ * every line break as `\n` or `\r\n`: a bare `\r` (a line break to Python, not to the parser) becomes
+ * `\n`, which keeps every offset; `raw` is then the text as the file has it, for writing fixes back.
+ */
+export type ReadResult = { ok: true; text: string; raw: string; bom: boolean } | { ok: false; reason: string };
 
 /** Reads a file as UTF-8 text; binary or non-UTF-8 content is refused with a reason, not thrown. */
 export function readSource(file: string): ReadResult {
@@ -98,14 +118,39 @@ export function readSource(file: string): ReadResult {
   } catch (error) {
     return { ok: false, reason: `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
   }
-  if (bytes.includes(0)) return { ok: false, reason: 'binary file (contains NUL bytes)' };
+  if (bytes.includes(0)) {
+    // Python refuses source with NUL bytes, so a UTF-16 file never runs as it is.
+    if (isUtf16(bytes)) return { ok: false, reason: 'UTF-16 text; Python reads source files as UTF-8 (it would not run this one): save it as UTF-8' };
+    return { ok: false, reason: 'binary file (contains NUL bytes)' };
+  }
   try {
-    const text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    const bom = text.startsWith('\uFEFF');
-    return { ok: true, text: bom ? text.slice(1) : text, bom };
+    const decoded = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    const bom = decoded.startsWith('\uFEFF');
+    const raw = bom ? decoded.slice(1) : decoded;
+    return { ok: true, text: normalizeLineBreaks(raw), raw, bom };
   } catch {
     return { ok: false, reason: 'not valid UTF-8' };
   }
+}
+
+/** A bare `\r` as `\n` (one character for one, so offsets stay): Python ends a line at either. */
+export function normalizeLineBreaks(text: string): string {
+  return text.includes('\r') ? text.replace(/\r(?!\n)/g, '\n') : text;
+}
+
+/** A UTF-16 byte-order mark, or (without one) text whose every other byte is NUL, as ASCII in UTF-16 is. */
+function isUtf16(bytes: Buffer): boolean {
+  if (bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))) return true;
+  const n = Math.min(bytes.length, 512) & ~1;
+  if (n < 4) return false;
+  let evenNul = 0;
+  let oddNul = 0;
+  for (let i = 0; i < n; i += 2) {
+    if (bytes[i] === 0) evenNul++;
+    if (bytes[i + 1] === 0) oddNul++;
+  }
+  const pairs = n / 2;
+  return (oddNul === pairs && evenNul === 0) || (evenNul === pairs && oddNul === 0);
 }
 
 export function writeSource(file: string, text: string, bom: boolean): void {

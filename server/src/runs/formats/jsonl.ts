@@ -55,9 +55,15 @@ export function readJsonl(input: string | Uint8Array, options: { fastPath?: bool
   flat?.flush();
   if (objects === 0) return emptyLog('jsonl', 'no JSON objects found', builder.notes());
   if (builder.isEmpty) return emptyLog('jsonl', 'the JSON objects hold no numeric values', builder.notes());
-  if (ordinal) builder.note('some records have no step key (step, iteration, global_step …); their values are numbered in order');
+  const stepped = builder.hasStepped;
+  if (ordinal && stepped) {
+    const n = builder.unstepped;
+    builder.note(
+      `${n} value(s) in records with no step key (step, iteration, global_step …) are compared in log order as series of their own, \`NAME (no step)\`, never with the stepped values`,
+    );
+  } else if (ordinal) builder.note('the records have no step key (step, iteration, global_step …); their values are numbered in order');
   return builder.build(jsonPrecision, {
-    stepKind: ordinal ? 'ordinal' : 'step',
+    stepKind: stepped ? 'step' : 'ordinal',
     // A metric only the fast path read is judged by the shapes it saw, without making its texts.
     knownPrecision: (name) => (slow.has(name) ? undefined : flat?.precisionOf(name, FULL_JSON)),
   });
