@@ -1,5 +1,6 @@
 // `npm run bench:lsp`: edit-to-diagnostics latency through a real stdio LSP client on a 5,000-line
-// file (p50/p95 over 200 one-character edits, each followed by a diagnostics pull), and the server's
+// file (p50/p95 over 200 one-character edits, each followed by a diagnostics pull), the same on a
+// file of as many lines dense with findings (about 700), and the server's
 // RSS after opening 50 such files. Targets: p95 <= 15 ms, RSS <= 200 MB. SERVER_NODE_ARGS passes node
 // options to the server (e.g. --max-old-space-size=100 shows how much of the RSS is uncollected garbage).
 import { spawn } from 'node:child_process';
@@ -8,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import rpc from 'vscode-languageserver-protocol/node';
-import { writeRealisticFile } from './realistic-corpus.mjs';
+import { writeDenseFile, writeRealisticFile } from './realistic-corpus.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dir = path.join(os.tmpdir(), 'bitexact-bench-lsp');
@@ -44,31 +45,35 @@ console.log(`bitexact LSP bench: ${text.split('\n').length} lines, ${first.items
 //  (c) one line toggled: '#' typed at column 0 of the middle line (a docstring) and deleted again,
 //      an edit after which tree-sitter alone re-parses a large part of the class.
 let version = 1;
-async function timeEdits(edits) {
+async function timeEdits(edits, target = uri) {
   const latencies = [];
+  let previousResultId;
   for (const change of edits) {
     const start = process.hrtime.bigint();
-    await connection.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri, version: ++version }, contentChanges: [change] });
-    await pull(uri);
+    await connection.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri: target, version: ++version }, contentChanges: [change] });
+    // As VS Code pulls: with the last result id, so an unchanged report can say so.
+    const report = await connection.sendRequest(rpc.DocumentDiagnosticRequest.type, { textDocument: { uri: target }, previousResultId });
+    previousResultId = report.resultId;
     latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
   latencies.sort((a, b) => a - b);
   const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
   return `p50 ${pct(50).toFixed(1)} ms, p95 ${pct(95).toFixed(1)} ms, max ${latencies.at(-1).toFixed(1)} ms`;
 }
-const lines = text.split('\n');
 const typeAndDelete = (line, character) => [
   { range: { start: { line, character }, end: { line, character } }, text: 'x' },
   { range: { start: { line, character }, end: { line, character: character + 1 } }, text: '' },
 ];
-const sampled = Array.from({ length: 100 }, (_, k) => Math.floor(((k + 0.5) * (lines.length - 1)) / 100));
+let lines = text.split('\n');
+const sampled = () => Array.from({ length: 100 }, (_, k) => Math.floor(((k + 0.5) * (lines.length - 1)) / 100));
 const assignmentNear = (line) => {
   for (let d = 0; d < lines.length; d++) {
     for (const l of [line + d, line - d]) if (/^ {8}\w+ = /.test(lines[l] ?? '')) return l;
   }
   throw new Error('no assignment in the bench file');
 };
-const inBodies = sampled.map(assignmentNear).flatMap((line) => typeAndDelete(line, /\w+/.exec(lines[line]).index + 1));
+const bodyEdits = () => sampled().map(assignmentNear).flatMap((line) => typeAndDelete(line, /\w+/.exec(lines[line]).index + 1));
+const inBodies = bodyEdits();
 const across = Array.from({ length: 100 }, (_, k) => Math.floor(((k + 0.5) * (lines.length - 1)) / 100)).flatMap((line) => typeAndDelete(line, lines[line].length));
 const middle = Math.floor(lines.length / 2);
 const toggle = Array.from({ length: 100 }, () => [
@@ -78,6 +83,19 @@ const toggle = Array.from({ length: 100 }, () => [
 console.log(`edit -> diagnostics, (a) typing inside function bodies: ${await timeEdits(inBodies)} (target p95 <= 15 ms)`);
 console.log(`edit -> diagnostics, (b) typing at the end of lines of every kind: ${await timeEdits(across)}`);
 console.log(`edit -> diagnostics, (c) '#' toggled on one docstring line: ${await timeEdits(toggle)}`);
+
+// (d) and (e): a file as long, dense with findings.
+const denseFile = path.join(dir, 'dense.py');
+writeDenseFile(denseFile, 5000);
+const denseUri = pathToFileURL(denseFile).href;
+const denseText = fs.readFileSync(denseFile, 'utf8');
+await connection.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri: denseUri, languageId: 'python', version: 1, text: denseText } });
+const denseFirst = await pull(denseUri);
+lines = denseText.split('\n');
+console.log(`dense file: ${lines.length} lines, ${denseFirst.items.length} diagnostics on open`);
+console.log(`edit -> diagnostics, (d) dense file, typing inside function bodies: ${await timeEdits(bodyEdits(), denseUri)} (target p95 <= 15 ms)`);
+const denseAcross = Array.from({ length: 100 }, (_, k) => Math.floor(((k + 0.5) * (lines.length - 1)) / 100)).flatMap((line) => typeAndDelete(line, lines[line].length));
+console.log(`edit -> diagnostics, (e) dense file, typing at the end of lines of every kind: ${await timeEdits(denseAcross, denseUri)} (target p95 <= 15 ms)`);
 
 for (const [i, file] of files.entries()) {
   if (i === 0) continue;
