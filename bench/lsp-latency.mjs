@@ -108,5 +108,10 @@ const rssMb = Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
 console.log(`server RSS with ${files.length} open files of ~5,000 lines: ${rssMb.toFixed(0)} MB (target <= 200 MB)`);
 await connection.sendRequest('shutdown');
 await connection.sendNotification('exit');
+// Let the server exit on its own (a --cpu-prof in SERVER_NODE_ARGS is written at exit), then make sure.
+await new Promise((resolve) => {
+  child.once('exit', resolve);
+  setTimeout(resolve, 5000).unref();
+});
 child.kill();
 process.exit(0);
