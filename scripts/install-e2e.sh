@@ -4,7 +4,8 @@
 #     build tools code-server's native modules compile with;
 #   - code-server 4.100.3 (VS Code 1.100.3, the last release that runs on Node 20) into
 #     $BITEXACT_E2E_HOME/code-server-4.100.3 (default ~/.cache/bitexact-e2e);
-#   - pre-commit (pip, into $BITEXACT_E2E_HOME/pre-commit-venv) for the hook test.
+#   - pre-commit (pip, into $BITEXACT_E2E_HOME/pre-commit-venv) for the hook test;
+#   - CPU PyTorch (pip) for the probe tests.
 #
 # Only the npm registry and Debian's archive are reachable, so code-server's own postinstall (which
 # refuses root and downloads ripgrep and argon2 binaries from GitHub) is skipped and its steps are
@@ -102,6 +103,13 @@ else
   step="running the installed code-server"
   code_server_works || { echo "install-e2e: $TARGET/node_modules/.bin/code-server --version fails" >&2; rm -f "$TARGET/.complete"; false; }
 fi
+
+# --- CPU PyTorch, for the probe tests (test/runs/probe.test.ts) ---------------------------------
+if ! python3 -c "import torch" >/dev/null 2>&1; then
+  step="installing CPU PyTorch (pip, from the local index)"
+  python3 -m pip install --quiet --retries 0 --timeout 5 torch==2.13.0+cpu
+fi
+echo "install-e2e: torch $(python3 -c 'import torch; print(torch.__version__)')"
 
 # --- pre-commit, for the hook test (test/e2e/pre-commit.test.ts) --------------------------------
 PRE_COMMIT_VENV=$E2E_HOME/pre-commit-venv

@@ -1,4 +1,4 @@
-"""Deterministic torch for `bitexact pair --preset det`, without touching the user's code.
+"""Deterministic torch for `bitexact pair --preset det` (and the probe), without touching the user's code.
 
 bitexact puts this directory first on PYTHONPATH, so Python runs this file at startup (see the `site`
 module). It must cost nothing for programs that never import torch, so it does not import torch: it
@@ -13,6 +13,21 @@ import os
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+# What to do once torch is imported: "deterministic" (`--preset det`, the default when unset), and/or
+# "probe" (`--probe`: bitexact_probe.py, next to this file, reads its own settings from the environment).
+_HOOKS = [h for h in os.environ.get("BITEXACT_TORCH_HOOKS", "deterministic").split(",") if h]
+
+
+def _on_torch(torch):
+    if "deterministic" in _HOOKS:
+        _make_deterministic(torch)
+    if "probe" in _HOOKS:
+        try:
+            import bitexact_probe
+
+            bitexact_probe.install_from_environment(torch)
+        except Exception as error:  # a probe that cannot install must not stop the program
+            sys.stderr.write("bitexact sitecustomize: the probe could not be installed: %r\n" % (error,))
 
 
 def _make_deterministic(torch):
@@ -44,7 +59,7 @@ class _TorchLoader(object):
             module.__spec__.loader = self._inner
         self._inner.exec_module(module)
         _uninstall()
-        _make_deterministic(module)
+        _on_torch(module)
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
@@ -97,8 +112,10 @@ def _run_next_sitecustomize():
         sys.stderr.write("Error in sitecustomize (%s): %r\n" % (spec.origin, error))
 
 
-if "torch" in sys.modules:
-    _make_deterministic(sys.modules["torch"])
+if not _HOOKS:
+    pass
+elif "torch" in sys.modules:
+    _on_torch(sys.modules["torch"])
 else:
     sys.meta_path.insert(0, _HOOK)
 _run_next_sitecustomize()

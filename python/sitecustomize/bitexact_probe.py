@@ -1,0 +1,283 @@
+"""The probe of `bitexact pair --probe modules`: where two runs of one training program part ways.
+
+Installed without code changes by bitexact's sitecustomize (BITEXACT_PROBE=modules) right after the
+program imports torch. It records, in execution order, a digest of every nn.Module's outputs in the
+forward, the gradient of each of those outputs in the backward, every parameter's gradient before
+and every parameter after `optimizer.step()`, and each `loss.backward()`'s loss: one JSON line per
+tensor in `$BITEXACT_PROBE_DIR/rank_<r>.jsonl`, appended, never rewritten.
+
+Digests are computed on the tensor's device and stay there (no host sync per tensor); a step's
+digests reach the host in one transfer when the optimizer steps, or at exit. A digest mixes each
+64-bit word of the tensor's raw bytes with its position and sums the results with wrap-around, so
+a single flipped bit anywhere, or two unequal elements swapped, change it.
+
+Records: sequence (execution order, from 0), rank, step (1-based, as training logs count), phase
+(forward | backward | optimizer), kind (module-output | grad-output | param-grad | param | loss),
+module (path as named_modules() names it, the root's class name for the root), output (index of the
+tensor among the module's outputs), occurrence (how many times this module/kind/output was recorded
+before in the step: microbatches, reused modules, recomputation), source {path, line} (where the
+module's forward is defined), dtype, shape, digest (16 hex digits).
+"""
+import atexit
+import inspect
+import json
+import os
+import sys
+
+_MASK64 = (1 << 64) - 1
+
+
+def _signed(value):
+    value &= _MASK64
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+# splitmix64's constants: the golden-ratio increment and the two finaliser multipliers (all odd).
+_GOLDEN = _signed(0x9E3779B97F4A7C15)
+_MIX1 = _signed(0xBF58476D1CE4E5B9)
+_MIX2 = _signed(0x94D049BB133111EB)
+
+
+def _shift_right(torch, z, bits):
+    """Logical shift of int64 words (torch's >> is arithmetic); keeps the finaliser a bijection."""
+    return (z >> bits) & ((1 << (64 - bits)) - 1)
+
+
+def digest(torch, tensor):
+    """The tensor's 64-bit digest as a 0-d int64 tensor on its device (no host sync)."""
+    x = tensor.detach()
+    if x.is_complex():
+        x = torch.view_as_real(x)
+    if x.dtype == torch.bool:
+        x = x.to(torch.uint8)
+    data = x.contiguous().reshape(-1).view(torch.uint8)
+    pad = (-data.numel()) % 8
+    if pad:
+        data = torch.cat([data, data.new_zeros(pad)])
+    words = data.view(torch.int64)
+    # Position first (index 0 weighs as much as any other), then splitmix64's finaliser, a bijection
+    # of 64-bit words: a changed word changes its term; a swap moves two words to other positions.
+    position = torch.arange(1, words.numel() + 1, device=words.device, dtype=torch.int64)
+    z = words + position * _GOLDEN
+    z = (z ^ _shift_right(torch, z, 30)) * _MIX1
+    z = (z ^ _shift_right(torch, z, 27)) * _MIX2
+    z = z ^ _shift_right(torch, z, 31)
+    # Integer sums wrap modulo 2**64 and are exact, so the reduction order cannot change the digest.
+    return z.sum() + words.numel()
+
+
+def _tensors(value, prefix=()):
+    """The tensors in a module's output (a tensor, or tuples, lists and dicts of them), in order."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _tensors(item)
+    elif isinstance(value, dict):
+        for key in value:
+            yield from _tensors(value[key])
+
+
+def _steps(text):
+    """`A-B` (inclusive, 1-based) or `A` or empty (every step)."""
+    if not text:
+        return 1, float("inf")
+    low, _, high = text.partition("-")
+    return int(low), int(high) if high else int(low)
+
+
+class Probe(object):
+    def __init__(self, torch, out_dir, steps=""):
+        self.torch = torch
+        self.rank = int(os.environ.get("RANK") or os.environ.get("LOCAL_RANK") or 0)
+        os.makedirs(out_dir, exist_ok=True)
+        self.file = open(os.path.join(out_dir, "rank_%d.jsonl" % self.rank), "a")
+        self.low, self.high = _steps(steps)
+        self.step = 1
+        self.sequence = 0
+        self.pending = []
+        self.occurrences = {}
+        self.names = {}
+        self.param_names = {}
+        self.sources = {}
+        self.stack = []
+        self.in_backward = 0
+
+    # --- records -------------------------------------------------------------------------------
+
+    def in_window(self):
+        return self.low <= self.step <= self.high
+
+    def record(self, kind, phase, module, tensor, output=0, source=None):
+        if not self.in_window() or not isinstance(tensor, self.torch.Tensor):
+            return
+        key = (kind, module, output)
+        occurrence = self.occurrences.get(key, 0)
+        self.occurrences[key] = occurrence + 1
+        self.pending.append(
+            {
+                "sequence": self.sequence,
+                "rank": self.rank,
+                "step": self.step,
+                "phase": phase,
+                "kind": kind,
+                "module": module,
+                "output": output,
+                "occurrence": occurrence,
+                "source": source,
+                "dtype": str(tensor.dtype).replace("torch.", ""),
+                "shape": list(tensor.shape),
+                "digest": digest(self.torch, tensor),
+            }
+        )
+        self.sequence += 1
+
+    def flush(self):
+        """Writes the pending records: their digests cross to the host in one transfer."""
+        if not self.pending:
+            return
+        # One stack and one transfer per device the digests live on.
+        by_device = {}
+        for i, record in enumerate(self.pending):
+            by_device.setdefault(record["digest"].device, []).append(i)
+        values = [0] * len(self.pending)
+        for indices in by_device.values():
+            for i, value in zip(indices, self.torch.stack([self.pending[i]["digest"] for i in indices]).tolist()):
+                values[i] = value
+        for record, value in zip(self.pending, values):
+            record["digest"] = "%016x" % (value & _MASK64)
+            self.file.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self.file.flush()
+        self.pending = []
+
+    # --- names ---------------------------------------------------------------------------------
+
+    def name_of(self, module):
+        name = self.names.get(id(module))
+        if name is None:
+            # A module called with no module around it is a root: name its whole tree from it.
+            root = type(module).__name__
+            for sub_name, sub in module.named_modules():
+                self.names.setdefault(id(sub), sub_name or root)
+            for param_name, param in module.named_parameters():
+                self.param_names.setdefault(id(param), "%s.%s" % (root, param_name))
+            name = self.names[id(module)]
+        return name
+
+    def source_of(self, module):
+        cls = type(module)
+        if cls not in self.sources:
+            try:
+                forward = cls.forward
+                self.sources[cls] = {"path": inspect.getsourcefile(forward) or "", "line": inspect.getsourcelines(forward)[1]}
+            except (TypeError, OSError):
+                self.sources[cls] = None
+        return self.sources[cls]
+
+    # --- hooks ---------------------------------------------------------------------------------
+
+    def forward_pre(self, module, args):
+        self.stack.append(self.name_of(module))
+
+    def forward(self, module, args, output):
+        if self.stack:
+            self.stack.pop()
+        if not self.in_window():
+            return
+        name = self.name_of(module)
+        source = self.source_of(module)
+        phase = "backward" if self.in_backward else "forward"  # activation recomputation runs in the backward
+        for index, tensor in enumerate(_tensors(output)):
+            self.record("module-output", phase, name, tensor, index, source)
+            if tensor.requires_grad and tensor.grad_fn is not None:
+                tensor.register_hook(self._grad_hook(name, index, source))
+
+    def _grad_hook(self, name, index, source):
+        def hook(grad):
+            self.record("grad-output", "backward", name, grad, index, source)
+
+        return hook
+
+    def before_step(self, optimizer, args, kwargs):
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    self.record("param-grad", "optimizer", self.param_names.get(id(param), "?"), param.grad)
+
+    def after_step(self, optimizer, args, kwargs):
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                self.record("param", "optimizer", self.param_names.get(id(param), "?"), param)
+        self.flush()
+        self.step += 1
+        self.occurrences = {}
+
+
+def install(torch, out_dir, steps=""):
+    """Hooks every module and optimizer of the process; returns the Probe."""
+    import torch.nn.modules.module as modules
+    import torch.optim.optimizer as optimizers
+
+    probe = Probe(torch, out_dir, steps)
+    modules.register_module_forward_pre_hook(probe.forward_pre)
+    modules.register_module_forward_hook(probe.forward)
+    optimizers.register_optimizer_step_pre_hook(probe.before_step)
+    optimizers.register_optimizer_step_post_hook(probe.after_step)
+
+    original_backward = torch.Tensor.backward
+
+    def backward(self, *args, **kwargs):
+        if self.numel() == 1:
+            probe.record("loss", "forward", "", self)
+        probe.in_backward += 1
+        try:
+            return original_backward(self, *args, **kwargs)
+        finally:
+            probe.in_backward -= 1
+
+    torch.Tensor.backward = backward
+    atexit.register(probe.flush)
+    return probe
+
+
+def install_from_environment(torch):
+    mode = os.environ.get("BITEXACT_PROBE", "")
+    if not mode:
+        return None
+    if mode != "modules":
+        sys.stderr.write("bitexact probe: unknown mode %r (modules); not recording\n" % mode)
+        return None
+    out_dir = os.environ.get("BITEXACT_PROBE_DIR") or "bitexact-probe"
+    return install(torch, out_dir, os.environ.get("BITEXACT_PROBE_STEPS", ""))
+
+
+def main(argv):
+    """`python -m bitexact_probe [--out DIR] [--steps A-B] -- script.py args...`: runs the script probed."""
+    import argparse
+    import runpy
+
+    if "--" not in argv:
+        sys.stderr.write("usage: python -m bitexact_probe [--out DIR] [--steps A-B] -- script.py [args...]\n")
+        return 2
+    split = argv.index("--")
+    parser = argparse.ArgumentParser(prog="python -m bitexact_probe")
+    parser.add_argument("--out", default=os.environ.get("BITEXACT_PROBE_DIR") or "bitexact-probe")
+    parser.add_argument("--steps", default=os.environ.get("BITEXACT_PROBE_STEPS", ""))
+    options = parser.parse_args(argv[:split])
+    script = argv[split + 1 :]
+    if not script:
+        sys.stderr.write("bitexact probe: no script after --\n")
+        return 2
+    import torch
+
+    install(torch, options.out, options.steps)
+    sys.argv = script
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script[0])))
+    runpy.run_path(script[0], run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

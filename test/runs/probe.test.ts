@@ -1,0 +1,117 @@
+// The probe (python/sitecustomize/bitexact_probe.py) with real CPU PyTorch: its digests see a single
+// flipped bit and a swap, its records come in execution order, the same program gives the same
+// records, and a perturbation shows first where it really enters. Without torch the suite is
+// skipped (scripts/install-e2e.sh installs the CPU wheel; BITEXACT_E2E=1 makes a missing one fail).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../support/checker.js';
+import { assertPresent, shouldSkip } from '../e2e/prereq.js';
+
+const SITE = path.join(ROOT, 'python/sitecustomize');
+const TRAINER = path.join(ROOT, 'test/fixtures/probe/tiny_trainer.py');
+const torchFound = spawnSync('python3', ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
+const prereq = { missing: torchFound ? [] : ['python3 cannot import torch (pip install torch==2.13.0+cpu)'] };
+
+interface ProbeRecord {
+  sequence: number;
+  step: number;
+  phase: string;
+  kind: string;
+  module: string;
+  output: number;
+  occurrence: number;
+  digest: string;
+  shape: number[];
+}
+
+function python(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync('python3', args, { encoding: 'utf8', env: { ...process.env, PYTHONPATH: SITE, BITEXACT_TORCH_HOOKS: '', ...env } });
+  if (r.status !== 0) throw new Error(`python3 ${args.join(' ')} failed:\n${r.stderr}`);
+  return r.stdout;
+}
+
+function probed(env: Record<string, string> = {}, extra: string[] = []): { records: ProbeRecord[]; stdout: string } {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-probe-'));
+  const stdout = python(['-m', 'bitexact_probe', '--out', out, ...extra, '--', TRAINER], env);
+  const records = fs.readFileSync(path.join(out, 'rank_0.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ProbeRecord);
+  return { records, stdout };
+}
+
+// Each test starts python3 and imports torch several times: generous limits for a busy 2-core machine.
+describe.skipIf(shouldSkip('probe', prereq))('the probe', { timeout: 240_000 }, () => {
+  it('digests see one flipped bit anywhere and a swap of two elements, in every dtype', () => {
+    assertPresent('probe', prereq);
+    const script = `
+import json, torch, bitexact_probe as p
+out = {}
+for dtype in (torch.float64, torch.float32, torch.bfloat16, torch.int64, torch.int32):
+    base = (torch.arange(1, 10, dtype=torch.float64) * 1.37).to(dtype)
+    d = lambda t: int(p.digest(torch, t))
+    ref = d(base)
+    bits = torch.finfo(dtype).bits if dtype.is_floating_point else torch.iinfo(dtype).bits
+    raw = {64: torch.int64, 32: torch.int32, 16: torch.int16}[bits]
+    changed = []
+    for index in (0, 1, 4):
+        for bit in (63, 31, 15, 7):
+            if bit >= bits:
+                continue
+            words = base.clone().view(raw)
+            words[index] ^= (1 << bit) if bit < bits - 1 else -(1 << bit)
+            changed.append(d(words.view(dtype)) != ref)
+    swapped = base.clone(); swapped[[0, 1]] = base[[1, 0]]
+    swapped_even = base.clone(); swapped_even[[2, 6]] = base[[6, 2]]
+    out[str(dtype)] = {"flips": changed, "swap": d(swapped) != ref, "swap_even": d(swapped_even) != ref, "same": d(base.clone()) == ref}
+print(json.dumps(out))`;
+    const result = JSON.parse(python(['-c', script])) as Record<string, { flips: boolean[]; swap: boolean; swap_even: boolean; same: boolean }>;
+    for (const [dtype, r] of Object.entries(result)) {
+      expect(r.flips.length, dtype).toBeGreaterThanOrEqual(6);
+      expect(r.flips.every(Boolean), `${dtype} flips`).toBe(true);
+      expect([r.swap, r.swap_even, r.same], dtype).toEqual([true, true, true]);
+    }
+  });
+
+  it('records modules, gradients, parameters and the loss in execution order, the same in two runs', () => {
+    const a = probed();
+    const b = probed();
+    expect(a.stdout).toBe(b.stdout);
+    expect(a.records.map((r) => r.sequence)).toEqual(a.records.map((_, i) => i));
+    expect(a.records).toEqual(b.records);
+    const step1 = a.records.filter((r) => r.step === 1).map((r) => `${r.phase} ${r.kind} ${r.module}`);
+    // Forward in call order (children before the root finishes), the loss, gradients back to front,
+    // then the optimizer's view of each parameter.
+    expect(step1.slice(0, 4)).toEqual(['forward module-output hidden', 'forward module-output out', 'forward module-output Head', 'forward loss ']);
+    // Head returns out's output tensor itself: both modules' hooks see that gradient first.
+    expect(new Set(step1.slice(4, 6))).toEqual(new Set(['backward grad-output out', 'backward grad-output Head']));
+    expect(step1.indexOf('backward grad-output out')).toBeLessThan(step1.indexOf('backward grad-output hidden'));
+    expect(step1.filter((k) => k.startsWith('optimizer param-grad')).length).toBe(4);
+    expect(step1.slice(-4)).toEqual(['optimizer param Head.hidden.weight', 'optimizer param Head.hidden.bias', 'optimizer param Head.out.weight', 'optimizer param Head.out.bias']);
+    expect(new Set(a.records.map((r) => r.step))).toEqual(new Set([1, 2, 3]));
+  });
+
+  it('shows the first difference where a perturbation enters, in execution order', () => {
+    const clean = probed().records;
+    const perturbed = probed({ BITEXACT_TEST_PERTURB: '1' }).records;
+    const first = perturbed.findIndex((r, i) => r.digest !== clean[i]!.digest);
+    // The nudge is outside every module, after the forward: the step-2 forward matches, and the
+    // first record to differ is the gradient reaching the root module's output in that backward.
+    expect(perturbed[first]).toMatchObject({ step: 2, phase: 'backward', kind: 'grad-output' });
+    expect(['out', 'Head']).toContain(perturbed[first]!.module);
+    expect(clean.slice(0, first).every((r, i) => r.digest === perturbed[i]!.digest)).toBe(true);
+  });
+
+  it('--steps keeps the window, and the sitecustomize hook installs it with no code change', () => {
+    const windowed = probed({}, ['--steps', '2-2']).records;
+    expect(new Set(windowed.map((r) => r.step))).toEqual(new Set([2]));
+    expect(windowed.map((r) => r.sequence)).toEqual(windowed.map((_, i) => i));
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-probe-site-'));
+    const plain = python([TRAINER]);
+    const viaSite = python([TRAINER], { BITEXACT_TORCH_HOOKS: 'probe', BITEXACT_PROBE: 'modules', BITEXACT_PROBE_DIR: out });
+    // Observer validity on this program: the probe changes no printed value.
+    expect(viaSite).toBe(plain);
+    const records = fs.readFileSync(path.join(out, 'rank_0.jsonl'), 'utf8').trim().split('\n');
+    expect(records.length).toBe(probed().records.length);
+  });
+});
