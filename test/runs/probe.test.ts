@@ -9,6 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/checker.js';
 import { assertPresent, shouldSkip } from '../e2e/prereq.js';
+import { localiseDirectories } from '../../server/src/runs/probe-trace.js';
 
 const SITE = path.join(ROOT, 'python/sitecustomize');
 const TRAINER = path.join(ROOT, 'test/fixtures/probe/tiny_trainer.py');
@@ -33,11 +34,11 @@ function python(args: string[], env: Record<string, string> = {}) {
   return r.stdout;
 }
 
-function probed(env: Record<string, string> = {}, extra: string[] = []): { records: ProbeRecord[]; stdout: string } {
+function probed(env: Record<string, string> = {}, extra: string[] = []): { records: ProbeRecord[]; stdout: string; dir: string } {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-probe-'));
   const stdout = python(['-m', 'bitexact_probe', '--out', out, ...extra, '--', TRAINER], env);
   const records = fs.readFileSync(path.join(out, 'rank_0.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ProbeRecord);
-  return { records, stdout };
+  return { records, stdout, dir: out };
 }
 
 // Each test starts python3 and imports torch several times: generous limits for a busy 2-core machine.
@@ -92,8 +93,13 @@ print(json.dumps(out))`;
   });
 
   it('shows the first difference where a perturbation enters, in execution order', () => {
-    const clean = probed().records;
-    const perturbed = probed({ BITEXACT_TEST_PERTURB: '1' }).records;
+    const cleanRun = probed();
+    const perturbedRun = probed({ BITEXACT_TEST_PERTURB: '1' });
+    const [clean, perturbed] = [cleanRun.records, perturbedRun.records];
+    // The comparer reads the two directories and names the same record, with the last match before it.
+    const [where] = localiseDirectories(cleanRun.dir, perturbedRun.dir);
+    expect(where).toMatchObject({ rank: 0, matchStrength: 'digest', divergence: { step: 2, phase: 'backward', kind: 'grad-output' } });
+    expect(where!.lastMatch).toMatchObject({ step: 2, kind: 'loss' });
     const first = perturbed.findIndex((r, i) => r.digest !== clean[i]!.digest);
     // The nudge is outside every module, after the forward: the step-2 forward matches, and the
     // first record to differ is the gradient reaching the root module's output in that backward.
