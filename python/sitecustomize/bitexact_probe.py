@@ -98,6 +98,8 @@ class Probe(object):
         self.step = 1
         self.sequence = 0
         self.pending = []
+        # Batches of records whose digests are on their way to the host: (records, host tensor, event).
+        self.in_flight = []
         self.occurrences = {}
         self.names = {}
         self.param_names = {}
@@ -134,23 +136,44 @@ class Probe(object):
         )
         self.sequence += 1
 
-    def flush(self):
-        """Writes the pending records: their digests cross to the host in one transfer."""
-        if not self.pending:
-            return
-        # One stack and one transfer per device the digests live on.
-        by_device = {}
-        for i, record in enumerate(self.pending):
-            by_device.setdefault(record["digest"].device, []).append(i)
-        values = [0] * len(self.pending)
-        for indices in by_device.values():
-            for i, value in zip(indices, self.torch.stack([self.pending[i]["digest"] for i in indices]).tolist()):
-                values[i] = value
-        for record, value in zip(self.pending, values):
-            record["digest"] = "%016x" % (value & _MASK64)
-            self.file.write(json.dumps(record, separators=(",", ":")) + "\n")
+    def flush(self, wait=False):
+        """Moves the pending records' digests towards the host and writes the records that arrived.
+
+        A CUDA step's digests are copied, one stack per device, into pinned host memory without
+        waiting (no host sync: under torch.cuda.set_sync_debug_mode("error") nothing raises); they
+        are written once the copy's event has completed, at a later step boundary, or at exit
+        (`wait`). CPU digests are written at once.
+        """
+        if self.pending:
+            by_device = {}
+            for record in self.pending:
+                by_device.setdefault(record["digest"].device, []).append(record)
+            for device, records in by_device.items():
+                stacked = self.torch.stack([r["digest"] for r in records])
+                if device.type == "cuda":
+                    host = self.torch.empty(stacked.shape, dtype=stacked.dtype, pin_memory=True)
+                    host.copy_(stacked, non_blocking=True)
+                    event = self.torch.cuda.Event()
+                    event.record()
+                    self.in_flight.append((records, host, event))
+                else:
+                    self.in_flight.append((records, stacked, None))
+            self.pending = []
+        # In order: a batch is written only after every batch before it.
+        while self.in_flight:
+            records, host, event = self.in_flight[0]
+            if event is not None and not event.query():
+                if not wait:
+                    break
+                event.synchronize()
+            self.in_flight.pop(0)
+            for record, value in zip(records, host.tolist()):
+                record["digest"] = "%016x" % (value & _MASK64)
+                self.file.write(json.dumps(record, separators=(",", ":")) + "\n")
         self.file.flush()
-        self.pending = []
+
+    def close(self):
+        self.flush(wait=True)
 
     # --- names ---------------------------------------------------------------------------------
 
@@ -238,7 +261,7 @@ def install(torch, out_dir, steps=""):
             probe.in_backward -= 1
 
     torch.Tensor.backward = backward
-    atexit.register(probe.flush)
+    atexit.register(probe.close)
     return probe
 
 
