@@ -28,14 +28,17 @@ class Experts(torch.nn.Module):
     def forward(self, x):
         tokens = x.reshape(-1, x.shape[-1])
         weights, chosen = torch.topk(F.softmax(self.router(tokens), dim=-1), self.top_k, dim=-1)
-        combined = torch.zeros_like(tokens)
+        rows_all, outputs = [], []
         for e in range(self.up.shape[0]):
             rows, slot = torch.nonzero(chosen == e, as_tuple=True)
             if rows.numel() == 0:
                 continue
             hidden = F.gelu(tokens[rows] @ self.up[e]) @ self.down[e]
-            # The accumulation: each token row receives top_k expert outputs, added atomically.
-            combined.index_add_(0, rows, hidden * weights[rows, slot].unsqueeze(-1))
+            rows_all.append(rows)
+            outputs.append(hidden * weights[rows, slot].unsqueeze(-1))
+        # The accumulation: one index_add_ in which every token row receives its top_k expert
+        # outputs, added with float atomics in whatever order the threads reach the row.
+        combined = torch.zeros_like(tokens).index_add_(0, torch.cat(rows_all), torch.cat(outputs))
         return combined.reshape_as(x)
 
 

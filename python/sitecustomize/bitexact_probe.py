@@ -6,10 +6,11 @@ forward, the gradient of each of those outputs in the backward, every parameter'
 and every parameter after `optimizer.step()`, and each `loss.backward()`'s loss: one JSON line per
 tensor in `$BITEXACT_PROBE_DIR/rank_<r>.jsonl`, appended, never rewritten.
 
-Digests are computed on the tensor's device and stay there (no host sync per tensor); a step's
-digests reach the host in one transfer when the optimizer steps, or at exit. A digest mixes each
-64-bit word of the tensor's raw bytes with its position and sums the results with wrap-around, so
-a single flipped bit anywhere, or two unequal elements swapped, change it.
+Digests are computed on the tensor's device and stay there (no host sync); a step's digests are
+copied towards the host in one transfer when the optimizer steps and written once they arrive. A
+digest weighs each 64-bit word of the tensor's raw bytes by an odd number that grows with its
+position and sums with wrap-around, so a single flipped bit anywhere, or two unequal elements
+swapped, change it.
 
 Records: sequence (execution order, from 0), rank, step (1-based, as training logs count), phase
 (forward | backward | optimizer), kind (module-output | grad-output | param-grad | param | loss),
@@ -27,24 +28,26 @@ import sys
 _MASK64 = (1 << 64) - 1
 
 
-def _signed(value):
-    value &= _MASK64
-    return value - (1 << 64) if value >= 1 << 63 else value
+def _odd_weights(torch, count, device, cache):
+    """1, 3, 5, ... as int64 on `device`: kept per (count, device), since shapes repeat every step."""
+    key = (count, str(device))
+    weights = cache.get(key)
+    if weights is None:
+        if len(cache) >= 256:
+            cache.clear()
+        weights = torch.arange(count, device=device, dtype=torch.int64) * 2 + 1
+        cache[key] = weights
+    return weights
 
 
-# splitmix64's constants: the golden-ratio increment and the two finaliser multipliers (all odd).
-_GOLDEN = _signed(0x9E3779B97F4A7C15)
-_MIX1 = _signed(0xBF58476D1CE4E5B9)
-_MIX2 = _signed(0x94D049BB133111EB)
+def digest(torch, tensor, cache=None):
+    """The tensor's 64-bit digest as a 0-d int64 tensor on its device (no host sync).
 
-
-def _shift_right(torch, z, bits):
-    """Logical shift of int64 words (torch's >> is arithmetic); keeps the finaliser a bijection."""
-    return (z >> bits) & ((1 << (64 - bits)) - 1)
-
-
-def digest(torch, tensor):
-    """The tensor's 64-bit digest as a 0-d int64 tensor on its device (no host sync)."""
+    Σ w_i · (2i + 1) mod 2**64 over the raw bytes' 64-bit words w_i: every weight is odd, so a change
+    of any one word (a single flipped bit included, bit 63 too) changes the sum, and a swap of two
+    unequal words at i and j changes it by 2·(w_i − w_j)·(j − i). Two kernels (a product and an
+    integer sum, exact in any order) once the weights are cached.
+    """
     x = tensor.detach()
     if x.is_complex():
         x = torch.view_as_real(x)
@@ -55,15 +58,8 @@ def digest(torch, tensor):
     if pad:
         data = torch.cat([data, data.new_zeros(pad)])
     words = data.view(torch.int64)
-    # Position first (index 0 weighs as much as any other), then splitmix64's finaliser, a bijection
-    # of 64-bit words: a changed word changes its term; a swap moves two words to other positions.
-    position = torch.arange(1, words.numel() + 1, device=words.device, dtype=torch.int64)
-    z = words + position * _GOLDEN
-    z = (z ^ _shift_right(torch, z, 30)) * _MIX1
-    z = (z ^ _shift_right(torch, z, 27)) * _MIX2
-    z = z ^ _shift_right(torch, z, 31)
-    # Integer sums wrap modulo 2**64 and are exact, so the reduction order cannot change the digest.
-    return z.sum() + words.numel()
+    weights = _odd_weights(torch, words.numel(), words.device, {} if cache is None else cache)
+    return (words * weights).sum()
 
 
 def _tensors(value, prefix=()):
@@ -104,6 +100,7 @@ class Probe(object):
         self.names = {}
         self.param_names = {}
         self.sources = {}
+        self.weights = {}
         self.stack = []
         self.in_backward = 0
 
@@ -131,7 +128,7 @@ class Probe(object):
                 "source": source,
                 "dtype": str(tensor.dtype).replace("torch.", ""),
                 "shape": list(tensor.shape),
-                "digest": digest(self.torch, tensor),
+                "digest": digest(self.torch, tensor, self.weights),
             }
         )
         self.sequence += 1

@@ -126,6 +126,11 @@ describe('per-metric verdicts', () => {
     expect(reportText(c, [{ label: 'run 1', logPath: 'a' }, { label: 'run 2', logPath: 'b', exitCode: 1 }], 1)).toMatch(/^IDENTICAL SO FAR: 1 metric over 2 steps \(partial: compared up to step 2; run 1 reached 3, run 2 reached 2, exit 1\)/);
   });
 
+  it('takes names that end in a time unit for timing metrics, not loss-like names that contain one', () => {
+    for (const name of ['step_ms', 'fwd_us', 'iter_secs', 'data_seconds']) expect(isTimingMetric(name), name).toBe(true);
+    for (const name of ['loss', 'grad_norm', 'msle', 'mse_loss', 'terms']) expect(isTimingMetric(name), name).toBe(false);
+  });
+
   it('shows timing metrics but never counts them', () => {
     const c = compareRuns(runs(log({ loss: [[1, 1]], step_time_ms: [[1, 10]] }), log({ loss: [[1, 1]], step_time_ms: [[1, 12]] })));
     expect(metric(c, 'step_time_ms')).toMatchObject({ timing: true, verdict: 'differs' });

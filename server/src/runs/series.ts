@@ -48,7 +48,7 @@ export interface ParsedLog {
 }
 
 const TIMING_NAME =
-  /time|elapsed|runtime|duration|latency|throughput|per[ _-]?sec|_per_second|samples?[ _/]per|tokens?[ _/]per|\btps\b|tflop|\bmfu\b|memory|\bmem\b|mem[-_ ]|_mem\b|\bgib\b|\bbytes\b|energy|power|\bwall|speed|it\/s|flos\b/i;
+  /time|elapsed|runtime|duration|latency|throughput|per[ _-]?sec|_per_second|samples?[ _/]per|tokens?[ _/]per|\btps\b|tflop|\bmfu\b|memory|\bmem\b|mem[-_ ]|_mem\b|\bgib\b|\bbytes\b|energy|power|\bwall|speed|it\/s|flos\b|(?:^|_)(?:ms|us|ns|secs?|seconds)$/i;
 
 /** Metrics that measure the machine rather than the numerics. */
 export function isTimingMetric(name: string): boolean {
