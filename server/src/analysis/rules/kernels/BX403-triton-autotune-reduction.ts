@@ -1,5 +1,5 @@
 import type { Node } from 'web-tree-sitter';
-import { argument, callArguments, literalValue } from '../../syntax.js';
+import { argument, CallArguments, callArguments, literalValue } from '../../syntax.js';
 import type { ModeOutcome, Rule, RuleContext } from '../rule.js';
 import { moduleValue, rootOf } from './module-scope.js';
 import { conditionPolarity, isKernel, kernelDtype, TL } from './triton.js';
@@ -195,6 +195,66 @@ function filledInLoop(fn: Node, name: string): boolean {
   return fn.descendantsOfType('for_statement').some((loop) => loop.text.includes(`${name}.append(`) || loop.text.includes(`${name}.extend(`));
 }
 
+/**
+ * A project's own autotune decorator: `@cached_autotune(configs=..., key=...)` on a jit kernel,
+ * where `cached_autotune` is imported from the project or defined in the file, and is not
+ * `triton.autotune` itself (which onCall sees). Kernel libraries wrap triton.autotune (or subclass
+ * its Autotuner) to add a config cache that falls back to timing; the wrapper's definition is often
+ * in another file, which a file's analysis cannot read, so the decorator is recognised by its shape:
+ * a name ending in `autotune`, a `configs` argument, on a Triton kernel. A wrapper defined in the
+ * same file must also show that it tunes (its body names `autotune` or `Autotuner`).
+ */
+const WRAPPER_DECORATOR = /@[ \t]*([A-Za-z_][\w.]*autotune)[ \t]*\(/g;
+
+function autotuneWrappers(root: Node, ctx: RuleContext): Node[] {
+  const found: Node[] = [];
+  for (const match of ctx.text.matchAll(WRAPPER_DECORATOR)) {
+    const name = root.descendantForIndex(match.index + match[0].indexOf(match[1]!));
+    let call: Node | null = name;
+    while (call && call.type !== 'call') call = call.parent;
+    if (!call || call.parent?.type !== 'decorator') continue;
+    const callee = call.childForFieldName('function');
+    if (!callee || callee.text !== match[1]) continue;
+    const qualified = ctx.scope.resolveExpression(callee);
+    if (qualified?.startsWith('triton.')) continue;
+    if (qualified === undefined && !(callee.type === 'identifier' && tunesLocally(moduleFunctions(root).get(callee.text)))) continue;
+    const args = callArguments(call);
+    if (!argument(args, 0, 'configs')) continue;
+    found.push(call);
+  }
+  return found;
+}
+
+/** A module function of this file whose body calls triton's autotune or builds an Autotuner. */
+function tunesLocally(fn: Node | undefined): boolean {
+  return !!fn && /\bautotune\b|Autotuner\b/.test(fn.childForFieldName('body')?.text ?? '');
+}
+
+/** Reports an autotune decorator call (triton's or a wrapper) on the kernel it decorates. */
+function checkAutotune(node: Node, args: CallArguments, ctx: RuleContext): void {
+  const decorator = node.parent;
+  const fn = decorator?.type === 'decorator' ? decorator.parent?.childForFieldName('definition') : undefined;
+  if (!fn || fn.type !== 'function_definition' || !isKernel(fn, ctx)) return;
+  const configs = argument(args, 0, 'configs');
+  if (configCount(configs, ctx) !== 'several') return;
+  const ops = orderSensitiveOps(fn, ctx);
+  const op = ops.get('reduce') ?? ops.get('atomic') ?? ops.get('dot');
+  if (!op) return;
+  const kernel = fn.childForFieldName('name')?.text ?? 'kernel';
+  // With the mode off the warning needs configs that change the kernel's split: a reduction or an
+  // atomic under another block size or warp count, a dot whose K is split across programs. A dot
+  // looped over K sums each output in one order whatever the block sizes: information.
+  const varying = [...(varyingKeys(configs, ctx) ?? [])].filter((k) => k !== 'num_stages');
+  const splits = (ops.has('reduce') || ops.has('atomic') ? varying.length > 0 : false) || varying.some((k) => K_SPLIT_KEY.test(k));
+  const why = `\`${kernel}\` uses ${op}, and autotune keeps whichever of its configs timed fastest in this process; configs with other block sizes or warp counts split the ${op.includes('dot') ? 'accumulation' : 'reduction'} differently, so another run can pick another config and get different bits`;
+  const fix = 'pass one fixed config when deterministic (e.g. `configs=[BEST] if deterministic else CONFIGS`)';
+  const warning: ModeOutcome = { severity: 'warning', message: `${why}; ${fix}.` };
+  ctx.report({
+    node,
+    outcomes: { off: splits ? warning : { severity: 'info', message: `${why}; if runs must match bit for bit, ${fix}.` }, on: warning, warn: warning },
+  });
+}
+
 const rule: Rule = {
   id: 'BX403',
   name: 'triton-autotune-reduction',
@@ -206,30 +266,13 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: 'triton.autotune benchmarks every config on the first launch for each key and keeps the fastest; timing noise decides between near-equal configs' },
     { torch: '', source: 'docs', text: "Megatron-LM's determinism catalogue lists timing-based autotuning of the Mamba/SSM Triton kernels as a nondeterminism source; Mamba switches to one fixed config when deterministic mode is on" },
   ],
-  triggers: ['autotune'],
+  triggers: ['autotune', 'autotune('],
   calls: ['triton.autotune'],
   onCall(call, ctx) {
-    const decorator = call.node.parent;
-    const fn = decorator?.type === 'decorator' ? decorator.parent?.childForFieldName('definition') : undefined;
-    if (!fn || fn.type !== 'function_definition') return;
-    const configs = argument(call.args, 0, 'configs');
-    if (configCount(configs, ctx) !== 'several') return;
-    const ops = orderSensitiveOps(fn, ctx);
-    const op = ops.get('reduce') ?? ops.get('atomic') ?? ops.get('dot');
-    if (!op) return;
-    const kernel = fn.childForFieldName('name')?.text ?? 'kernel';
-    // With the mode off the warning needs configs that change the kernel's split: a reduction or an
-    // atomic under another block size or warp count, a dot whose K is split across programs. A dot
-    // looped over K sums each output in one order whatever the block sizes: information.
-    const varying = [...(varyingKeys(configs, ctx) ?? [])].filter((k) => k !== 'num_stages');
-    const splits = (ops.has('reduce') || ops.has('atomic') ? varying.length > 0 : false) || varying.some((k) => K_SPLIT_KEY.test(k));
-    const why = `\`${kernel}\` uses ${op}, and autotune keeps whichever of its configs timed fastest in this process; configs with other block sizes or warp counts split the ${op.includes('dot') ? 'accumulation' : 'reduction'} differently, so another run can pick another config and get different bits`;
-    const fix = 'pass one fixed config when deterministic (e.g. `configs=[BEST] if deterministic else CONFIGS`)';
-    const warning: ModeOutcome = { severity: 'warning', message: `${why}; ${fix}.` };
-    ctx.report({
-      node: call.node,
-      outcomes: { off: splits ? warning : { severity: 'info', message: `${why}; if runs must match bit for bit, ${fix}.` }, on: warning, warn: warning },
-    });
+    checkAutotune(call.node, call.args, ctx);
+  },
+  onFile(root, ctx) {
+    for (const wrapper of autotuneWrappers(root, ctx)) checkAutotune(wrapper, callArguments(wrapper), ctx);
   },
   docs: `
 \`@triton.autotune(configs=[...], key=[...])\` compiles the kernel once per config, times each one on
@@ -257,6 +300,12 @@ configs of different block sizes or warp counts, a \`tl.dot\` whose configs spli
 order whatever \`BLOCK_M\`, \`BLOCK_N\` or \`BLOCK_K\` are (one result across 128 configs on an H200,
 Triton 3.6), and \`num_stages\` only pipelines loads: those are
 information, and a warning only when the program turns the deterministic mode on.
+
+A project's own autotune decorator counts as \`triton.autotune\`: kernel libraries wrap it (or
+subclass its \`Autotuner\`) to look up a cached config first and time the configs when none is
+cached. Its definition often lives in another file, so it is recognised by its shape: a decorator
+named \`...autotune\` with a \`configs\` argument on a jit kernel, imported from the project (a
+wrapper defined in the same file must also name \`autotune\` or \`Autotuner\` in its body).
 
 Not reported: a config-building function whose deterministic branch returns a single config (as
 Mamba's helpers do), and \`[one] if deterministic else many\`, where the deterministic branch has
