@@ -148,13 +148,28 @@ export type AliasAssignment = readonly [string, readonly string[] | undefined];
  * is the fallback of an import that failed, not a rebinding of the module the code runs with.
  */
 export function aliasAssignmentOf(left: Node, right: Node | null): AliasAssignment | undefined {
-  if (left.type !== 'identifier' || inExceptHandler(left)) return undefined;
+  if (left.type !== 'identifier' || inImportFallback(left)) return undefined;
   return [left.text, (right && dottedParts(right)) ?? undefined];
 }
 
-function inExceptHandler(node: Node): boolean {
+/**
+ * An availability flag tested negatively: `if not HAVE_TRITON:`, `if not TRITON_AVAILABLE:`,
+ * `if not is_triton_available():` guard the stubs (`triton = MagicMock()`) of a library that is
+ * missing, like an `except ImportError` handler.
+ */
+const AVAILABILITY = /^(have|has)_|_(available|installed)$|^is_\w+_available$|^\w*available$/i;
+
+function inImportFallback(node: Node): boolean {
   for (let current = node.parent; current && current.type !== 'function_definition'; current = current.parent) {
     if (current.type === 'except_clause') return true;
+    if (current.type === 'block' && current.parent?.type === 'if_statement' && current.equals(current.parent.childForFieldName('consequence')!)) {
+      const condition = current.parent.childForFieldName('condition');
+      if (condition?.type !== 'not_operator') continue;
+      let flag = condition.childForFieldName('argument');
+      if (flag?.type === 'call') flag = flag.childForFieldName('function');
+      const parts = flag ? dottedParts(flag) : undefined;
+      if (parts && AVAILABILITY.test(parts[parts.length - 1]!)) return true;
+    }
   }
   return false;
 }
