@@ -102,7 +102,10 @@ function orderSensitiveOps(kernel: Node, ctx: RuleContext): Map<OpKind, string> 
       if (qualified?.startsWith(`${TL}.`)) {
         const name = qualified.slice(qualified.lastIndexOf('.') + 1);
         if (ORDER_SENSITIVE.has(name)) add(name.startsWith('dot') ? 'dot' : 'reduce', `tl.${name}${via}`);
-        else if (name === 'atomic_add' && kernelDtype(argument(callArguments(call), 1, 'val'), ctx) !== 'int') add('atomic', `tl.atomic_add${via}`);
+        else if (name === 'atomic_add') {
+          const value = argument(callArguments(call), 1, 'val');
+          if (kernelDtype(value, ctx) !== 'int' && accumulates(value, fn, functions, ctx)) add('atomic', `tl.atomic_add${via}`);
+        }
         continue;
       }
       if (qualified !== undefined) continue;
@@ -117,6 +120,85 @@ function orderSensitiveOps(kernel: Node, ctx: RuleContext): Map<OpKind, string> 
   };
   visit(kernel, 0, '');
   return found;
+}
+
+/**
+ * Does an atomic's value carry a partial sum, whose grouping the block sizes decide? A value
+ * built per element (loads, casts, a scale) adds each element on its own, so every address meets
+ * the same contributions under any config: only their order varies, which is BX401's. A partial
+ * comes from a reduction or dot call, a jit helper that reduces, or a name accumulated in a loop
+ * (`acc += ...`). Every binding of a name in the kernel is followed (flow-insensitive: a name bound
+ * to a partial anywhere counts).
+ */
+function accumulates(value: Node | undefined, kernel: Node, functions: Map<string, Node>, ctx: RuleContext): boolean {
+  const seen = new Set<string>();
+  const bindings = kernelBindings(kernel, ctx);
+  // depth counts the bindings followed; at the limit the value is taken to carry a partial.
+  const visit = (node: Node, depth: number): boolean => {
+    if (depth > 12) return true;
+    // `x.dtype.element_ty`, `x.shape`: facts about a tensor, not its values.
+    if (node.type === 'attribute' && /^(dtype|element_ty|shape)$/.test(node.childForFieldName('attribute')?.text ?? '')) return false;
+    if (node.type === 'identifier') {
+      if (seen.has(node.text)) return false;
+      seen.add(node.text);
+      const binding = bindings.get(node.text);
+      if (!binding) return false;
+      return binding.accumulated || binding.values.some((v) => visit(v, depth + 1));
+    }
+    if (node.type === 'call') {
+      const target = node.childForFieldName('function');
+      const qualified = target ? ctx.scope.resolveExpression(target) : undefined;
+      const name = qualified?.startsWith(`${TL}.`) ? qualified.slice(qualified.lastIndexOf('.') + 1) : undefined;
+      if (name && ORDER_SENSITIVE.has(name)) return true;
+      // A load's value is the memory's, whatever address arithmetic (an offset stepped in the loop) reaches it.
+      if (name === 'load') return false;
+      if (!qualified && target?.type === 'attribute' && ORDER_SENSITIVE_METHODS.has(target.childForFieldName('attribute')?.text ?? '')) return true;
+      const helper = !qualified && target?.type === 'identifier' ? functions.get(target.text) : undefined;
+      if (helper && isKernel(helper, ctx) && orderSensitiveOps(helper, ctx).size > 0) return true;
+    }
+    return node.namedChildren.some((child) => child.type !== 'keyword_argument' || child.childForFieldName('name')?.text !== 'mask' ? visit(child, depth) : false);
+  };
+  return !!value && visit(value, 0);
+}
+
+interface Binding {
+  values: Node[];
+  /** `name += ...` / `name -= ...` inside a loop: a running sum. */
+  accumulated: boolean;
+}
+
+/** The right-hand sides bound to each plain name in a kernel, and whether the name is summed in a loop. */
+function kernelBindings(kernel: Node, ctx: RuleContext): Map<string, Binding> {
+  const bindings = new Map<string, Binding>();
+  const get = (name: string) => {
+    let binding = bindings.get(name);
+    if (!binding) bindings.set(name, (binding = { values: [], accumulated: false }));
+    return binding;
+  };
+  for (const node of kernel.descendantsOfType(['assignment', 'augmented_assignment'])) {
+    const left = node.childForFieldName('left');
+    const right = node.childForFieldName('right');
+    if (left?.type !== 'identifier' || !right) continue;
+    const binding = get(left.text);
+    binding.values.push(right);
+    // `acc += x` or `acc = acc + x` in a loop, on a value not known to be an integer (an offset stepped by BLOCK).
+    const op = node.type === 'augmented_assignment' ? node.childForFieldName('operator')?.text : selfSum(left.text, right);
+    if ((op === '+=' || op === '-=') && inLoop(node, kernel) && kernelDtype(right, ctx) !== 'int') binding.accumulated = true;
+  }
+  return bindings;
+}
+
+/** `name = name + x` read as `name += x`. */
+function selfSum(name: string, right: Node): string | undefined {
+  const op = right.type === 'binary_operator' ? right.childForFieldName('operator')?.text : undefined;
+  return (op === '+' || op === '-') && right.childForFieldName('left')?.text === name ? `${op}=` : undefined;
+}
+
+function inLoop(node: Node, kernel: Node): boolean {
+  for (let current = node.parent; current && !current.equals(kernel); current = current.parent) {
+    if (current.type === 'for_statement' || current.type === 'while_statement') return true;
+  }
+  return false;
 }
 
 /**
@@ -291,8 +373,11 @@ upgrades.
 **What is reported.** \`triton.autotune\` used as a decorator with two or more configs (a list
 literal, a list comprehension, or a name bound to one) on a jit kernel that calls \`tl.sum\`,
 \`tl.reduce\`, \`tl.cumsum\`, \`tl.cumprod\`, \`tl.associative_scan\`, \`tl.dot\`, the equivalent tensor
-methods, or \`tl.atomic_add\` with a value that is not known to be an integer, directly or in a jit
-helper it calls. \`tl.max\` / \`tl.min\` reductions give the same answer under any split and do not
+methods, or \`tl.atomic_add\` of a value that is not known to be an integer and carries a partial
+sum (from a reduction, a dot, or a running sum in a loop), directly or in a jit helper it calls.
+An atomic of values built per element (a row copied with a scale, as MoE scatter kernels do) adds
+each element on its own: every address meets the same contributions under any config, and only
+their order varies, which is BX401's. \`tl.max\` / \`tl.min\` reductions give the same answer under any split and do not
 count. A warning when the configs change how the kernel splits its work, read from their
 \`triton.Config\` calls (or the module function that builds them): a reduction or an atomic under
 configs of different block sizes or warp counts, a \`tl.dot\` whose configs split K across programs
