@@ -136,7 +136,30 @@ export function importBindingsOf(node: Node): Array<[string, string]> {
       if (name && alias) out.push([alias, `${moduleName}${separator}${compact(name)}`]);
     }
   }
+  const shim = forwardingShim(node);
+  if (shim) for (const [local, target] of [...out]) if (local === shim.forwards) out.push([shim.name, target]);
   return out;
+}
+
+/**
+ * A lazy-import shim: `def _attn(*args, **kwargs):` that imports a function inside (so the module
+ * loads without the package) and ends in `return impl(*args, **kwargs)`. Calling the shim is calling
+ * what it imports, so its name is bound to that too.
+ */
+function forwardingShim(importNode: Node): { name: string; forwards: string } | undefined {
+  let fn: Node | null = importNode.parent;
+  while (fn && fn.type !== 'function_definition') fn = fn.parent;
+  const name = fn?.childForFieldName('name')?.text;
+  const parameters = fn?.childForFieldName('parameters')?.namedChildren ?? [];
+  const star = parameters.find((p) => p.type === 'list_splat_pattern')?.namedChildren[0]?.text;
+  const starStar = parameters.find((p) => p.type === 'dictionary_splat_pattern')?.namedChildren[0]?.text;
+  if (!fn || !name || !star || !starStar || parameters.length !== 2) return undefined;
+  const last = fn.childForFieldName('body')?.namedChildren.filter((c) => c.type !== 'comment').at(-1);
+  const call = last?.type === 'return_statement' ? last.namedChildren[0] : undefined;
+  const callee = call?.type === 'call' ? call.childForFieldName('function') : undefined;
+  const args = call?.childForFieldName('arguments')?.namedChildren.map((a) => a.text.replace(/\s+/g, ''));
+  if (callee?.type !== 'identifier' || args?.join(',') !== `*${star},**${starStar}`) return undefined;
+  return { name, forwards: callee.text };
 }
 
 /** `name = a.b.c` as [name, ['a', 'b', 'c']]; `name = <anything else>` as [name, undefined]. */
