@@ -3,7 +3,7 @@ import type { CallSite } from '../../calls.js';
 import { callRange } from '../../calls.js';
 import { argument, dottedParts, literalValue } from '../../syntax.js';
 import type { ModeOutcome, Outcomes, Rule, RuleContext } from '../rule.js';
-import { moduleValue } from './shared.js';
+import { isImplementationSetting, moduleValue, TRAINING } from './shared.js';
 
 type Backend = 'FLASH_ATTENTION' | 'EFFICIENT_ATTENTION' | 'CUDNN_ATTENTION' | 'MATH';
 const BACKENDS = new Set<string>(['FLASH_ATTENTION', 'EFFICIENT_ATTENTION', 'CUDNN_ATTENTION', 'MATH']);
@@ -135,6 +135,30 @@ function inModuleForward(node: Node): boolean {
   return false;
 }
 
+/**
+ * transformers' `attn_implementation="sdpa"`: the model's attention layers call
+ * scaled_dot_product_attention, which picks a fused backend on a recent GPU. A warning where the
+ * file trains (the backward is what varies), information elsewhere; nothing under the mode, which
+ * makes the fused backends reproducible.
+ */
+function scanSdpaSettings(root: Node, ctx: RuleContext): void {
+  if (!/["']sdpa["']/.test(ctx.text)) return;
+  const trains = TRAINING.test(ctx.text);
+  for (const node of root.descendantsOfType('string')) {
+    if (literalValue(node) !== 'sdpa' || !isImplementationSetting(node, ctx) || ctx.runsWithoutGrad(node)) continue;
+    const untrained = trains ? '' : ' (nothing in this file trains; inference alone is unaffected)';
+    ctx.report({
+      node,
+      outcomes: {
+        off: {
+          severity: trains ? 'warning' : 'info',
+          message: `attn_implementation "sdpa" makes transformers call scaled_dot_product_attention, which runs the flash or memory-efficient backend on recent NVIDIA GPUs, and ${MEASURED}${untrained}; if this program must reproduce, ${MODE} fixes it (${COST}).`,
+        },
+      },
+    });
+  }
+}
+
 const rule: Rule = {
   id: 'BX504',
   name: 'sdpa-backend-choice',
@@ -192,7 +216,7 @@ const rule: Rule = {
       text: 'math backend: stable by default and under the mode, so MATH alone is not reported',
     },
   ],
-  triggers: ['sdpa_kernel', 'sdp_kernel', 'scaled_dot_product_attention'],
+  triggers: ['sdpa_kernel', 'sdp_kernel', 'scaled_dot_product_attention', 'sdpa'],
   calls: [...CONTEXTS, SDPA],
   onCall(call, ctx) {
     if (ctx.runsWithoutGrad(call.node)) return;
@@ -214,6 +238,7 @@ const rule: Rule = {
     const outcomes = contextOutcomes(backends, shown);
     if (outcomes) ctx.report({ node: call.node, range: callRange(call), outcomes });
   },
+  onFile: scanSdpaSettings,
   docs: `
 \`torch.nn.attention.sdpa_kernel(...)\` (and the older \`torch.backends.cuda.sdp_kernel(...)\`) restricts
 which backends \`F.scaled_dot_product_attention\` may use. The backends differ in how reproducible
@@ -250,6 +275,10 @@ measurement is the failure itself.)
 - With \`warn_only=True\` the mode only warns about the memory-efficient backend and keeps its
   nondeterministic split backward (pytorch#101847), and cannot help cuDNN attention, so contexts
   allowing either stay warnings; flash attention follows the mode flag itself.
+
+- transformers' \`attn_implementation="sdpa"\` (in \`from_pretrained\`, a config, a dict, an
+  argparse or dataclass default): the model's attention layers call scaled_dot_product_attention;
+  a warning with the mode off where the file trains, information where it does not.
 
 The legacy \`sdp_kernel(enable_flash=..., enable_math=..., enable_mem_efficient=..., enable_cudnn=...)\`
 is read the same way when at least one flag is a literal \`False\`.

@@ -114,3 +114,42 @@ function literalKeys(dict: Node, name: string): boolean {
     return typeof key === 'string' && key !== name;
   });
 }
+
+/** Signs that the file trains (only the backward pass is affected). */
+export const TRAINING = /\.backward\(|\b(Trainer|SFTTrainer|DPOTrainer|GRPOTrainer|TrainingArguments|Seq2SeqTrainer|Accelerator)\b|\boptim\.|\.train\(\)|\bget_peft_model\b/;
+
+/** Is this string the value of a transformers attention-implementation setting? */
+export function isImplementationSetting(string: Node, ctx: RuleContext): boolean {
+  // `"sdpa" if args.deterministic else "flash_attention_2"`: the setting is the whole expression.
+  let value = string;
+  while (value.parent?.type === 'conditional_expression' || value.parent?.type === 'parenthesized_expression') {
+    if (value.parent.type === 'conditional_expression' && value.parent.namedChildren[1]?.equals(value)) return false;
+    value = value.parent;
+  }
+  const parent = value.parent;
+  if (!parent) return false;
+  const endsWithName = (n: Node | null | undefined) => !!n && /attn_implementation$/.test(n.text);
+  switch (parent.type) {
+    case 'keyword_argument': {
+      const name = parent.childForFieldName('name')?.text;
+      if (name === 'attn_implementation') return true;
+      if (name !== 'default') return false;
+      // parser.add_argument("--attn_implementation", default=...) / field(default=...)
+      const call = parent.parent?.parent;
+      const first = call?.childForFieldName('arguments')?.namedChildren[0];
+      const flag = literalValue(first);
+      if (typeof flag === 'string' && /attn[_-]implementation$/.test(flag)) return true;
+      return call?.parent?.type === 'assignment' && endsWithName(call.parent.childForFieldName('left'));
+    }
+    case 'pair':
+      return literalValue(parent.childForFieldName('key')) === 'attn_implementation';
+    case 'assignment':
+      return endsWithName(parent.childForFieldName('left'));
+    case 'argument_list': {
+      const fn = parent.parent?.childForFieldName('function');
+      return fn?.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'set_attn_implementation' && ctx.scope.resolveExpression(fn) === undefined;
+    }
+    default:
+      return false;
+  }
+}
