@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import type { CallSite } from '../../calls.js';
 import { callRange } from '../../calls.js';
-import { argument, dottedParts, literalValue } from '../../syntax.js';
+import { argument, callArguments, dottedParts, literalValue } from '../../syntax.js';
 import type { ModeOutcome, Outcomes, Rule, RuleContext } from '../rule.js';
 import { isImplementationSetting, moduleValue, TRAINING } from './shared.js';
 
@@ -48,6 +48,9 @@ function backendsOf(raw: Node | undefined, ctx: RuleContext, depth = 0): Set<Bac
     const global = moduleValue(raw);
     if (global) return backendsOf(global, ctx, depth + 1);
   }
+  // `self.backends`: the list `__init__` assigns.
+  const assigned = raw.type === 'attribute' ? ctx.values.selfAttributeValue(raw) : undefined;
+  if (assigned) return backendsOf(assigned, ctx, depth + 1);
   const parts = dottedParts(raw);
   const qualified = ctx.scope.resolveExpression(raw) ?? parts?.join('.');
   const match = qualified ? /(?:^|\.)SDPBackend\.(\w+)$/.exec(qualified) : null;
@@ -103,24 +106,64 @@ function contextOutcomes(backends: Set<Backend>, shown: string): Outcomes | unde
   };
 }
 
-/** Inside `with sdpa_kernel(...)` or a function decorated with it: the context's own finding covers it. */
-function inSdpaContext(node: Node, ctx: RuleContext): boolean {
+function isContextCall(expr: Node | null | undefined, ctx: RuleContext): boolean {
+  const fn = expr?.type === 'call' ? expr.childForFieldName('function') : undefined;
+  const callee = fn ? ctx.scope.resolveExpression(fn) : undefined;
+  return !!callee && CONTEXTS.has(callee);
+}
+
+/** The `sdpa_kernel(...)` calls a `with` statement enters directly (`with sdpa_kernel(...):`). */
+function directContexts(statement: Node, ctx: RuleContext): Node[] {
+  const clause = statement.namedChildren.find((c) => c.type === 'with_clause');
+  return (clause?.namedChildren ?? []).flatMap((item) => {
+    const value = item.type === 'with_item' ? item.childForFieldName('value') : null;
+    return value && isContextCall(value, ctx) ? [value] : [];
+  });
+}
+
+/**
+ * The context around an SDPA call: 'direct' with the `sdpa_kernel(...)` call of a `with` written
+ * around it in its function (its finding is reported on the call, where the hazard runs), or
+ * 'other' for a context entered through a name or a decorator (its finding stays on the context).
+ */
+function enclosingContext(node: Node, ctx: RuleContext): { kind: 'direct'; call: Node } | { kind: 'other' } | undefined {
   const isContext = (raw: Node | null | undefined): boolean => {
     const def = raw?.type === 'identifier' ? ctx.values.definition(raw) : undefined;
-    const expr = def && !def.unpacked ? def.value : raw;
-    const fn = expr?.type === 'call' ? expr.childForFieldName('function') : undefined;
-    const callee = fn ? ctx.scope.resolveExpression(fn) : undefined;
-    return !!callee && CONTEXTS.has(callee);
+    return isContextCall(def && !def.unpacked ? def.value : raw, ctx);
   };
+  let inFunction = true;
   for (let current = node.parent; current; current = current.parent) {
     if (current.type === 'with_statement') {
+      const direct = inFunction ? directContexts(current, ctx)[0] : undefined;
+      if (direct) return { kind: 'direct', call: direct };
       const clause = current.namedChildren.find((c) => c.type === 'with_clause');
-      if (clause?.namedChildren.some((item) => item.type === 'with_item' && isContext(item.childForFieldName('value')))) return true;
+      if (clause?.namedChildren.some((item) => item.type === 'with_item' && isContext(item.childForFieldName('value')))) return { kind: 'other' };
     } else if (current.type === 'decorated_definition') {
-      if (current.namedChildren.some((d) => d.type === 'decorator' && isContext(d.namedChildren[0]))) return true;
+      if (current.namedChildren.some((d) => d.type === 'decorator' && isContext(d.namedChildren[0]))) return { kind: 'other' };
+    } else if (current.type === 'function_definition' || current.type === 'lambda') {
+      inFunction = false;
     }
   }
-  return false;
+  return undefined;
+}
+
+/** Does a `with sdpa_kernel(...):` hold an SDPA call of its own function (which then carries the finding)? */
+function wrapsSdpaCall(context: Node, ctx: RuleContext): boolean {
+  const statement = context.parent?.parent?.parent;
+  if (statement?.type !== 'with_statement' || !directContexts(statement, ctx).some((c) => c.equals(context))) return false;
+  const body = statement.childForFieldName('body');
+  return !!body?.descendantsOfType('call').some((call) => {
+    const fn = call.childForFieldName('function');
+    if (!fn || ctx.scope.resolveExpression(fn) !== SDPA) return false;
+    const found = enclosingContext(call, ctx);
+    return found?.kind === 'direct' && found.call.equals(context);
+  });
+}
+
+/** The backends a context call allows, or undefined when the call does not show them. */
+function contextBackends(call: CallSite | Node, ctx: RuleContext): Set<Backend> | undefined {
+  const site: CallSite = 'callee' in call ? call : { node: call, callee: ctx.scope.resolveExpression(call.childForFieldName('function')!) ?? '', anchor: { start: call, end: call }, args: callArguments(call) };
+  return site.callee === 'torch.backends.cuda.sdp_kernel' ? legacyBackends(site) : backendsOf(argument(site.args, 0, 'backends'), ctx);
 }
 
 /** A `forward` method (or one it delegates to by name, `_forward`, `forward_*`) of a class. */
@@ -222,7 +265,14 @@ const rule: Rule = {
     if (ctx.runsWithoutGrad(call.node)) return;
     const shown = `\`${call.node.childForFieldName('function')?.text ?? call.callee}(...)\``;
     if (call.callee === SDPA) {
-      if (inSdpaContext(call.node, ctx)) return;
+      const context = enclosingContext(call.node, ctx);
+      if (context?.kind === 'direct') {
+        const backends = contextBackends(context.call, ctx);
+        const outcomes = backends && contextOutcomes(backends, `\`${context.call.childForFieldName('function')?.text}(...)\` around this call`);
+        if (outcomes) ctx.report({ node: call.node, range: callRange(call), outcomes });
+        return;
+      }
+      if (context) return;
       if (/enable_flash_sdp\(\s*False\s*\)/.test(ctx.text) && /enable_mem_efficient_sdp\(\s*False\s*\)/.test(ctx.text)) return;
       // In a module's forward the call is on the training path (a model's layers train unless shown
       // otherwise): a warning. Elsewhere (a helper, a script) it cannot tell: information.
@@ -233,7 +283,8 @@ const rule: Rule = {
       ctx.report({ node: call.node, range: callRange(call), outcomes: { off: note } });
       return;
     }
-    const backends = call.callee === 'torch.backends.cuda.sdp_kernel' ? legacyBackends(call) : backendsOf(argument(call.args, 0, 'backends'), ctx);
+    if (wrapsSdpaCall(call.node, ctx)) return;
+    const backends = contextBackends(call, ctx);
     if (!backends) return;
     const outcomes = contextOutcomes(backends, shown);
     if (outcomes) ctx.report({ node: call.node, range: callRange(call), outcomes });
@@ -258,7 +309,11 @@ the only backend allowed: the call aborted with a message that never mentions de
 dispatcher's source has a \`check_cudnn_deterministic\` test, which fits this reading; the
 measurement is the failure itself.)
 
-**What is reported.**
+**What is reported.** A context's finding is reported on each scaled_dot_product_attention call
+written inside its \`with sdpa_kernel(...):\` block (where the hazard runs), and on the context
+itself when it wraps no such call (a model call, a context entered through a name, a decorator).
+The backends are read from \`SDPBackend.X\`, a list of them, a name bound to one, or the
+\`self.backends\` list a module's \`__init__\` stores.
 
 - \`sdpa_kernel\` allowing flash and/or memory-efficient attention: a warning when the mode is off
   (the mode fixes it at the cost above), nothing when it is on.
