@@ -8,6 +8,10 @@ import { isImplementationSetting, moduleValue, TRAINING } from './shared.js';
 type Backend = 'FLASH_ATTENTION' | 'EFFICIENT_ATTENTION' | 'CUDNN_ATTENTION' | 'MATH';
 const BACKENDS = new Set<string>(['FLASH_ATTENTION', 'EFFICIENT_ATTENTION', 'CUDNN_ATTENTION', 'MATH']);
 const SDPA = 'torch.nn.functional.scaled_dot_product_attention';
+/** Packed variable-length attention: its backward is aten._flash_attention_backward, SDPA's flash backward. */
+const VARLEN = 'torch.nn.attention.varlen.varlen_attn';
+/** varlen_attn arguments of its KV-cache (decoding) mode, which has no autograd. */
+const KV_CACHE_ARGS = ['k_cache', 'v_cache', 'cache_seqlens', 'page_table'];
 const CONTEXTS = new Set(['torch.nn.attention.sdpa_kernel', 'torch.backends.cuda.sdp_kernel']);
 const LEGACY_FLAGS: Array<[string, Backend]> = [
   ['enable_flash', 'FLASH_ATTENTION'], ['enable_math', 'MATH'], ['enable_mem_efficient', 'EFFICIENT_ATTENTION'], ['enable_cudnn', 'CUDNN_ATTENTION'],
@@ -259,11 +263,20 @@ const rule: Rule = {
       text: 'math backend: stable by default and under the mode, so MATH alone is not reported',
     },
   ],
-  triggers: ['sdpa_kernel', 'sdp_kernel', 'scaled_dot_product_attention', 'sdpa'],
-  calls: [...CONTEXTS, SDPA],
+  triggers: ['sdpa_kernel', 'sdp_kernel', 'scaled_dot_product_attention', 'sdpa', 'varlen_attn'],
+  calls: [...CONTEXTS, SDPA, VARLEN],
   onCall(call, ctx) {
     if (ctx.runsWithoutGrad(call.node)) return;
     const shown = `\`${call.node.childForFieldName('function')?.text ?? call.callee}(...)\``;
+    if (call.callee === VARLEN) {
+      if (KV_CACHE_ARGS.some((name) => call.args.keywords.has(name))) return;
+      const note: ModeOutcome = {
+        severity: inModuleForward(call.node) ? 'warning' : 'info',
+        message: `${shown} runs flash attention, and its backward is the flash backward of scaled_dot_product_attention (${FLASH_MEASURED} on an H200 with torch 2.11); if this program must reproduce, ${MODE} fixes it (1.1-1.8x the default time, measured).`,
+      };
+      ctx.report({ node: call.node, range: callRange(call), outcomes: { off: note } });
+      return;
+    }
     if (call.callee === SDPA) {
       const context = enclosingContext(call.node, ctx);
       if (context?.kind === 'direct') {
@@ -331,6 +344,9 @@ The backends are read from \`SDPBackend.X\`, a list of them, a name bound to one
   nondeterministic split backward (pytorch#101847), and cannot help cuDNN attention, so contexts
   allowing either stay warnings; flash attention follows the mode flag itself.
 
+- \`torch.nn.attention.varlen.varlen_attn(...)\`, packed variable-length attention: its backward is
+  \`aten._flash_attention_backward\`, the flash backward of scaled_dot_product_attention, so it is
+  reported as a plain call is (not in its KV-cache mode, which has no autograd).
 - transformers' \`attn_implementation="sdpa"\` (in \`from_pretrained\`, a config, a dict, an
   argparse or dataclass default): the model's attention layers call scaled_dot_product_attention;
   a warning with the mode off where the file trains, information where it does not.
