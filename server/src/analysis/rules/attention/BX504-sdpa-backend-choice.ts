@@ -170,6 +170,22 @@ function contextBackends(call: CallSite | Node, ctx: RuleContext): Set<Backend> 
   return site.callee === 'torch.backends.cuda.sdp_kernel' ? legacyBackends(site) : backendsOf(argument(site.args, 0, 'backends'), ctx);
 }
 
+/**
+ * Under `if self.flag:` where `__init__` sets `self.flag = helper(..., experimental=True)`: a
+ * feature switch asked for in its experimental form, which such helpers keep off unless the user
+ * opts in (timm's use_fused_attn needs TIMM_FUSED_ATTN=2), so the default path takes the other branch.
+ */
+function underExperimentalSwitch(node: Node, ctx: RuleContext): boolean {
+  let child = node;
+  for (let parent = node.parent; parent && parent.type !== 'function_definition'; child = parent, parent = parent.parent) {
+    if (parent.type !== 'if_statement' || !parent.childForFieldName('consequence')?.equals(child)) continue;
+    const condition = parent.childForFieldName('condition');
+    const value = condition?.type === 'attribute' ? ctx.values.selfAttributeValue(condition) : undefined;
+    if (value?.type === 'call' && literalValue(callArguments(value).keywords.get('experimental')) === true) return true;
+  }
+  return false;
+}
+
 /** A `forward` method (or one it delegates to by name, `_forward`, `forward_*`) of a class. */
 function inModuleForward(node: Node): boolean {
   for (let current = node.parent; current; current = current.parent) {
@@ -289,9 +305,10 @@ const rule: Rule = {
       if (/enable_flash_sdp\(\s*False\s*\)/.test(ctx.text) && /enable_mem_efficient_sdp\(\s*False\s*\)/.test(ctx.text)) return;
       // In a module's forward the call is on the training path (a model's layers train unless shown
       // otherwise): a warning. Elsewhere (a helper, a script) it cannot tell: information.
+      const experimental = underExperimentalSwitch(call.node, ctx);
       const note: ModeOutcome = {
-        severity: inModuleForward(call.node) ? 'warning' : 'info',
-        message: `${shown} runs the flash or memory-efficient backend on recent NVIDIA GPUs, and ${MEASURED}; if this program must reproduce, ${MODE} fixes it (${COST}).`,
+        severity: inModuleForward(call.node) && !experimental ? 'warning' : 'info',
+        message: `${shown} runs the flash or memory-efficient backend on recent NVIDIA GPUs, and ${MEASURED}${experimental ? ' (this branch runs only when its experimental switch is turned on)' : ''}; if this program must reproduce, ${MODE} fixes it (${COST}).`,
       };
       ctx.report({ node: call.node, range: callRange(call), outcomes: { off: note } });
       return;
@@ -337,7 +354,9 @@ The backends are read from \`SDPBackend.X\`, a list of them, a name bound to one
 - A plain \`F.scaled_dot_product_attention(...)\` outside any \`sdpa_kernel\` context, only when the
   mode is off (on a recent GPU it runs a fused backend): a warning in a module's \`forward\` (the
   layers a model trains; the H200 pair of a small MoE trainer diverged through such a call),
-  information elsewhere, where the code does not show that it trains. It is silent under
+  information elsewhere, where the code does not show that it trains, and under \`if self.flag:\`
+  where \`__init__\` sets the flag from a helper called with \`experimental=True\` (an opt-in
+  switch, off by default). It is silent under
   \`torch.no_grad()\` / \`torch.inference_mode()\`, and in a file that disables both
   \`enable_flash_sdp(False)\` and \`enable_mem_efficient_sdp(False)\`.
 - With \`warn_only=True\` the mode only warns about the memory-efficient backend and keeps its
