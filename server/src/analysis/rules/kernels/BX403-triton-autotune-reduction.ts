@@ -219,15 +219,23 @@ function varyingKeys(expr: Node | undefined, ctx: RuleContext): Set<string> | un
   if (!source) return undefined;
   const configs = source.descendantsOfType('call').filter((c) => /(^|\.)Config$/.test(c.childForFieldName('function')?.text ?? ''));
   if (configs.length === 0) return undefined;
-  const loopVariables = new Set(source.descendantsOfType(['for_in_clause', 'for_statement']).flatMap((f) => f.childForFieldName('left')?.descendantsOfType('identifier').map((i) => i.text) ?? []));
+  // A loop variable takes the values of its iterable: a literal list gives them (`for w in [4]` is one
+  // value); anything else counts as several.
+  const loopValues = new Map<string, string[] | undefined>();
+  for (const loop of source.descendantsOfType(['for_in_clause', 'for_statement'])) {
+    const left = loop.childForFieldName('left');
+    const right = loop.childForFieldName('right');
+    const items = left?.type === 'identifier' && (right?.type === 'list' || right?.type === 'tuple') ? right.namedChildren.filter((c) => c.type !== 'comment').map((c) => c.text) : undefined;
+    for (const id of left?.descendantsOfType('identifier') ?? []) loopValues.set(id.text, loopValues.has(id.text) ? undefined : items);
+  }
   const values = new Map<string, Set<string>>();
   const note = (key: string, value: Node | null | undefined) => {
     if (!value) return;
     let set = values.get(key);
     if (!set) values.set(key, (set = new Set()));
-    // A loop variable takes several values by itself: count it as two.
-    if (value.type === 'identifier' && loopVariables.has(value.text)) set.add(`${value.text} (1)`).add(`${value.text} (2)`);
-    else set.add(value.text);
+    const looped = value.type === 'identifier' && loopValues.has(value.text);
+    if (!looped) set.add(value.text);
+    else for (const item of loopValues.get(value.text) ?? [`${value.text} (1)`, `${value.text} (2)`]) set.add(item);
   };
   for (const config of configs) {
     const args = callArguments(config);
