@@ -101,7 +101,10 @@ function orderSensitiveOps(kernel: Node, ctx: RuleContext): Map<OpKind, string> 
       const qualified = ctx.scope.resolveExpression(target);
       if (qualified?.startsWith(`${TL}.`)) {
         const name = qualified.slice(qualified.lastIndexOf('.') + 1);
-        if (ORDER_SENSITIVE.has(name)) add(name.startsWith('dot') ? 'dot' : 'reduce', `tl.${name}${via}`);
+        // Integer sums and dots (an int8 dot into int32) are exact in any order.
+        if (ORDER_SENSITIVE.has(name)) {
+          if (kernelDtype(call, ctx) !== 'int') add(name.startsWith('dot') ? 'dot' : 'reduce', `tl.${name}${via}`);
+        }
         else if (name === 'atomic_add') {
           const value = argument(callArguments(call), 1, 'val');
           if (kernelDtype(value, ctx) !== 'int' && accumulates(value, fn, functions, ctx)) add('atomic', `tl.atomic_add${via}`);
