@@ -1,5 +1,5 @@
-// Which files are off the training path: tests, benchmarks, docs, build scripts, and backends for
-// accelerators other than CUDA GPUs. Their findings
+// Which files are off the training path: tests, benchmarks, docs, build scripts, evaluation and
+// inference entry scripts at the project root, and backends for accelerators other than CUDA GPUs. Their findings
 // are reported at most as info by default (`test-code` in [tool.bitexact]), and their mode switches
 // never turn the mode on for the program: a user checking a repository wants the code they train
 // with first (docs/real-code.md).
@@ -28,8 +28,26 @@ const OFF_PATH_GLOBS = [
 ];
 const builtIn = picomatch(OFF_PATH_GLOBS, { dot: true });
 
+/**
+ * A file named as a test or benchmark by one of the words of its name (`numerical_tests_kimi.py`,
+ * `bench_sm90.py`, `benchmark.py`, `attn-benchmark.py`), not by a substring (`latest.py`,
+ * `attest.py`, `contest.py`, `workbench.py` stay on the path).
+ */
+const OFF_PATH_WORD = /^(test|tests|testing|bench|benchmark|benchmarks)$/;
+
+/**
+ * Evaluation and inference entry scripts at the project root (`validate.py`, `inference.py`): they
+ * load a trained model and run it forward, off the training path. Only at the root, where a
+ * repository keeps its command-line entry points; a module of that name inside a package may be
+ * library code that training imports.
+ */
+const ROOT_EVALUATION_SCRIPT = /^(validate|validation|eval|evaluate|evaluation|inference|infer|predict)\.py$/;
+
 /** True for a test, benchmark, docs or build file (`relativePath` from the project root, `/`-separated). */
 export function isOffPath(relativePath: string, extraGlobs: readonly string[] = []): boolean {
   if (builtIn(relativePath)) return true;
+  const name = relativePath.slice(relativePath.lastIndexOf('/') + 1);
+  if (name.endsWith('.py') && name.slice(0, -3).split(/[_.-]/).some((word) => OFF_PATH_WORD.test(word.toLowerCase()))) return true;
+  if (!relativePath.includes('/') && ROOT_EVALUATION_SCRIPT.test(name)) return true;
   return extraGlobs.length > 0 && picomatch.isMatch(relativePath, [...extraGlobs], { dot: true });
 }

@@ -136,7 +136,30 @@ export function importBindingsOf(node: Node): Array<[string, string]> {
       if (name && alias) out.push([alias, `${moduleName}${separator}${compact(name)}`]);
     }
   }
+  const shim = forwardingShim(node);
+  if (shim) for (const [local, target] of [...out]) if (local === shim.forwards) out.push([shim.name, target]);
   return out;
+}
+
+/**
+ * A lazy-import shim: `def _attn(*args, **kwargs):` that imports a function inside (so the module
+ * loads without the package) and ends in `return impl(*args, **kwargs)`. Calling the shim is calling
+ * what it imports, so its name is bound to that too.
+ */
+function forwardingShim(importNode: Node): { name: string; forwards: string } | undefined {
+  let fn: Node | null = importNode.parent;
+  while (fn && fn.type !== 'function_definition') fn = fn.parent;
+  const name = fn?.childForFieldName('name')?.text;
+  const parameters = fn?.childForFieldName('parameters')?.namedChildren ?? [];
+  const star = parameters.find((p) => p.type === 'list_splat_pattern')?.namedChildren[0]?.text;
+  const starStar = parameters.find((p) => p.type === 'dictionary_splat_pattern')?.namedChildren[0]?.text;
+  if (!fn || !name || !star || !starStar || parameters.length !== 2) return undefined;
+  const last = fn.childForFieldName('body')?.namedChildren.filter((c) => c.type !== 'comment').at(-1);
+  const call = last?.type === 'return_statement' ? last.namedChildren[0] : undefined;
+  const callee = call?.type === 'call' ? call.childForFieldName('function') : undefined;
+  const args = call?.childForFieldName('arguments')?.namedChildren.map((a) => a.text.replace(/\s+/g, ''));
+  if (callee?.type !== 'identifier' || args?.join(',') !== `*${star},**${starStar}`) return undefined;
+  return { name, forwards: callee.text };
 }
 
 /** `name = a.b.c` as [name, ['a', 'b', 'c']]; `name = <anything else>` as [name, undefined]. */
@@ -148,13 +171,28 @@ export type AliasAssignment = readonly [string, readonly string[] | undefined];
  * is the fallback of an import that failed, not a rebinding of the module the code runs with.
  */
 export function aliasAssignmentOf(left: Node, right: Node | null): AliasAssignment | undefined {
-  if (left.type !== 'identifier' || inExceptHandler(left)) return undefined;
+  if (left.type !== 'identifier' || inImportFallback(left)) return undefined;
   return [left.text, (right && dottedParts(right)) ?? undefined];
 }
 
-function inExceptHandler(node: Node): boolean {
+/**
+ * An availability flag tested negatively: `if not HAVE_TRITON:`, `if not TRITON_AVAILABLE:`,
+ * `if not is_triton_available():` guard the stubs (`triton = MagicMock()`) of a library that is
+ * missing, like an `except ImportError` handler.
+ */
+const AVAILABILITY = /^(have|has)_|_(available|installed)$|^is_\w+_available$|^\w*available$/i;
+
+function inImportFallback(node: Node): boolean {
   for (let current = node.parent; current && current.type !== 'function_definition'; current = current.parent) {
     if (current.type === 'except_clause') return true;
+    if (current.type === 'block' && current.parent?.type === 'if_statement' && current.equals(current.parent.childForFieldName('consequence')!)) {
+      const condition = current.parent.childForFieldName('condition');
+      if (condition?.type !== 'not_operator') continue;
+      let flag = condition.childForFieldName('argument');
+      if (flag?.type === 'call') flag = flag.childForFieldName('function');
+      const parts = flag ? dottedParts(flag) : undefined;
+      if (parts && AVAILABILITY.test(parts[parts.length - 1]!)) return true;
+    }
   }
   return false;
 }

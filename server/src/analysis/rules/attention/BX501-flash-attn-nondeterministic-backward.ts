@@ -67,13 +67,16 @@ That is why the finding is an error when the program turns the mode on.
 **What is reported.** Calls of \`flash_attn_func\`, \`flash_attn_qkvpacked_func\`,
 \`flash_attn_kvpacked_func\`, \`flash_attn_varlen_func\`, \`flash_attn_varlen_qkvpacked_func\` and
 \`flash_attn_varlen_kvpacked_func\` (imported from \`flash_attn\` or \`flash_attn.flash_attn_interface\`,
-under any alias), and FlashAttention-3's \`flash_attn_interface\` functions, where \`deterministic\` is
+under any alias, or through a lazy-import shim \`def f(*args, **kwargs)\` that imports one and
+returns \`impl(*args, **kwargs)\`), and FlashAttention-3's \`flash_attn_interface\` functions, where \`deterministic\` is
 missing, \`False\` or \`None\`, or a local name bound to one of those. Not reported:
 
 - \`deterministic=<anything computed>\` (\`self.deterministic\`, \`cfg.deterministic\`, an environment
   lookup): the caller already routes the choice through configuration;
 - calls under \`torch.no_grad()\` / \`torch.inference_mode()\`, which never run backward;
-- calls passing \`**kwargs\`, or so many positional arguments that the flag may be among them;
+- calls passing \`*args\` or \`**kwargs\`, or so many positional arguments that the flag may be among them
+  (a \`**opts\` dict built in the function from literal keys, none of them \`deterministic\`, passes
+  no flag and is reported);
 - \`flash_attn_with_kvcache\`, which has no backward.
 
 Module wrappers (\`flash_attn.modules.mha.FlashSelfAttention(deterministic=...)\`) are not checked.

@@ -1,53 +1,24 @@
 import type { Node } from 'web-tree-sitter';
 import { literalValue } from '../../syntax.js';
 import type { ModeOutcome, Rule, RuleContext } from '../rule.js';
-import { envWritesInFile } from './shared.js';
+import { envWritesInFile, isImplementationSetting, TRAINING } from './shared.js';
 
 const VARIABLE = 'FLASH_ATTENTION_DETERMINISTIC';
 const IMPLEMENTATIONS = new Set(['flash_attention_2', 'flash_attention_3']);
+/**
+ * A flash-attn build loaded from the Hub by the `kernels` package (`"kernels-community/flash-attn3"`,
+ * `".../vllm-flash-attn3@v1"`): transformers runs it through the same flash helper, which fills
+ * `deterministic` from the same variable.
+ */
+const HUB_FLASH = /^[\w.-]+\/[\w.-]*flash-attn[\w.-]*(@[\w.-]+)?(:\w+)?$/i;
+
+function isFlashImplementation(value: unknown): boolean {
+  return typeof value === 'string' && (IMPLEMENTATIONS.has(value) || HUB_FLASH.test(value));
+}
 const SETS_VARIABLE = new Set([
   'transformers.enable_full_determinism', 'transformers.trainer_utils.enable_full_determinism',
 ]);
 const SET_SEED = new Set(['transformers.set_seed', 'transformers.trainer_utils.set_seed']);
-/** Signs that the file trains (the flag only matters for the backward pass). */
-const TRAINING = /\.backward\(|\b(Trainer|SFTTrainer|DPOTrainer|GRPOTrainer|TrainingArguments|Seq2SeqTrainer|Accelerator)\b|\boptim\.|\.train\(\)|\bget_peft_model\b/;
-
-/** Is this string the value of an attention-implementation setting? */
-function isImplementationSetting(string: Node, ctx: RuleContext): boolean {
-  // `"sdpa" if args.deterministic else "flash_attention_2"`: the setting is the whole expression.
-  let value = string;
-  while (value.parent?.type === 'conditional_expression' || value.parent?.type === 'parenthesized_expression') {
-    if (value.parent.type === 'conditional_expression' && value.parent.namedChildren[1]?.equals(value)) return false;
-    value = value.parent;
-  }
-  const parent = value.parent;
-  if (!parent) return false;
-  const endsWithName = (n: Node | null | undefined) => !!n && /attn_implementation$/.test(n.text);
-  switch (parent.type) {
-    case 'keyword_argument': {
-      const name = parent.childForFieldName('name')?.text;
-      if (name === 'attn_implementation') return true;
-      if (name !== 'default') return false;
-      // parser.add_argument("--attn_implementation", default=...) / field(default=...)
-      const call = parent.parent?.parent;
-      const first = call?.childForFieldName('arguments')?.namedChildren[0];
-      const flag = literalValue(first);
-      if (typeof flag === 'string' && /attn[_-]implementation$/.test(flag)) return true;
-      return call?.parent?.type === 'assignment' && endsWithName(call.parent.childForFieldName('left'));
-    }
-    case 'pair':
-      return literalValue(parent.childForFieldName('key')) === 'attn_implementation';
-    case 'assignment':
-      return endsWithName(parent.childForFieldName('left'));
-    case 'argument_list': {
-      const fn = parent.parent?.childForFieldName('function');
-      return fn?.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'set_attn_implementation' && ctx.scope.resolveExpression(fn) === undefined;
-    }
-    default:
-      return false;
-  }
-}
-
 /** Does the file set FLASH_ATTENTION_DETERMINISTIC=1 itself, or call a helper that does? */
 function fileSetsVariable(root: Node, ctx: RuleContext): boolean {
   if (envWritesInFile(root, ctx, VARIABLE).some((v) => v === '1' || v === undefined)) return true;
@@ -73,8 +44,8 @@ function fileSetsVariable(root: Node, ctx: RuleContext): boolean {
 }
 
 function scan(root: Node, ctx: RuleContext): void {
-  if (!/flash_attention_[23]/.test(ctx.text)) return;
-  const settings = root.descendantsOfType('string').filter((s) => IMPLEMENTATIONS.has(String(literalValue(s))) && isImplementationSetting(s, ctx));
+  if (!/flash_attention_[23]|flash-attn/.test(ctx.text)) return;
+  const settings = root.descendantsOfType('string').filter((s) => isFlashImplementation(literalValue(s)) && isImplementationSetting(s, ctx));
   if (settings.length === 0 || fileSetsVariable(root, ctx)) return;
   const trains = TRAINING.test(ctx.text);
   for (const node of settings) {
@@ -103,7 +74,7 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: 'transformers passes deterministic = os.getenv("FLASH_ATTENTION_DETERMINISTIC", "0") == "1" to flash-attn when the caller gives no explicit value; the shared flash-attention helper reads it at forward time, a few model files read it once at import' },
     { torch: '', source: 'docs', text: 'transformers.enable_full_determinism (also reached through TrainingArguments(full_determinism=True)) sets FLASH_ATTENTION_DETERMINISTIC=1; torch.use_deterministic_algorithms does not' },
   ],
-  triggers: ['flash_attention_2', 'flash_attention_3'],
+  triggers: ['flash_attention_2', 'flash_attention_3', 'flash-attn'],
   // The setting can appear anywhere (from_pretrained of any model class, config classes, dicts,
   // argparse defaults), so the rule scans the file once.
   onFile: scan,

@@ -1,13 +1,17 @@
 import type { Node } from 'web-tree-sitter';
 import type { CallSite } from '../../calls.js';
 import { callRange } from '../../calls.js';
-import { argument, dottedParts, literalValue } from '../../syntax.js';
+import { argument, callArguments, dottedParts, literalValue } from '../../syntax.js';
 import type { ModeOutcome, Outcomes, Rule, RuleContext } from '../rule.js';
-import { moduleValue } from './shared.js';
+import { isImplementationSetting, moduleValue, TRAINING } from './shared.js';
 
 type Backend = 'FLASH_ATTENTION' | 'EFFICIENT_ATTENTION' | 'CUDNN_ATTENTION' | 'MATH';
 const BACKENDS = new Set<string>(['FLASH_ATTENTION', 'EFFICIENT_ATTENTION', 'CUDNN_ATTENTION', 'MATH']);
 const SDPA = 'torch.nn.functional.scaled_dot_product_attention';
+/** Packed variable-length attention: its backward is aten._flash_attention_backward, SDPA's flash backward. */
+const VARLEN = 'torch.nn.attention.varlen.varlen_attn';
+/** varlen_attn arguments of its KV-cache (decoding) mode, which has no autograd. */
+const KV_CACHE_ARGS = ['k_cache', 'v_cache', 'cache_seqlens', 'page_table'];
 const CONTEXTS = new Set(['torch.nn.attention.sdpa_kernel', 'torch.backends.cuda.sdp_kernel']);
 const LEGACY_FLAGS: Array<[string, Backend]> = [
   ['enable_flash', 'FLASH_ATTENTION'], ['enable_math', 'MATH'], ['enable_mem_efficient', 'EFFICIENT_ATTENTION'], ['enable_cudnn', 'CUDNN_ATTENTION'],
@@ -48,6 +52,9 @@ function backendsOf(raw: Node | undefined, ctx: RuleContext, depth = 0): Set<Bac
     const global = moduleValue(raw);
     if (global) return backendsOf(global, ctx, depth + 1);
   }
+  // `self.backends`: the list `__init__` assigns.
+  const assigned = raw.type === 'attribute' ? ctx.values.selfAttributeValue(raw) : undefined;
+  if (assigned) return backendsOf(assigned, ctx, depth + 1);
   const parts = dottedParts(raw);
   const qualified = ctx.scope.resolveExpression(raw) ?? parts?.join('.');
   const match = qualified ? /(?:^|\.)SDPBackend\.(\w+)$/.exec(qualified) : null;
@@ -103,22 +110,78 @@ function contextOutcomes(backends: Set<Backend>, shown: string): Outcomes | unde
   };
 }
 
-/** Inside `with sdpa_kernel(...)` or a function decorated with it: the context's own finding covers it. */
-function inSdpaContext(node: Node, ctx: RuleContext): boolean {
+function isContextCall(expr: Node | null | undefined, ctx: RuleContext): boolean {
+  const fn = expr?.type === 'call' ? expr.childForFieldName('function') : undefined;
+  const callee = fn ? ctx.scope.resolveExpression(fn) : undefined;
+  return !!callee && CONTEXTS.has(callee);
+}
+
+/** The `sdpa_kernel(...)` calls a `with` statement enters directly (`with sdpa_kernel(...):`). */
+function directContexts(statement: Node, ctx: RuleContext): Node[] {
+  const clause = statement.namedChildren.find((c) => c.type === 'with_clause');
+  return (clause?.namedChildren ?? []).flatMap((item) => {
+    const value = item.type === 'with_item' ? item.childForFieldName('value') : null;
+    return value && isContextCall(value, ctx) ? [value] : [];
+  });
+}
+
+/**
+ * The context around an SDPA call: 'direct' with the `sdpa_kernel(...)` call of a `with` written
+ * around it in its function (its finding is reported on the call, where the hazard runs), or
+ * 'other' for a context entered through a name or a decorator (its finding stays on the context).
+ */
+function enclosingContext(node: Node, ctx: RuleContext): { kind: 'direct'; call: Node } | { kind: 'other' } | undefined {
   const isContext = (raw: Node | null | undefined): boolean => {
     const def = raw?.type === 'identifier' ? ctx.values.definition(raw) : undefined;
-    const expr = def && !def.unpacked ? def.value : raw;
-    const fn = expr?.type === 'call' ? expr.childForFieldName('function') : undefined;
-    const callee = fn ? ctx.scope.resolveExpression(fn) : undefined;
-    return !!callee && CONTEXTS.has(callee);
+    return isContextCall(def && !def.unpacked ? def.value : raw, ctx);
   };
+  let inFunction = true;
   for (let current = node.parent; current; current = current.parent) {
     if (current.type === 'with_statement') {
+      const direct = inFunction ? directContexts(current, ctx)[0] : undefined;
+      if (direct) return { kind: 'direct', call: direct };
       const clause = current.namedChildren.find((c) => c.type === 'with_clause');
-      if (clause?.namedChildren.some((item) => item.type === 'with_item' && isContext(item.childForFieldName('value')))) return true;
+      if (clause?.namedChildren.some((item) => item.type === 'with_item' && isContext(item.childForFieldName('value')))) return { kind: 'other' };
     } else if (current.type === 'decorated_definition') {
-      if (current.namedChildren.some((d) => d.type === 'decorator' && isContext(d.namedChildren[0]))) return true;
+      if (current.namedChildren.some((d) => d.type === 'decorator' && isContext(d.namedChildren[0]))) return { kind: 'other' };
+    } else if (current.type === 'function_definition' || current.type === 'lambda') {
+      inFunction = false;
     }
+  }
+  return undefined;
+}
+
+/** Does a `with sdpa_kernel(...):` hold an SDPA call of its own function (which then carries the finding)? */
+function wrapsSdpaCall(context: Node, ctx: RuleContext): boolean {
+  const statement = context.parent?.parent?.parent;
+  if (statement?.type !== 'with_statement' || !directContexts(statement, ctx).some((c) => c.equals(context))) return false;
+  const body = statement.childForFieldName('body');
+  return !!body?.descendantsOfType('call').some((call) => {
+    const fn = call.childForFieldName('function');
+    if (!fn || ctx.scope.resolveExpression(fn) !== SDPA) return false;
+    const found = enclosingContext(call, ctx);
+    return found?.kind === 'direct' && found.call.equals(context);
+  });
+}
+
+/** The backends a context call allows, or undefined when the call does not show them. */
+function contextBackends(call: CallSite | Node, ctx: RuleContext): Set<Backend> | undefined {
+  const site: CallSite = 'callee' in call ? call : { node: call, callee: ctx.scope.resolveExpression(call.childForFieldName('function')!) ?? '', anchor: { start: call, end: call }, args: callArguments(call) };
+  return site.callee === 'torch.backends.cuda.sdp_kernel' ? legacyBackends(site) : backendsOf(argument(site.args, 0, 'backends'), ctx);
+}
+
+/**
+ * Under `if self.flag:` where `__init__` sets `self.flag = helper(..., experimental=True)`: a
+ * feature switch asked for in its experimental form, which such helpers keep off unless the user
+ * opts in (timm's use_fused_attn needs TIMM_FUSED_ATTN=2), so the default path takes the other branch.
+ */
+function underExperimentalSwitch(node: Node, ctx: RuleContext): boolean {
+  let child = node;
+  for (let parent = node.parent; parent && parent.type !== 'function_definition'; child = parent, parent = parent.parent) {
+    if (parent.type !== 'if_statement' || !parent.childForFieldName('consequence')?.equals(child)) continue;
+    const condition = parent.childForFieldName('condition');
+    const value = condition?.type === 'attribute' ? ctx.values.selfAttributeValue(condition) : undefined;
+    if (value?.type === 'call' && literalValue(callArguments(value).keywords.get('experimental')) === true) return true;
   }
   return false;
 }
@@ -133,6 +196,30 @@ function inModuleForward(node: Node): boolean {
     return up?.type === 'block' && up.parent?.type === 'class_definition';
   }
   return false;
+}
+
+/**
+ * transformers' `attn_implementation="sdpa"`: the model's attention layers call
+ * scaled_dot_product_attention, which picks a fused backend on a recent GPU. A warning where the
+ * file trains (the backward is what varies), information elsewhere; nothing under the mode, which
+ * makes the fused backends reproducible.
+ */
+function scanSdpaSettings(root: Node, ctx: RuleContext): void {
+  if (!/["']sdpa["']/.test(ctx.text)) return;
+  const trains = TRAINING.test(ctx.text);
+  for (const node of root.descendantsOfType('string')) {
+    if (literalValue(node) !== 'sdpa' || !isImplementationSetting(node, ctx) || ctx.runsWithoutGrad(node)) continue;
+    const untrained = trains ? '' : ' (nothing in this file trains; inference alone is unaffected)';
+    ctx.report({
+      node,
+      outcomes: {
+        off: {
+          severity: trains ? 'warning' : 'info',
+          message: `attn_implementation "sdpa" makes transformers call scaled_dot_product_attention, which runs the flash or memory-efficient backend on recent NVIDIA GPUs, and ${MEASURED}${untrained}; if this program must reproduce, ${MODE} fixes it (${COST}).`,
+        },
+      },
+    });
+  }
 }
 
 const rule: Rule = {
@@ -192,28 +279,47 @@ const rule: Rule = {
       text: 'math backend: stable by default and under the mode, so MATH alone is not reported',
     },
   ],
-  triggers: ['sdpa_kernel', 'sdp_kernel', 'scaled_dot_product_attention'],
-  calls: [...CONTEXTS, SDPA],
+  triggers: ['sdpa_kernel', 'sdp_kernel', 'scaled_dot_product_attention', 'sdpa', 'varlen_attn'],
+  calls: [...CONTEXTS, SDPA, VARLEN],
   onCall(call, ctx) {
     if (ctx.runsWithoutGrad(call.node)) return;
     const shown = `\`${call.node.childForFieldName('function')?.text ?? call.callee}(...)\``;
-    if (call.callee === SDPA) {
-      if (inSdpaContext(call.node, ctx)) return;
-      if (/enable_flash_sdp\(\s*False\s*\)/.test(ctx.text) && /enable_mem_efficient_sdp\(\s*False\s*\)/.test(ctx.text)) return;
-      // In a module's forward the call is on the training path (a model's layers train unless shown
-      // otherwise): a warning. Elsewhere (a helper, a script) it cannot tell: information.
+    if (call.callee === VARLEN) {
+      if (KV_CACHE_ARGS.some((name) => call.args.keywords.has(name))) return;
       const note: ModeOutcome = {
         severity: inModuleForward(call.node) ? 'warning' : 'info',
-        message: `${shown} runs the flash or memory-efficient backend on recent NVIDIA GPUs, and ${MEASURED}; if this program must reproduce, ${MODE} fixes it (${COST}).`,
+        message: `${shown} runs flash attention, and its backward is the flash backward of scaled_dot_product_attention (${FLASH_MEASURED} on an H200 with torch 2.11); if this program must reproduce, ${MODE} fixes it (1.1-1.8x the default time, measured).`,
       };
       ctx.report({ node: call.node, range: callRange(call), outcomes: { off: note } });
       return;
     }
-    const backends = call.callee === 'torch.backends.cuda.sdp_kernel' ? legacyBackends(call) : backendsOf(argument(call.args, 0, 'backends'), ctx);
+    if (call.callee === SDPA) {
+      const context = enclosingContext(call.node, ctx);
+      if (context?.kind === 'direct') {
+        const backends = contextBackends(context.call, ctx);
+        const outcomes = backends && contextOutcomes(backends, `\`${context.call.childForFieldName('function')?.text}(...)\` around this call`);
+        if (outcomes) ctx.report({ node: call.node, range: callRange(call), outcomes });
+        return;
+      }
+      if (context) return;
+      if (/enable_flash_sdp\(\s*False\s*\)/.test(ctx.text) && /enable_mem_efficient_sdp\(\s*False\s*\)/.test(ctx.text)) return;
+      // In a module's forward the call is on the training path (a model's layers train unless shown
+      // otherwise): a warning. Elsewhere (a helper, a script) it cannot tell: information.
+      const experimental = underExperimentalSwitch(call.node, ctx);
+      const note: ModeOutcome = {
+        severity: inModuleForward(call.node) && !experimental ? 'warning' : 'info',
+        message: `${shown} runs the flash or memory-efficient backend on recent NVIDIA GPUs, and ${MEASURED}${experimental ? ' (this branch runs only when its experimental switch is turned on)' : ''}; if this program must reproduce, ${MODE} fixes it (${COST}).`,
+      };
+      ctx.report({ node: call.node, range: callRange(call), outcomes: { off: note } });
+      return;
+    }
+    if (wrapsSdpaCall(call.node, ctx)) return;
+    const backends = contextBackends(call, ctx);
     if (!backends) return;
     const outcomes = contextOutcomes(backends, shown);
     if (outcomes) ctx.report({ node: call.node, range: callRange(call), outcomes });
   },
+  onFile: scanSdpaSettings,
   docs: `
 \`torch.nn.attention.sdpa_kernel(...)\` (and the older \`torch.backends.cuda.sdp_kernel(...)\`) restricts
 which backends \`F.scaled_dot_product_attention\` may use. The backends differ in how reproducible
@@ -233,7 +339,11 @@ the only backend allowed: the call aborted with a message that never mentions de
 dispatcher's source has a \`check_cudnn_deterministic\` test, which fits this reading; the
 measurement is the failure itself.)
 
-**What is reported.**
+**What is reported.** A context's finding is reported on each scaled_dot_product_attention call
+written inside its \`with sdpa_kernel(...):\` block (where the hazard runs), and on the context
+itself when it wraps no such call (a model call, a context entered through a name, a decorator).
+The backends are read from \`SDPBackend.X\`, a list of them, a name bound to one, or the
+\`self.backends\` list a module's \`__init__\` stores.
 
 - \`sdpa_kernel\` allowing flash and/or memory-efficient attention: a warning when the mode is off
   (the mode fixes it at the cost above), nothing when it is on.
@@ -244,12 +354,21 @@ measurement is the failure itself.)
 - A plain \`F.scaled_dot_product_attention(...)\` outside any \`sdpa_kernel\` context, only when the
   mode is off (on a recent GPU it runs a fused backend): a warning in a module's \`forward\` (the
   layers a model trains; the H200 pair of a small MoE trainer diverged through such a call),
-  information elsewhere, where the code does not show that it trains. It is silent under
+  information elsewhere, where the code does not show that it trains, and under \`if self.flag:\`
+  where \`__init__\` sets the flag from a helper called with \`experimental=True\` (an opt-in
+  switch, off by default). It is silent under
   \`torch.no_grad()\` / \`torch.inference_mode()\`, and in a file that disables both
   \`enable_flash_sdp(False)\` and \`enable_mem_efficient_sdp(False)\`.
 - With \`warn_only=True\` the mode only warns about the memory-efficient backend and keeps its
   nondeterministic split backward (pytorch#101847), and cannot help cuDNN attention, so contexts
   allowing either stay warnings; flash attention follows the mode flag itself.
+
+- \`torch.nn.attention.varlen.varlen_attn(...)\`, packed variable-length attention: its backward is
+  \`aten._flash_attention_backward\`, the flash backward of scaled_dot_product_attention, so it is
+  reported as a plain call is (not in its KV-cache mode, which has no autograd).
+- transformers' \`attn_implementation="sdpa"\` (in \`from_pretrained\`, a config, a dict, an
+  argparse or dataclass default): the model's attention layers call scaled_dot_product_attention;
+  a warning with the mode off where the file trains, information where it does not.
 
 The legacy \`sdp_kernel(enable_flash=..., enable_math=..., enable_mem_efficient=..., enable_cudnn=...)\`
 is read the same way when at least one flag is a literal \`False\`.

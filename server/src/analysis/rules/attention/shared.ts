@@ -60,7 +60,7 @@ export function envWritesInFile(root: Node, ctx: RuleContext, name: string): Arr
 export function flagState(call: CallSite, name: string, ctx: RuleContext, firstPosition?: number): 'on' | 'off' | 'unknown' {
   const node = call.args.keywords.get(name);
   if (!node) {
-    if (call.args.hasSplat) return 'unknown';
+    if (call.args.hasSplat && splatsMayPass(call.node, name, ctx)) return 'unknown';
     if (firstPosition !== undefined && call.args.positional.length > firstPosition) return 'unknown';
     return 'off';
   }
@@ -73,4 +73,83 @@ export function flagState(call: CallSite, name: string, ctx: RuleContext, firstP
   if (value === undefined && node.type === 'attribute') value = literalValue(ctx.values.selfAttributeValue(node));
   if (value === undefined) return 'on';
   return value === true || value === 1 ? 'on' : 'off';
+}
+
+/**
+ * May the call's `*args` / `**kwargs` pass keyword `name`? Not when every splat is `**opts` of a
+ * dict built in the function from literal keys (`opts = {}`, `opts["window_size"] = w`) none of
+ * which is `name`, and never updated or passed elsewhere to be filled.
+ */
+function splatsMayPass(call: Node, name: string, ctx: RuleContext): boolean {
+  const splats = call.childForFieldName('arguments')?.namedChildren.filter((c) => c.type === 'list_splat' || c.type === 'dictionary_splat') ?? [];
+  return splats.some((splat) => {
+    const dict = splat.namedChildren[0];
+    if (splat.type !== 'dictionary_splat' || dict?.type !== 'identifier') return true;
+    const def = ctx.values.definition(dict);
+    if (!def || def.unpacked || def.value.type !== 'dictionary' || !literalKeys(def.value, name)) return true;
+    let fn: Node | null = call.parent;
+    while (fn && fn.type !== 'function_definition') fn = fn.parent;
+    for (const use of fn?.descendantsOfType('identifier') ?? []) {
+      if (use.text !== dict.text || use.equals(dict) || use.equals(def.value.parent?.childForFieldName('left') ?? use)) continue;
+      const parent = use.parent;
+      // `opts["key"] = v`: a literal key other than the flag.
+      if (parent?.type === 'subscript' && parent.childForFieldName('value')?.equals(use)) {
+        const key = literalValue(parent.childForFieldName('subscript'));
+        const assigned = parent.parent?.type === 'assignment' && parent.parent.childForFieldName('left')?.equals(parent);
+        if (typeof key === 'string' && key !== name && assigned) continue;
+        if (!assigned) continue;
+      }
+      if (parent?.type === 'dictionary_splat') continue;
+      return true;
+    }
+    return false;
+  });
+}
+
+/** A dict literal whose keys are all literal strings other than `name`. */
+function literalKeys(dict: Node, name: string): boolean {
+  return dict.namedChildren.every((pair) => {
+    if (pair.type === 'comment') return true;
+    const key = pair.type === 'pair' ? literalValue(pair.childForFieldName('key')) : undefined;
+    return typeof key === 'string' && key !== name;
+  });
+}
+
+/** Signs that the file trains (only the backward pass is affected). */
+export const TRAINING = /\.backward\(|\b(Trainer|SFTTrainer|DPOTrainer|GRPOTrainer|TrainingArguments|Seq2SeqTrainer|Accelerator)\b|\boptim\.|\.train\(\)|\bget_peft_model\b/;
+
+/** Is this string the value of a transformers attention-implementation setting? */
+export function isImplementationSetting(string: Node, ctx: RuleContext): boolean {
+  // `"sdpa" if args.deterministic else "flash_attention_2"`: the setting is the whole expression.
+  let value = string;
+  while (value.parent?.type === 'conditional_expression' || value.parent?.type === 'parenthesized_expression') {
+    if (value.parent.type === 'conditional_expression' && value.parent.namedChildren[1]?.equals(value)) return false;
+    value = value.parent;
+  }
+  const parent = value.parent;
+  if (!parent) return false;
+  const endsWithName = (n: Node | null | undefined) => !!n && /attn_implementation$/.test(n.text);
+  switch (parent.type) {
+    case 'keyword_argument': {
+      const name = parent.childForFieldName('name')?.text;
+      if (name === 'attn_implementation') return true;
+      if (name !== 'default') return false;
+      // parser.add_argument("--attn_implementation", default=...) / field(default=...)
+      const call = parent.parent?.parent;
+      const first = call?.childForFieldName('arguments')?.namedChildren[0];
+      const flag = literalValue(first);
+      if (typeof flag === 'string' && /attn[_-]implementation$/.test(flag)) return true;
+      return call?.parent?.type === 'assignment' && endsWithName(call.parent.childForFieldName('left'));
+    }
+    case 'pair':
+      return literalValue(parent.childForFieldName('key')) === 'attn_implementation';
+    case 'assignment':
+      return endsWithName(parent.childForFieldName('left'));
+    case 'argument_list': {
+      const fn = parent.parent?.childForFieldName('function');
+      return fn?.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'set_attn_implementation' && ctx.scope.resolveExpression(fn) === undefined;
+    }
+    default:
+      return false;
+  }
 }

@@ -1,5 +1,5 @@
 import type { Node } from 'web-tree-sitter';
-import { literalValue } from '../../syntax.js';
+import { enclosingFunction, literalValue, rootOf } from '../../syntax.js';
 import { always, Rule, RuleContext } from '../rule.js';
 import { ENV_CALLS, envHooks, EnvWrite } from '../../env.js';
 
@@ -40,6 +40,18 @@ function check(write: EnvWrite, ctx: RuleContext): void {
   if (typeof text !== 'string') return; // computed at run time
   const verdict = judgeNcclAlgo(text);
   const shown = JSON.stringify(text);
+  if (verdict.tree && pinsOneChannel(write.node, ctx)) {
+    ctx.report({
+      node: write.node,
+      guard: 'none',
+      outcomes: always(
+        'info',
+        `NCCL_ALGO=${shown} with NCCL pinned to one channel here: each element is reduced along one tree that the topology fixes, so runs on the same allocation should agree (as with Ring), but another allocation can build another tree and Megatron has not verified Tree; "Ring" is the verified choice.`,
+      ),
+      fixes: ringFix(write.value!),
+    });
+    return;
+  }
   if (verdict.tree) {
     ctx.report({
       node: write.node,
@@ -61,6 +73,17 @@ function check(write: EnvWrite, ctx: RuleContext): void {
       `NCCL_ALGO=${shown} is not among the values Megatron-LM has verified as bit-exact (Ring, CollnetDirect, CollnetChain, ^NVLS), so whether reductions reproduce depends on the algorithm NCCL ends up using; prefer "Ring" for reproducible runs.`,
     ),
   });
+}
+
+/**
+ * Does the same function (or module) pin NCCL to a single channel (`NCCL_MAX_NCHANNELS=1`)? That is
+ * the batch-invariant recipe (with `NCCL_PROTO=Simple`, P2P off): one channel reduces each element
+ * along one tree, with no split across channels that NCCL's tuning could change.
+ */
+function pinsOneChannel(node: Node, ctx: RuleContext): boolean {
+  const fn = enclosingFunction(node);
+  const statements = fn ? [fn] : (rootOf(node).namedChildren.filter((c) => c.type === 'expression_statement'));
+  return statements.some((s) => /NCCL_MAX_NCHANNELS["']\s*\]?\s*[=,:]\s*["']1["']/.test(s.text));
 }
 
 function ringFix(value: Node) {
@@ -111,6 +134,9 @@ What the rule reports, for literal values assigned in Python (\`os.environ[...] 
   per-collective form \`allreduce:tree\`); the quick-fix writes \`"Ring"\`;
 - **info** for values outside Megatron's verified set that do not select Tree (\`NVLS\`, \`PAT\`,
   \`^Tree\`, per-collective lists): they may well be reproducible, but nobody has vouched for it;
+- **info** for Tree where the same function (or module) also pins NCCL to one channel
+  (\`NCCL_MAX_NCHANNELS=1\`, the batch-invariant recipe): each element is then reduced along one
+  tree that the topology fixes, as reproducible on one allocation as Ring, though not verified;
 - nothing for \`Ring\`, \`CollnetDirect\`, \`CollnetChain\`, \`^NVLS\` and lists of them.
 
 Even Ring only makes a run reproducible on the same allocation: another set of nodes can form a

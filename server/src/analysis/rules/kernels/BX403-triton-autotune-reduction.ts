@@ -1,86 +1,12 @@
 import type { Node } from 'web-tree-sitter';
-import { argument, callArguments, literalValue } from '../../syntax.js';
+import { argument, CallArguments, callArguments } from '../../syntax.js';
 import type { ModeOutcome, Rule, RuleContext } from '../rule.js';
-import { moduleValue, rootOf } from './module-scope.js';
-import { conditionPolarity, isKernel, kernelDtype, TL } from './triton.js';
+import { configCount, moduleFunctions, varyingKeys } from './autotune-configs.js';
+import { isKernel, kernelDtype, TL } from './triton.js';
 
 /** Triton calls whose result depends on how the work is split into blocks and warps. */
 const ORDER_SENSITIVE = new Set(['sum', 'reduce', 'cumsum', 'cumprod', 'associative_scan', 'dot', 'dot_scaled']);
 const ORDER_SENSITIVE_METHODS = new Set(['sum', 'cumsum', 'cumprod', 'reduce']);
-
-type Count = 'one' | 'several' | 'unknown';
-
-/** How many configs an expression holds: a literal list, a comprehension, a name bound to one. */
-function configCount(raw: Node | undefined, ctx: RuleContext, depth = 0): Count {
-  if (!raw || depth > 4) return 'unknown';
-  switch (raw.type) {
-    case 'list':
-    case 'tuple': {
-      if (raw.namedChildren.some((c) => c.type === 'list_splat')) return 'several';
-      const n = raw.namedChildren.filter((c) => c.type !== 'comment').length;
-      return n >= 2 ? 'several' : 'one';
-    }
-    case 'list_comprehension':
-    case 'generator_expression':
-      return 'several';
-    case 'parenthesized_expression':
-      return configCount(raw.namedChildren[0], ctx, depth + 1);
-    case 'binary_operator': {
-      const left = configCount(raw.childForFieldName('left') ?? undefined, ctx, depth + 1);
-      const right = configCount(raw.childForFieldName('right') ?? undefined, ctx, depth + 1);
-      if (left === 'unknown' || right === 'unknown') return 'unknown';
-      return 'several';
-    }
-    case 'conditional_expression': {
-      // `[fixed] if deterministic else configs`: the deterministic branch decides.
-      const [body, , alternative] = raw.namedChildren;
-      const branches = [body, alternative].filter((b): b is Node => !!b);
-      const condition = raw.namedChildren[1];
-      const polarity = condition ? conditionPolarity(condition) : undefined;
-      const deterministic = polarity === undefined ? branches.find((b) => ctx.guardOf(b) === 'deterministic-branch') : polarity ? body : alternative;
-      if (deterministic) return configCount(deterministic, ctx, depth + 1);
-      const counts = branches.map((b) => configCount(b, ctx, depth + 1));
-      return counts.includes('several') ? 'several' : counts.includes('unknown') ? 'unknown' : 'one';
-    }
-    case 'subscript': {
-      // CONFIGS[:1], CONFIGS[0:1], [CONFIGS[0]] style picks.
-      const index = raw.childForFieldName('subscript');
-      if (index?.type === 'integer') return 'one';
-      if (index?.type === 'slice') {
-        const bounds = index.namedChildren.map((c) => literalValue(c));
-        const [start, stop] = index.text.trim().startsWith(':') ? [0, bounds[0]] : bounds;
-        if (typeof start === 'number' && typeof stop === 'number') return stop - start <= 1 ? 'one' : 'several';
-      }
-      return 'unknown';
-    }
-    case 'identifier': {
-      const def = ctx.values.definition(raw);
-      if (def) return def.unpacked ? 'unknown' : configCount(def.value, ctx, depth + 1);
-      return configCount(moduleValue(raw), ctx, depth + 1);
-    }
-    case 'call': {
-      // `get_configs()`: follow a module function; its deterministic branch may pick one config, as Mamba's does.
-      const fn = raw.childForFieldName('function');
-      const helper = fn?.type === 'identifier' ? moduleFunctions(raw).get(fn.text) : undefined;
-      return helper ? returnedCount(helper, ctx, depth) : 'unknown';
-    }
-    default:
-      return 'unknown';
-  }
-}
-
-/** Module-level functions by name, for following a kernel into the jit helpers it calls. */
-function moduleFunctions(node: Node): Map<string, Node> {
-  const root = rootOf(node);
-  const byName = new Map<string, Node>();
-  for (const statement of root.namedChildren) {
-    const fn = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;
-    if (fn?.type !== 'function_definition') continue;
-    const name = fn.childForFieldName('name')?.text;
-    if (name) byName.set(name, fn);
-  }
-  return byName;
-}
 
 type OpKind = 'reduce' | 'dot' | 'atomic';
 
@@ -101,8 +27,14 @@ function orderSensitiveOps(kernel: Node, ctx: RuleContext): Map<OpKind, string> 
       const qualified = ctx.scope.resolveExpression(target);
       if (qualified?.startsWith(`${TL}.`)) {
         const name = qualified.slice(qualified.lastIndexOf('.') + 1);
-        if (ORDER_SENSITIVE.has(name)) add(name.startsWith('dot') ? 'dot' : 'reduce', `tl.${name}${via}`);
-        else if (name === 'atomic_add' && kernelDtype(argument(callArguments(call), 1, 'val'), ctx) !== 'int') add('atomic', `tl.atomic_add${via}`);
+        // Integer sums and dots (an int8 dot into int32) are exact in any order.
+        if (ORDER_SENSITIVE.has(name)) {
+          if (kernelDtype(call, ctx) !== 'int') add(name.startsWith('dot') ? 'dot' : 'reduce', `tl.${name}${via}`);
+        }
+        else if (name === 'atomic_add') {
+          const value = argument(callArguments(call), 1, 'val');
+          if (kernelDtype(value, ctx) !== 'int' && accumulates(value, fn, functions, ctx)) add('atomic', `tl.atomic_add${via}`);
+        }
         continue;
       }
       if (qualified !== undefined) continue;
@@ -120,6 +52,85 @@ function orderSensitiveOps(kernel: Node, ctx: RuleContext): Map<OpKind, string> 
 }
 
 /**
+ * Does an atomic's value carry a partial sum, whose grouping the block sizes decide? A value
+ * built per element (loads, casts, a scale) adds each element on its own, so every address meets
+ * the same contributions under any config: only their order varies, which is BX401's. A partial
+ * comes from a reduction or dot call, a jit helper that reduces, or a name accumulated in a loop
+ * (`acc += ...`). Every binding of a name in the kernel is followed (flow-insensitive: a name bound
+ * to a partial anywhere counts).
+ */
+function accumulates(value: Node | undefined, kernel: Node, functions: Map<string, Node>, ctx: RuleContext): boolean {
+  const seen = new Set<string>();
+  const bindings = kernelBindings(kernel, ctx);
+  // depth counts the bindings followed; at the limit the value is taken to carry a partial.
+  const visit = (node: Node, depth: number): boolean => {
+    if (depth > 12) return true;
+    // `x.dtype.element_ty`, `x.shape`: facts about a tensor, not its values.
+    if (node.type === 'attribute' && /^(dtype|element_ty|shape)$/.test(node.childForFieldName('attribute')?.text ?? '')) return false;
+    if (node.type === 'identifier') {
+      if (seen.has(node.text)) return false;
+      seen.add(node.text);
+      const binding = bindings.get(node.text);
+      if (!binding) return false;
+      return binding.accumulated || binding.values.some((v) => visit(v, depth + 1));
+    }
+    if (node.type === 'call') {
+      const target = node.childForFieldName('function');
+      const qualified = target ? ctx.scope.resolveExpression(target) : undefined;
+      const name = qualified?.startsWith(`${TL}.`) ? qualified.slice(qualified.lastIndexOf('.') + 1) : undefined;
+      if (name && ORDER_SENSITIVE.has(name)) return true;
+      // A load's value is the memory's, whatever address arithmetic (an offset stepped in the loop) reaches it.
+      if (name === 'load') return false;
+      if (!qualified && target?.type === 'attribute' && ORDER_SENSITIVE_METHODS.has(target.childForFieldName('attribute')?.text ?? '')) return true;
+      const helper = !qualified && target?.type === 'identifier' ? functions.get(target.text) : undefined;
+      if (helper && isKernel(helper, ctx) && orderSensitiveOps(helper, ctx).size > 0) return true;
+    }
+    return node.namedChildren.some((child) => child.type !== 'keyword_argument' || child.childForFieldName('name')?.text !== 'mask' ? visit(child, depth) : false);
+  };
+  return !!value && visit(value, 0);
+}
+
+interface Binding {
+  values: Node[];
+  /** `name += ...` / `name -= ...` inside a loop: a running sum. */
+  accumulated: boolean;
+}
+
+/** The right-hand sides bound to each plain name in a kernel, and whether the name is summed in a loop. */
+function kernelBindings(kernel: Node, ctx: RuleContext): Map<string, Binding> {
+  const bindings = new Map<string, Binding>();
+  const get = (name: string) => {
+    let binding = bindings.get(name);
+    if (!binding) bindings.set(name, (binding = { values: [], accumulated: false }));
+    return binding;
+  };
+  for (const node of kernel.descendantsOfType(['assignment', 'augmented_assignment'])) {
+    const left = node.childForFieldName('left');
+    const right = node.childForFieldName('right');
+    if (left?.type !== 'identifier' || !right) continue;
+    const binding = get(left.text);
+    binding.values.push(right);
+    // `acc += x` or `acc = acc + x` in a loop, on a value not known to be an integer (an offset stepped by BLOCK).
+    const op = node.type === 'augmented_assignment' ? node.childForFieldName('operator')?.text : selfSum(left.text, right);
+    if ((op === '+=' || op === '-=') && inLoop(node, kernel) && kernelDtype(right, ctx) !== 'int') binding.accumulated = true;
+  }
+  return bindings;
+}
+
+/** `name = name + x` read as `name += x`. */
+function selfSum(name: string, right: Node): string | undefined {
+  const op = right.type === 'binary_operator' ? right.childForFieldName('operator')?.text : undefined;
+  return (op === '+' || op === '-') && right.childForFieldName('left')?.text === name ? `${op}=` : undefined;
+}
+
+function inLoop(node: Node, kernel: Node): boolean {
+  for (let current = node.parent; current && !current.equals(kernel); current = current.parent) {
+    if (current.type === 'for_statement' || current.type === 'while_statement') return true;
+  }
+  return false;
+}
+
+/**
  * Config keys that split a dot's K reduction across programs (their partials then meet in an atomic
  * or a second pass). A K loop's step (`BLOCK_K`) does not count: a loop of tl.dot into one fp32
  * accumulator gave identical bits across 128 configs of BLOCK_M/N/K, num_warps and num_stages on an
@@ -128,71 +139,63 @@ function orderSensitiveOps(kernel: Node, ctx: RuleContext): Map<OpKind, string> 
 const K_SPLIT_KEY = /SPLIT_K|SPLITK|SPLIT|SEQUENCE_PARALLEL|SEQ_PARALLEL/i;
 
 /**
- * The config keys (and `num_warps`, `num_stages`) whose value differs between the configs, read
- * from the `triton.Config(...)` calls of the configs expression or of the function building it;
- * undefined when no Config call can be read.
+ * A project's own autotune decorator: `@cached_autotune(configs=..., key=...)` on a jit kernel,
+ * where `cached_autotune` is imported from the project or defined in the file, and is not
+ * `triton.autotune` itself (which onCall sees). Kernel libraries wrap triton.autotune (or subclass
+ * its Autotuner) to add a config cache that falls back to timing; the wrapper's definition is often
+ * in another file, which a file's analysis cannot read, so the decorator is recognised by its shape:
+ * a name ending in `autotune`, a `configs` argument, on a Triton kernel. A wrapper defined in the
+ * same file must also show that it tunes (its body names `autotune` or `Autotuner`).
  */
-function varyingKeys(expr: Node | undefined, ctx: RuleContext): Set<string> | undefined {
-  const source = configSource(expr, ctx);
-  if (!source) return undefined;
-  const configs = source.descendantsOfType('call').filter((c) => /(^|\.)Config$/.test(c.childForFieldName('function')?.text ?? ''));
-  if (configs.length === 0) return undefined;
-  const loopVariables = new Set(source.descendantsOfType(['for_in_clause', 'for_statement']).flatMap((f) => f.childForFieldName('left')?.descendantsOfType('identifier').map((i) => i.text) ?? []));
-  const values = new Map<string, Set<string>>();
-  const note = (key: string, value: Node | null | undefined) => {
-    if (!value) return;
-    let set = values.get(key);
-    if (!set) values.set(key, (set = new Set()));
-    // A loop variable takes several values by itself: count it as two.
-    if (value.type === 'identifier' && loopVariables.has(value.text)) set.add(`${value.text} (1)`).add(`${value.text} (2)`);
-    else set.add(value.text);
-  };
-  for (const config of configs) {
-    const args = callArguments(config);
-    const first = args.positional[0];
-    for (const pair of first?.type === 'dictionary' ? first.namedChildren : []) {
-      if (pair.type !== 'pair') continue;
-      const key = literalValue(pair.childForFieldName('key'));
-      if (typeof key === 'string') note(key, pair.childForFieldName('value'));
-    }
-    for (const [name, value] of args.keywords) if (name.startsWith('num_')) note(name, value);
+const WRAPPER_DECORATOR = /@[ \t]*([A-Za-z_][\w.]*autotune)[ \t]*\(/g;
+
+function autotuneWrappers(root: Node, ctx: RuleContext): Node[] {
+  const found: Node[] = [];
+  for (const match of ctx.text.matchAll(WRAPPER_DECORATOR)) {
+    const name = root.descendantForIndex(match.index + match[0].indexOf(match[1]!));
+    let call: Node | null = name;
+    while (call && call.type !== 'call') call = call.parent;
+    if (!call || call.parent?.type !== 'decorator') continue;
+    const callee = call.childForFieldName('function');
+    if (!callee || callee.text !== match[1]) continue;
+    const qualified = ctx.scope.resolveExpression(callee);
+    if (qualified?.startsWith('triton.')) continue;
+    if (qualified === undefined && !(callee.type === 'identifier' && tunesLocally(moduleFunctions(root).get(callee.text)))) continue;
+    const args = callArguments(call);
+    if (!argument(args, 0, 'configs')) continue;
+    found.push(call);
   }
-  return new Set([...values].filter(([, seen]) => seen.size > 1).map(([key]) => key));
+  return found;
 }
 
-/** The expression or config-building function whose Config calls a configs argument holds. */
-function configSource(expr: Node | undefined, ctx: RuleContext, depth = 0): Node | undefined {
-  if (!expr || depth > 3) return undefined;
-  if (expr.type === 'identifier') {
-    const def = ctx.values.definition(expr);
-    const value = def && !def.unpacked ? def.value : moduleValue(expr);
-    return configSource(value, ctx, depth + 1);
-  }
-  if (expr.type === 'call') {
-    const fn = expr.childForFieldName('function');
-    return fn?.type === 'identifier' ? moduleFunctions(expr).get(fn.text) : undefined;
-  }
-  return expr;
+/** A module function of this file whose body calls triton's autotune or builds an Autotuner. */
+function tunesLocally(fn: Node | undefined): boolean {
+  return !!fn && /\bautotune\b|Autotuner\b/.test(fn.childForFieldName('body')?.text ?? '');
 }
 
-/**
- * How many configs a module function returns: several when a return gives several (or a list
- * filled in a loop), one when the deterministic branch returns one (as Mamba's helpers do).
- */
-function returnedCount(fn: Node, ctx: RuleContext, depth: number): Count {
-  const returns = fn.descendantsOfType('return_statement').filter((r) => r.namedChildren[0]);
-  if (returns.some((r) => ctx.guardOf(r) === 'deterministic-branch')) return 'one';
-  const counts = returns.map((r) => {
-    const value = r.namedChildren[0]!;
-    if (value.type === 'identifier' && filledInLoop(fn, value.text)) return 'several';
-    return configCount(value, ctx, depth + 1);
+/** Reports an autotune decorator call (triton's or a wrapper) on the kernel it decorates. */
+function checkAutotune(node: Node, args: CallArguments, ctx: RuleContext): void {
+  const decorator = node.parent;
+  const fn = decorator?.type === 'decorator' ? decorator.parent?.childForFieldName('definition') : undefined;
+  if (!fn || fn.type !== 'function_definition' || !isKernel(fn, ctx)) return;
+  const configs = argument(args, 0, 'configs');
+  if (configCount(configs, ctx) !== 'several') return;
+  const ops = orderSensitiveOps(fn, ctx);
+  const op = ops.get('reduce') ?? ops.get('atomic') ?? ops.get('dot');
+  if (!op) return;
+  const kernel = fn.childForFieldName('name')?.text ?? 'kernel';
+  // With the mode off the warning needs configs that change the kernel's split: a reduction or an
+  // atomic under another block size or warp count, a dot whose K is split across programs. A dot
+  // looped over K sums each output in one order whatever the block sizes: information.
+  const varying = [...(varyingKeys(configs, ctx) ?? [])].filter((k) => k !== 'num_stages');
+  const splits = (ops.has('reduce') || ops.has('atomic') ? varying.length > 0 : false) || varying.some((k) => K_SPLIT_KEY.test(k));
+  const why = `\`${kernel}\` uses ${op}, and autotune keeps whichever of its configs timed fastest in this process; configs with other block sizes or warp counts split the ${op.includes('dot') ? 'accumulation' : 'reduction'} differently, so another run can pick another config and get different bits`;
+  const fix = 'pass one fixed config when deterministic (e.g. `configs=[BEST] if deterministic else CONFIGS`)';
+  const warning: ModeOutcome = { severity: 'warning', message: `${why}; ${fix}.` };
+  ctx.report({
+    node,
+    outcomes: { off: splits ? warning : { severity: 'info', message: `${why}; if runs must match bit for bit, ${fix}.` }, on: warning, warn: warning },
   });
-  return counts.includes('several') ? 'several' : counts.includes('unknown') || counts.length === 0 ? 'unknown' : 'one';
-}
-
-/** `configs = []` then `configs.append(...)` / `.extend(...)` inside a loop of the function. */
-function filledInLoop(fn: Node, name: string): boolean {
-  return fn.descendantsOfType('for_statement').some((loop) => loop.text.includes(`${name}.append(`) || loop.text.includes(`${name}.extend(`));
 }
 
 const rule: Rule = {
@@ -206,30 +209,13 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: 'triton.autotune benchmarks every config on the first launch for each key and keeps the fastest; timing noise decides between near-equal configs' },
     { torch: '', source: 'docs', text: "Megatron-LM's determinism catalogue lists timing-based autotuning of the Mamba/SSM Triton kernels as a nondeterminism source; Mamba switches to one fixed config when deterministic mode is on" },
   ],
-  triggers: ['autotune'],
+  triggers: ['autotune', 'autotune('],
   calls: ['triton.autotune'],
   onCall(call, ctx) {
-    const decorator = call.node.parent;
-    const fn = decorator?.type === 'decorator' ? decorator.parent?.childForFieldName('definition') : undefined;
-    if (!fn || fn.type !== 'function_definition') return;
-    const configs = argument(call.args, 0, 'configs');
-    if (configCount(configs, ctx) !== 'several') return;
-    const ops = orderSensitiveOps(fn, ctx);
-    const op = ops.get('reduce') ?? ops.get('atomic') ?? ops.get('dot');
-    if (!op) return;
-    const kernel = fn.childForFieldName('name')?.text ?? 'kernel';
-    // With the mode off the warning needs configs that change the kernel's split: a reduction or an
-    // atomic under another block size or warp count, a dot whose K is split across programs. A dot
-    // looped over K sums each output in one order whatever the block sizes: information.
-    const varying = [...(varyingKeys(configs, ctx) ?? [])].filter((k) => k !== 'num_stages');
-    const splits = (ops.has('reduce') || ops.has('atomic') ? varying.length > 0 : false) || varying.some((k) => K_SPLIT_KEY.test(k));
-    const why = `\`${kernel}\` uses ${op}, and autotune keeps whichever of its configs timed fastest in this process; configs with other block sizes or warp counts split the ${op.includes('dot') ? 'accumulation' : 'reduction'} differently, so another run can pick another config and get different bits`;
-    const fix = 'pass one fixed config when deterministic (e.g. `configs=[BEST] if deterministic else CONFIGS`)';
-    const warning: ModeOutcome = { severity: 'warning', message: `${why}; ${fix}.` };
-    ctx.report({
-      node: call.node,
-      outcomes: { off: splits ? warning : { severity: 'info', message: `${why}; if runs must match bit for bit, ${fix}.` }, on: warning, warn: warning },
-    });
+    checkAutotune(call.node, call.args, ctx);
+  },
+  onFile(root, ctx) {
+    for (const wrapper of autotuneWrappers(root, ctx)) checkAutotune(wrapper, callArguments(wrapper), ctx);
   },
   docs: `
 \`@triton.autotune(configs=[...], key=[...])\` compiles the kernel once per config, times each one on
@@ -248,8 +234,11 @@ upgrades.
 **What is reported.** \`triton.autotune\` used as a decorator with two or more configs (a list
 literal, a list comprehension, or a name bound to one) on a jit kernel that calls \`tl.sum\`,
 \`tl.reduce\`, \`tl.cumsum\`, \`tl.cumprod\`, \`tl.associative_scan\`, \`tl.dot\`, the equivalent tensor
-methods, or \`tl.atomic_add\` with a value that is not known to be an integer, directly or in a jit
-helper it calls. \`tl.max\` / \`tl.min\` reductions give the same answer under any split and do not
+methods, or \`tl.atomic_add\` of a value that is not known to be an integer and carries a partial
+sum (from a reduction, a dot, or a running sum in a loop), directly or in a jit helper it calls.
+An atomic of values built per element (a row copied with a scale, as MoE scatter kernels do) adds
+each element on its own: every address meets the same contributions under any config, and only
+their order varies, which is BX401's. \`tl.max\` / \`tl.min\` reductions give the same answer under any split and do not
 count. A warning when the configs change how the kernel splits its work, read from their
 \`triton.Config\` calls (or the module function that builds them): a reduction or an atomic under
 configs of different block sizes or warp counts, a \`tl.dot\` whose configs split K across programs
@@ -257,6 +246,12 @@ configs of different block sizes or warp counts, a \`tl.dot\` whose configs spli
 order whatever \`BLOCK_M\`, \`BLOCK_N\` or \`BLOCK_K\` are (one result across 128 configs on an H200,
 Triton 3.6), and \`num_stages\` only pipelines loads: those are
 information, and a warning only when the program turns the deterministic mode on.
+
+A project's own autotune decorator counts as \`triton.autotune\`: kernel libraries wrap it (or
+subclass its \`Autotuner\`) to look up a cached config first and time the configs when none is
+cached. Its definition often lives in another file, so it is recognised by its shape: a decorator
+named \`...autotune\` with a \`configs\` argument on a jit kernel, imported from the project (a
+wrapper defined in the same file must also name \`autotune\` or \`Autotuner\` in its body).
 
 Not reported: a config-building function whose deterministic branch returns a single config (as
 Mamba's helpers do), and \`[one] if deterministic else many\`, where the deterministic branch has

@@ -33,6 +33,19 @@ function addedValue(call: Node, name: string): Node | undefined {
   return args.positional[0];
 }
 
+/** CuTe DSL integer types: `Int32(1)`, `cutlass.Uint64(n)`. */
+const INT_TYPE = /^U?[Ii]nt(8|16|32|64)$|^int$/;
+
+/** An integer literal, or a value cast to an integer type: an arrival counter, never a float sum. */
+function isIntegerValue(value: Node | undefined): boolean {
+  if (!value) return false;
+  if (value.type === 'integer') return true;
+  if (value.type !== 'call') return false;
+  const fn = value.childForFieldName('function');
+  const name = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text;
+  return !!name && INT_TYPE.test(name);
+}
+
 function guardOf(call: Node, fn: Node | undefined, ctx: RuleContext): GuardKind {
   const guard = kernelGuard(call, fn, ctx);
   if (guard !== 'none') return guard;
@@ -52,7 +65,7 @@ function scan(root: Node, ctx: RuleContext): void {
     const value = addedValue(call, name);
     const floatByName = FLOAT_IN_NAME.test(name);
     const pointer = callArguments(call).keywords.get('ptr') ?? callArguments(call).positional[name === 'atomic_add' ? 0 : 1];
-    if (!floatByName && (COUNTER_NAME.test(value?.text ?? '') || COUNTER_NAME.test(pointer?.text ?? '') || value?.type === 'integer')) continue;
+    if (!floatByName && (COUNTER_NAME.test(value?.text ?? '') || COUNTER_NAME.test(pointer?.text ?? '') || isIntegerValue(value))) continue;
     const shown = `\`${target.text}\``;
     const why = `${shown} adds ${floatByName ? 'floating-point values' : 'values'} into global memory from many ${dsl} thread blocks in whatever order they arrive, so ${floatByName ? 'the rounded totals' : 'float totals (integer ones are exact)'} change from run to run`;
     const off: ModeOutcome = { severity: 'warning', message: `${why}; torch's deterministic mode cannot reach a custom kernel, so ${FIX_HINT}.` };

@@ -1,0 +1,157 @@
+// Reading the configs of an autotune decorator: how many there are, and which keys (block sizes,
+// num_warps) differ between them. Follows names to module constants and config-building functions.
+import type { Node } from 'web-tree-sitter';
+import { callArguments, literalValue } from '../../syntax.js';
+import type { RuleContext } from '../rule.js';
+import { moduleValue, rootOf } from './module-scope.js';
+import { conditionPolarity } from './triton.js';
+
+export type Count = 'one' | 'several' | 'unknown';
+
+/** How many configs an expression holds: a literal list, a comprehension, a name bound to one. */
+export function configCount(raw: Node | undefined, ctx: RuleContext, depth = 0): Count {
+  if (!raw || depth > 4) return 'unknown';
+  switch (raw.type) {
+    case 'list':
+    case 'tuple': {
+      if (raw.namedChildren.some((c) => c.type === 'list_splat')) return 'several';
+      const n = raw.namedChildren.filter((c) => c.type !== 'comment').length;
+      return n >= 2 ? 'several' : 'one';
+    }
+    case 'list_comprehension':
+    case 'generator_expression':
+      return 'several';
+    case 'parenthesized_expression':
+      return configCount(raw.namedChildren[0], ctx, depth + 1);
+    case 'binary_operator': {
+      const left = configCount(raw.childForFieldName('left') ?? undefined, ctx, depth + 1);
+      const right = configCount(raw.childForFieldName('right') ?? undefined, ctx, depth + 1);
+      if (left === 'unknown' || right === 'unknown') return 'unknown';
+      return 'several';
+    }
+    case 'conditional_expression': {
+      // `[fixed] if deterministic else configs`: the deterministic branch decides.
+      const [body, , alternative] = raw.namedChildren;
+      const branches = [body, alternative].filter((b): b is Node => !!b);
+      const condition = raw.namedChildren[1];
+      const polarity = condition ? conditionPolarity(condition) : undefined;
+      const deterministic = polarity === undefined ? branches.find((b) => ctx.guardOf(b) === 'deterministic-branch') : polarity ? body : alternative;
+      if (deterministic) return configCount(deterministic, ctx, depth + 1);
+      const counts = branches.map((b) => configCount(b, ctx, depth + 1));
+      return counts.includes('several') ? 'several' : counts.includes('unknown') ? 'unknown' : 'one';
+    }
+    case 'subscript': {
+      // CONFIGS[:1], CONFIGS[0:1], [CONFIGS[0]] style picks.
+      const index = raw.childForFieldName('subscript');
+      if (index?.type === 'integer') return 'one';
+      if (index?.type === 'slice') {
+        const bounds = index.namedChildren.map((c) => literalValue(c));
+        const [start, stop] = index.text.trim().startsWith(':') ? [0, bounds[0]] : bounds;
+        if (typeof start === 'number' && typeof stop === 'number') return stop - start <= 1 ? 'one' : 'several';
+      }
+      return 'unknown';
+    }
+    case 'identifier': {
+      const def = ctx.values.definition(raw);
+      if (def) return def.unpacked ? 'unknown' : configCount(def.value, ctx, depth + 1);
+      return configCount(moduleValue(raw), ctx, depth + 1);
+    }
+    case 'call': {
+      // `get_configs()`: follow a module function; its deterministic branch may pick one config, as Mamba's does.
+      const fn = raw.childForFieldName('function');
+      const helper = fn?.type === 'identifier' ? moduleFunctions(raw).get(fn.text) : undefined;
+      return helper ? returnedCount(helper, ctx, depth) : 'unknown';
+    }
+    default:
+      return 'unknown';
+  }
+}
+
+/** Module-level functions by name, for following a kernel into the jit helpers it calls. */
+export function moduleFunctions(node: Node): Map<string, Node> {
+  const root = rootOf(node);
+  const byName = new Map<string, Node>();
+  for (const statement of root.namedChildren) {
+    const fn = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;
+    if (fn?.type !== 'function_definition') continue;
+    const name = fn.childForFieldName('name')?.text;
+    if (name) byName.set(name, fn);
+  }
+  return byName;
+}
+
+/**
+ * The config keys (and `num_warps`, `num_stages`) whose value differs between the configs, read
+ * from the `triton.Config(...)` calls of the configs expression or of the function building it;
+ * undefined when no Config call can be read.
+ */
+export function varyingKeys(expr: Node | undefined, ctx: RuleContext): Set<string> | undefined {
+  const source = configSource(expr, ctx);
+  if (!source) return undefined;
+  const configs = source.descendantsOfType('call').filter((c) => /(^|\.)Config$/.test(c.childForFieldName('function')?.text ?? ''));
+  if (configs.length === 0) return undefined;
+  // A loop variable takes the values of its iterable: a literal list gives them (`for w in [4]` is one
+  // value); anything else counts as several.
+  const loopValues = new Map<string, string[] | undefined>();
+  for (const loop of source.descendantsOfType(['for_in_clause', 'for_statement'])) {
+    const left = loop.childForFieldName('left');
+    const right = loop.childForFieldName('right');
+    const items = left?.type === 'identifier' && (right?.type === 'list' || right?.type === 'tuple') ? right.namedChildren.filter((c) => c.type !== 'comment').map((c) => c.text) : undefined;
+    for (const id of left?.descendantsOfType('identifier') ?? []) loopValues.set(id.text, loopValues.has(id.text) ? undefined : items);
+  }
+  const values = new Map<string, Set<string>>();
+  const note = (key: string, value: Node | null | undefined) => {
+    if (!value) return;
+    let set = values.get(key);
+    if (!set) values.set(key, (set = new Set()));
+    const looped = value.type === 'identifier' && loopValues.has(value.text);
+    if (!looped) set.add(value.text);
+    else for (const item of loopValues.get(value.text) ?? [`${value.text} (1)`, `${value.text} (2)`]) set.add(item);
+  };
+  for (const config of configs) {
+    const args = callArguments(config);
+    const first = args.positional[0];
+    for (const pair of first?.type === 'dictionary' ? first.namedChildren : []) {
+      if (pair.type !== 'pair') continue;
+      const key = literalValue(pair.childForFieldName('key'));
+      if (typeof key === 'string') note(key, pair.childForFieldName('value'));
+    }
+    for (const [name, value] of args.keywords) if (name.startsWith('num_')) note(name, value);
+  }
+  return new Set([...values].filter(([, seen]) => seen.size > 1).map(([key]) => key));
+}
+
+/** The expression or config-building function whose Config calls a configs argument holds. */
+function configSource(expr: Node | undefined, ctx: RuleContext, depth = 0): Node | undefined {
+  if (!expr || depth > 3) return undefined;
+  if (expr.type === 'identifier') {
+    const def = ctx.values.definition(expr);
+    const value = def && !def.unpacked ? def.value : moduleValue(expr);
+    return configSource(value, ctx, depth + 1);
+  }
+  if (expr.type === 'call') {
+    const fn = expr.childForFieldName('function');
+    return fn?.type === 'identifier' ? moduleFunctions(expr).get(fn.text) : undefined;
+  }
+  return expr;
+}
+
+/**
+ * How many configs a module function returns: several when a return gives several (or a list
+ * filled in a loop), one when the deterministic branch returns one (as Mamba's helpers do).
+ */
+function returnedCount(fn: Node, ctx: RuleContext, depth: number): Count {
+  const returns = fn.descendantsOfType('return_statement').filter((r) => r.namedChildren[0]);
+  if (returns.some((r) => ctx.guardOf(r) === 'deterministic-branch')) return 'one';
+  const counts = returns.map((r) => {
+    const value = r.namedChildren[0]!;
+    if (value.type === 'identifier' && filledInLoop(fn, value.text)) return 'several';
+    return configCount(value, ctx, depth + 1);
+  });
+  return counts.includes('several') ? 'several' : counts.includes('unknown') || counts.length === 0 ? 'unknown' : 'one';
+}
+
+/** `configs = []` then `configs.append(...)` / `.extend(...)` inside a loop of the function. */
+function filledInLoop(fn: Node, name: string): boolean {
+  return fn.descendantsOfType('for_statement').some((loop) => loop.text.includes(`${name}.append(`) || loop.text.includes(`${name}.extend(`));
+}
