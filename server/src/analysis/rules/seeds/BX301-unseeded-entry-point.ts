@@ -24,7 +24,7 @@ function isLightningTrainer(node: Node | undefined, ctx: RuleContext): boolean {
 /** A call that trains: loss.backward(), torch.autograd.backward, optimizer.step(), trainer.fit(...). */
 function trainingCall(call: Node, ctx: RuleContext): boolean {
   const resolved = resolvedCallee(call, ctx);
-  if (resolved === 'torch.autograd.backward') return true;
+  if (resolved === 'torch.autograd.backward' || resolved === 'torch.distributed.autograd.backward') return true;
   const method = methodName(call, ctx);
   if (method === 'backward') return true;
   if (method === 'step') {
@@ -43,7 +43,8 @@ function scan(root: Node, ctx: RuleContext): void {
   // Module-level functions by name, and the methods of the file's classes (`trainer.train()` runs
   // `Trainer.train`, whose `_run_batch` calls `loss.backward()`).
   const defs = new Map<string, Node>();
-  const methods = new Map<string, Node>();
+  // Every method of a name: `net.train()` may run `Net.train`, whose `layer.train()` runs `Layer.train`.
+  const methods = new Map<string, Node[]>();
   const definitionOf = (child: Node) => (child.type === 'decorated_definition' ? child.childForFieldName('definition') : child);
   for (const child of root.namedChildren) {
     const def = definitionOf(child);
@@ -53,12 +54,19 @@ function scan(root: Node, ctx: RuleContext): void {
     for (const member of def.childForFieldName('body')?.namedChildren ?? []) {
       const method = definitionOf(member);
       const methodName = method?.type === 'function_definition' ? method.childForFieldName('name')?.text : undefined;
-      if (methodName && method && !methods.has(methodName)) methods.set(methodName, method);
+      if (methodName && method) methods.set(methodName, [...(methods.get(methodName) ?? []), method]);
     }
   }
   // The guard's block and the module-level functions it calls, transitively.
   const pending: Node[] = [block];
   const visited = new Set<string>();
+  const visit = (key: string, targets: (Node | undefined)[]) => {
+    if (visited.has(key)) return;
+    const bodies = targets.filter((t): t is Node => !!t);
+    if (bodies.length === 0) return;
+    visited.add(key);
+    for (const def of bodies) pending.push(def.childForFieldName('body') ?? def);
+  };
   let training: Node | undefined;
   while (pending.length > 0 && !training) {
     const body = pending.shift()!;
@@ -69,20 +77,35 @@ function scan(root: Node, ctx: RuleContext): void {
       }
       const fn = call.childForFieldName('function');
       const callee = fn?.type === 'identifier' ? fn.text : fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
-      const def = callee ? (fn?.type === 'identifier' ? defs.get(callee) : methods.get(callee)) : undefined;
-      const key = `${fn?.type}:${callee}`;
-      if (callee && def && !visited.has(key)) {
-        visited.add(key);
-        pending.push(def.childForFieldName('body') ?? def);
+      const targets = callee ? (fn?.type === 'identifier' ? [defs.get(callee)] : (methods.get(callee) ?? [])) : [];
+      visit(`${fn?.type}:${callee}`, targets);
+      // A function handed over by name runs too: `mp.spawn(run_worker, ...)`,
+      // `Process(target=train)`, `rpc.rpc_async(name, _run_trainer)`.
+      for (const arg of call.childForFieldName('arguments')?.namedChildren ?? []) {
+        const value = arg.type === 'keyword_argument' ? arg.childForFieldName('value') : arg;
+        if (value?.type === 'identifier') visit(`identifier:${value.text}`, [defs.get(value.text)]);
       }
     }
   }
   if (!training) return;
-  const { seeded, helperWithoutTorch } = seedsTorch(root, ctx);
+  const { seeded, helperWithoutTorch, onlyWhenGiven } = seedsTorch(root, ctx);
   if (seeded) return;
   const condition = guard.childForFieldName('condition')!;
   const where = `\`${training.text.length > 40 ? `${training.text.slice(0, 37)}...` : training.text}\` on line ${rangeOf(training).start.line + 1}`;
   const helper = helperWithoutTorch ? ` (\`${helperWithoutTorch}()\` here seeds other generators but not torch's)` : '';
+  if (onlyWhenGiven) {
+    // A seed behind a flag: a run given a seed repeats, the default run (no seed) does not.
+    const seedCall = onlyWhenGiven.childForFieldName('function')?.text ?? 'the seed call';
+    ctx.report({
+      range: { start: rangeOf(guard).start, end: rangeOf(condition).end },
+      guard: 'none',
+      outcomes: always(
+        'warning',
+        `This entry point trains (${where}) but seeds torch only when a seed is given (\`${seedCall}(...)\` on line ${rangeOf(onlyWhenGiven).start.line + 1} sits under a test of the seed), so a default run starts weight initialisation, dropout masks and DataLoader shuffling from a different state every time; give the seed a default value and seed unconditionally.`,
+      ),
+    });
+    return;
+  }
   ctx.report({
     range: { start: rangeOf(guard).start, end: rangeOf(condition).end },
     guard: 'none',
@@ -113,8 +136,10 @@ shuffle order of a \`DataLoader\`, and the base seed the loader hands to its wor
 
 The rule looks at a module's \`if __name__ == "__main__":\` block and at the module-level functions
 it calls (\`main()\`, and whatever those call, by name), including the methods of the file's classes
-(\`trainer.train()\` and the \`_run_batch\` it calls). It reports the block when that code trains
-(\`loss.backward()\`, \`torch.autograd.backward\`, \`optimizer.step()\` or \`scaler.step(optimizer)\`,
+(\`trainer.train()\` and the \`_run_batch\` it calls; every method of that name), and the functions
+handed over by name (\`mp.spawn(run_worker, ...)\`, \`Process(target=train)\`,
+\`rpc.rpc_async(worker, run_trainer)\`). It reports the block when that code trains
+(\`loss.backward()\`, \`torch.autograd.backward\`, \`torch.distributed.autograd.backward\`, \`optimizer.step()\` or \`scaler.step(optimizer)\`,
 \`trainer.fit(...)\` on a Lightning \`Trainer\`) and nothing in the file seeds torch. A DataLoader
 loop alone is not taken as training: evaluation scripts have the same loop.
 
@@ -126,7 +151,8 @@ Seeding means any of: \`torch.manual_seed\`, \`torch.random.manual_seed\`, Light
 \`torch.cuda.manual_seed_all\` alone does not count: it leaves the CPU generator, which drives the
 DataLoader shuffle, unseeded. A helper defined in the file that seeds only \`random\` and NumPy is
 named in the message. A seed call under a condition on the seed (\`if args.seed is not None:\`)
-does not count: the default run, given no seed, is not seeded.
+does not count: the default run, given no seed, is not seeded (the message then says the seed is
+taken only when given).
 
 **The check is per file.** The analysis core looks at one file at a time, so a helper imported from
 another module of the project cannot be looked into: a call to an imported function whose name
