@@ -286,12 +286,16 @@ export function seedsTorch(root: Node, ctx: RuleContext): { seeded: boolean; hel
   let helperWithoutTorch: string | undefined;
   /** A seeding call that runs only when a seed is given (named in BX301's message). */
   let onlyWhenGiven: Node | undefined;
+  let givenSeedsTorch = false;
   const visiting = new Set<string>();
   const seedsIn = (node: Node, depth: number): boolean => {
     for (const call of node.descendantsOfType('call')) {
       // `if args.seed is not None: torch.manual_seed(args.seed)`: the default run (no seed given) is unseeded.
       if (underSeedCondition(call)) {
-        onlyWhenGiven ??= /seed/i.test(call.childForFieldName('function')?.text ?? '') ? call : undefined;
+        // Name torch's seeder where there is one (`random.seed` often comes first in such a block).
+        const torchSeeder = TORCH_SEEDERS.has(resolvedCallee(call, ctx) ?? '');
+        if (torchSeeder && !givenSeedsTorch) [onlyWhenGiven, givenSeedsTorch] = [call, true];
+        else if (!onlyWhenGiven && /seed/i.test(call.childForFieldName('function')?.text ?? '')) onlyWhenGiven = call;
         continue;
       }
       const resolved = resolvedCallee(call, ctx);
