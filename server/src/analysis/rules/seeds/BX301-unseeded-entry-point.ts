@@ -1,5 +1,5 @@
 import type { Node } from 'web-tree-sitter';
-import { isMainGuard } from '../../place.js';
+import { entryReach } from './entry-reach.js';
 import { callArguments, rangeOf } from '../../syntax.js';
 import { always, Rule, RuleContext } from '../rule.js';
 import { methodName, receiverOf, resolvedCallee, seedsTorch } from './shared.js';
@@ -37,57 +37,10 @@ function trainingCall(call: Node, ctx: RuleContext): boolean {
 
 function scan(root: Node, ctx: RuleContext): void {
   if (!ctx.text.includes('__main__') || !/\.(backward|step|fit)\s*\(/.test(ctx.text)) return;
-  const guard = root.namedChildren.find(isMainGuard);
-  const block = guard?.childForFieldName('consequence');
-  if (!guard || !block) return;
-  // Module-level functions by name, and the methods of the file's classes (`trainer.train()` runs
-  // `Trainer.train`, whose `_run_batch` calls `loss.backward()`).
-  const defs = new Map<string, Node>();
-  // Every method of a name: `net.train()` may run `Net.train`, whose `layer.train()` runs `Layer.train`.
-  const methods = new Map<string, Node[]>();
-  const definitionOf = (child: Node) => (child.type === 'decorated_definition' ? child.childForFieldName('definition') : child);
-  for (const child of root.namedChildren) {
-    const def = definitionOf(child);
-    const name = def?.type === 'function_definition' ? def.childForFieldName('name')?.text : undefined;
-    if (name && def) defs.set(name, def);
-    if (def?.type !== 'class_definition') continue;
-    for (const member of def.childForFieldName('body')?.namedChildren ?? []) {
-      const method = definitionOf(member);
-      const methodName = method?.type === 'function_definition' ? method.childForFieldName('name')?.text : undefined;
-      if (methodName && method) methods.set(methodName, [...(methods.get(methodName) ?? []), method]);
-    }
-  }
-  // The guard's block and the module-level functions it calls, transitively.
-  const pending: Node[] = [block];
-  const visited = new Set<string>();
-  const visit = (key: string, targets: (Node | undefined)[]) => {
-    if (visited.has(key)) return;
-    const bodies = targets.filter((t): t is Node => !!t);
-    if (bodies.length === 0) return;
-    visited.add(key);
-    for (const def of bodies) pending.push(def.childForFieldName('body') ?? def);
-  };
-  let training: Node | undefined;
-  while (pending.length > 0 && !training) {
-    const body = pending.shift()!;
-    for (const call of body.descendantsOfType('call')) {
-      if (trainingCall(call, ctx)) {
-        training = call;
-        break;
-      }
-      const fn = call.childForFieldName('function');
-      const callee = fn?.type === 'identifier' ? fn.text : fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
-      const targets = callee ? (fn?.type === 'identifier' ? [defs.get(callee)] : (methods.get(callee) ?? [])) : [];
-      visit(`${fn?.type}:${callee}`, targets);
-      // A function handed over by name runs too: `mp.spawn(run_worker, ...)`,
-      // `Process(target=train)`, `rpc.rpc_async(name, _run_trainer)`.
-      for (const arg of call.childForFieldName('arguments')?.namedChildren ?? []) {
-        const value = arg.type === 'keyword_argument' ? arg.childForFieldName('value') : arg;
-        if (value?.type === 'identifier') visit(`identifier:${value.text}`, [defs.get(value.text)]);
-      }
-    }
-  }
-  if (!training) return;
+  const reach = entryReach(root, (call) => trainingCall(call, ctx));
+  const training = reach?.stoppedAt;
+  if (!reach || !training) return;
+  const guard = reach.guard;
   const { seeded, helperWithoutTorch, onlyWhenGiven } = seedsTorch(root, ctx);
   if (seeded) return;
   const condition = guard.childForFieldName('condition')!;
