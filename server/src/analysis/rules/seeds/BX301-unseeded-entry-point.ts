@@ -1,39 +1,8 @@
 import type { Node } from 'web-tree-sitter';
-import { entryReach } from './entry-reach.js';
-import { callArguments, rangeOf } from '../../syntax.js';
+import { entryReach, trainingCall } from './entry-reach.js';
+import { rangeOf } from '../../syntax.js';
 import { always, Rule, RuleContext } from '../rule.js';
-import { methodName, receiverOf, resolvedCallee, seedsTorch } from './shared.js';
-
-const LIGHTNING_TRAINERS = new Set(['lightning.Trainer', 'lightning.pytorch.Trainer', 'pytorch_lightning.Trainer', 'lightning.pytorch.trainer.Trainer', 'pytorch_lightning.trainer.Trainer']);
-const OPTIMIZER = /(^|_)(optim|optimizer|optimiser|opt)s?$|optimizer/i;
-
-function lastName(node: Node | undefined): string {
-  if (!node) return '';
-  if (node.type === 'attribute') return node.childForFieldName('attribute')?.text ?? '';
-  return node.text;
-}
-
-/** Is `node` (a receiver) a Lightning Trainer: `pl.Trainer(...)` or a name bound to one? */
-function isLightningTrainer(node: Node | undefined, ctx: RuleContext): boolean {
-  if (!node) return false;
-  let value: Node | undefined = node;
-  if (node.type === 'identifier') value = ctx.values.definition(node)?.value;
-  return value?.type === 'call' && LIGHTNING_TRAINERS.has(resolvedCallee(value, ctx) ?? '');
-}
-
-/** A call that trains: loss.backward(), torch.autograd.backward, optimizer.step(), trainer.fit(...). */
-function trainingCall(call: Node, ctx: RuleContext): boolean {
-  const resolved = resolvedCallee(call, ctx);
-  if (resolved === 'torch.autograd.backward' || resolved === 'torch.distributed.autograd.backward') return true;
-  const method = methodName(call, ctx);
-  if (method === 'backward') return true;
-  if (method === 'step') {
-    const first = callArguments(call).positional[0];
-    return OPTIMIZER.test(lastName(receiverOf(call))) || OPTIMIZER.test(lastName(first));
-  }
-  if (method === 'fit') return isLightningTrainer(receiverOf(call), ctx);
-  return false;
-}
+import { seedsTorch } from './shared.js';
 
 function scan(root: Node, ctx: RuleContext): void {
   if (!ctx.text.includes('__main__') || !/\.(backward|step|fit)\s*\(/.test(ctx.text)) return;

@@ -4,6 +4,9 @@
 // `Process(target=train)`, `rpc.rpc_async(name, run_trainer)`). Per file, no type inference.
 import type { Node } from 'web-tree-sitter';
 import { isMainGuard } from '../../place.js';
+import { callArguments } from '../../syntax.js';
+import type { RuleContext } from '../rule.js';
+import { methodName, receiverOf, resolvedCallee } from './file-scan.js';
 
 export interface EntryReach {
   guard: Node;
@@ -11,6 +14,37 @@ export interface EntryReach {
   bodies: Node[];
   /** The first call `stop` accepted, if the walk was stopped there. */
   stoppedAt?: Node;
+}
+
+const LIGHTNING_TRAINERS = new Set(['lightning.Trainer', 'lightning.pytorch.Trainer', 'pytorch_lightning.Trainer', 'lightning.pytorch.trainer.Trainer', 'pytorch_lightning.trainer.Trainer']);
+const OPTIMIZER = /(^|_)(optim|optimizer|optimiser|opt)s?$|optimizer/i;
+
+function lastName(node: Node | undefined): string {
+  if (!node) return '';
+  if (node.type === 'attribute') return node.childForFieldName('attribute')?.text ?? '';
+  return node.text;
+}
+
+/** Is `node` (a receiver) a Lightning Trainer: `pl.Trainer(...)` or a name bound to one? */
+function isLightningTrainer(node: Node | undefined, ctx: RuleContext): boolean {
+  if (!node) return false;
+  let value: Node | undefined = node;
+  if (node.type === 'identifier') value = ctx.values.definition(node)?.value;
+  return value?.type === 'call' && LIGHTNING_TRAINERS.has(resolvedCallee(value, ctx) ?? '');
+}
+
+/** A call that trains: loss.backward(), torch.autograd.backward, optimizer.step(), trainer.fit(...). */
+export function trainingCall(call: Node, ctx: RuleContext): boolean {
+  const resolved = resolvedCallee(call, ctx);
+  if (resolved === 'torch.autograd.backward' || resolved === 'torch.distributed.autograd.backward') return true;
+  const method = methodName(call, ctx);
+  if (method === 'backward') return true;
+  if (method === 'step') {
+    const first = callArguments(call).positional[0];
+    return OPTIMIZER.test(lastName(receiverOf(call))) || OPTIMIZER.test(lastName(first));
+  }
+  if (method === 'fit') return isLightningTrainer(receiverOf(call), ctx);
+  return false;
 }
 
 const definitionOf = (child: Node) => (child.type === 'decorated_definition' ? child.childForFieldName('definition') : child);
