@@ -3,7 +3,7 @@ import { callArguments, rangeOf, unparenthesize } from '../../syntax.js';
 import { always, Rule, RuleContext } from '../rule.js';
 import { testsUnsetOption } from './cli-options.js';
 import { GLOBAL_SEEDERS, globalGenerator } from './global-rng.js';
-import { callsByName, callsWithKeyword, methodName, ownDescendants, parameterDefault, resolvedCallee, rootOf, scopeOf, SEED_HELPER_NAME, TORCH_SEEDERS } from './shared.js';
+import { callsByName, callsWithKeyword, literalThroughName, methodName, ownDescendants, parameterDefault, resolvedCallee, rootOf, scopeOf, SEED_HELPER_NAME, TORCH_SEEDERS } from './shared.js';
 
 /** Calls that return something different in every run. */
 const SOURCES = new Set([
@@ -141,6 +141,15 @@ function findSource(expr: Node, ctx: RuleContext, depth: number, fallback: boole
   return undefined;
 }
 
+/** Hugging Face Datasets methods whose `seed=None` means "pull fresh entropy from the OS" (their docs). */
+const ENTROPY_ON_NONE = new Set(['shuffle', 'train_test_split']);
+
+/** `ds.shuffle(seed=None)`: a literal None (or a name bound to one) given as the seed keyword. */
+function entropyOnNone(call: Node, seed: Node, ctx: RuleContext): boolean {
+  if (!ENTROPY_ON_NONE.has(methodName(call, ctx) ?? '') || seed.parent?.type !== 'keyword_argument') return false;
+  return literalThroughName(seed, ctx) === null;
+}
+
 /** Names of calls that may take a seed as their first argument (checked against SINKS afterwards). */
 const SEEDISH = '\\w*seed\\w*|Random|default_rng|RandomState|SeedSequence|PCG64\\w*|MT19937|Philox|SFC64|PRNGKey';
 
@@ -153,6 +162,15 @@ function scan(root: Node, ctx: RuleContext): void {
     done.add(call.id);
     const seed = seedArgument(call, ctx);
     if (!seed) continue;
+    if (entropyOnNone(call, seed, ctx)) {
+      const method = methodName(call, ctx);
+      ctx.report({
+        node: call,
+        range: { start: rangeOf(call.childForFieldName('function')!).start, end: rangeOf(call).end },
+        outcomes: always('warning', `\`${method}(..., seed=None)\` asks Hugging Face Datasets for fresh OS entropy, so the ${method === 'shuffle' ? 'sample order' : 'split'} is different on every run; pass the run seed (\`seed=args.seed\`).`),
+      });
+      continue;
+    }
     const source = findSource(seed, ctx, 0, false);
     if (!source) continue;
     const fn = call.childForFieldName('function');
@@ -197,7 +215,7 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: 'torch.seed() sets the seed to a nondeterministic random number and returns it' },
   ],
   // What the file must mention for a run-dependent seed to be possible at all.
-  triggers: ['time.time', 'time()', 'time_ns', 'perf_counter', 'monotonic', 'process_time', '.now(', 'utcnow', 'today(', 'getpid', 'urandom', 'uuid1', 'uuid4', 'secrets', 'SystemRandom', '.seed()', 'seed_all()', 'SeedSequence()', 'random.'],
+  triggers: ['time.time', 'time()', 'time_ns', 'perf_counter', 'monotonic', 'process_time', '.now(', 'utcnow', 'today(', 'getpid', 'urandom', 'uuid1', 'uuid4', 'secrets', 'SystemRandom', '.seed()', 'seed_all()', 'SeedSequence()', 'random.', 'seed=None'],
   onFile: scan,
   docs: `
 Seeding a generator from \`time.time()\`, \`time.time_ns()\`, \`datetime.now()\`, \`os.getpid()\`,
@@ -213,6 +231,9 @@ new state. The rule follows the value into the seed through local names and para
   helpers of the file named like \`set_seed\`;
 - any \`seed=\`, \`random_state=\` or \`random_seed=\` keyword argument (\`DistributedSampler\`,
   \`TrainingArguments\`, scikit-learn).
+
+\`seed=None\` given to a Hugging Face Datasets \`shuffle\` or \`train_test_split\` is reported too: their docs
+say a None seed pulls fresh entropy from the OS.
 
 A draw from Python's \`random\` or NumPy's global generator that nothing in the file seeded before
 it (\`opt.seed = random.randint(1, 10000)\`, then \`torch.manual_seed(opt.seed)\`) is the same: such a
