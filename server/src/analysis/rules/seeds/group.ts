@@ -12,5 +12,6 @@ import BX309 from './BX309-numpy-global-rng-in-dataset.js';
 import BX310 from './BX310-sklearn-split-unseeded.js';
 import BX311 from './BX311-set-seed-not-deterministic.js';
 import BX312 from './BX312-global-rng-unseeded.js';
+import BX313 from './BX313-init-before-seed.js';
 
-export const SEEDS_RULES: Rule[] = [BX301, BX302, BX303, BX304, BX305, BX306, BX307, BX308, BX309, BX310, BX311, BX312];
+export const SEEDS_RULES: Rule[] = [BX301, BX302, BX303, BX304, BX305, BX306, BX307, BX308, BX309, BX310, BX311, BX312, BX313];
