@@ -47,7 +47,8 @@ function randomInit(call: Node, ctx: RuleContext, local: Set<string>): string | 
   if (fn?.type === 'identifier' && local.has(fn.text)) return `\`${fn.text}()\` draws its layers' weights`;
   // AutoModelForSequenceClassification.from_pretrained(...), or the class handed to a loader helper.
   // A reward, reference, teacher or judge model is loaded to score, with the head it was trained with.
-  if (SCORER.test(assignedTo(call) ?? '')) return undefined;
+  // So is a model loaded from a reward model's checkpoint (`from_pretrained(args.reward_model_path)`).
+  if (SCORER.test(assignedTo(call) ?? '') || SCORER.test(callArguments(call).positional[0]?.text ?? '')) return undefined;
   if (fn?.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'from_pretrained' && HEAD_CLASS.test(fn.childForFieldName('object')?.text ?? '')) {
     return `\`${fn.text}\` adds a task head that starts from random weights`;
   }
@@ -112,9 +113,10 @@ function scan(root: Node, ctx: RuleContext): void {
   const local = randomModuleClasses(root, ctx);
   for (const statements of sequences(root)) {
     const seedAt = statements.findIndex((s) => callsOf(s).some((c) => seeds(c, ctx, root)));
-    if (seedAt <= 0) continue;
+    if (seedAt < 0) continue;
     const seedCall = callsOf(statements[seedAt]!).find((c) => seeds(c, ctx, root))!;
     const seedText = seedCall.childForFieldName('function')?.text ?? 'the seed';
+    reportAdapterInTrainer(seedCall, seedText, ctx);
     for (const statement of statements.slice(0, seedAt)) {
       for (const call of callsOf(statement)) {
         const what = randomInit(call, ctx, local);
@@ -130,6 +132,39 @@ function scan(root: Node, ctx: RuleContext): void {
       }
     }
   }
+}
+
+/** TRL trainers build the LoRA adapters from `peft_config=` in their constructor, before it calls Trainer's. */
+const PEFT_TRAINER = /^trl(\.\w+)*\.\w*Trainer$/;
+
+/**
+ * A config built here (`LoraConfig(...)`, or a name bound to one). A helper's result
+ * (`get_peft_config(args)`) is None unless a flag asks for adapters: not the default path.
+ */
+function isPeftConfig(node: Node, ctx: RuleContext): boolean {
+  const value = node.type === 'identifier' ? ctx.values.definition(node)?.value : node;
+  return value?.type === 'call' && /^peft(\.\w+)*\.\w+Config$/.test(resolvedCallee(value, ctx) ?? '');
+}
+
+/**
+ * The block's first seeding is a TRL trainer handed `peft_config=`: the adapters it builds are drawn
+ * before that seeding. Reported on the entry point (`if __name__ == "__main__":`) that runs it, or
+ * on the construction elsewhere.
+ */
+function reportAdapterInTrainer(seedCall: Node, seedText: string, ctx: RuleContext): void {
+  const peft = callArguments(seedCall).keywords.get('peft_config');
+  if (!peft || !PEFT_TRAINER.test(resolvedCallee(seedCall, ctx) ?? '') || !isPeftConfig(peft, ctx)) return;
+  let guard: Node | undefined;
+  for (let current = seedCall.parent; current; current = current.parent) if (isMainGuard(current)) guard = current;
+  const condition = guard?.childForFieldName('condition');
+  ctx.report({
+    ...(guard && condition ? { range: { start: rangeOf(guard).start, end: rangeOf(condition).end } } : { node: seedCall }),
+    guard: 'none',
+    outcomes: always(
+      'warning',
+      `Nothing seeds torch before \`${seedText}(..., peft_config=...)\` on line ${rangeOf(seedCall).start.line + 1}, and the trainer draws the LoRA adapter's weights from \`peft_config\` in its constructor before Trainer's own \`set_seed(args.seed)\` runs, so the adapters differ on every run; call \`transformers.set_seed(seed)\` first.`,
+    ),
+  });
 }
 
 /** `model = Net()` then `model.load_state_dict(...)` in the same block: the random weights are replaced. */
@@ -150,7 +185,7 @@ const rule: Rule = {
   facts: [
     { torch: '', source: 'docs', text: "torch.nn layers draw their initial parameters from torch's global generator when constructed; transformers.Trainer seeds it (set_seed(args.seed)) only in its own constructor" },
   ],
-  triggers: ['seed', 'Trainer'],
+  triggers: ['seed(', 'seed_everything', 'Trainer('],
   onFile: scan,
   docs: `
 Parameters are drawn from torch's global generator the moment a layer is built. Code that seeds
@@ -171,9 +206,13 @@ statements before it:
 - \`...ForSequenceClassification\` / \`TokenClassification\` / \`QuestionAnswering\` / \`MultipleChoice\`
   / \`ImageClassification\` / \`AudioClassification\` \`.from_pretrained\` (or such a class handed to a
   loading helper): the task head is new unless the checkpoint has one. Not when the value is kept
-  as a reward, reference, teacher or judge model: those are loaded to score, head included.
+  as a reward, reference, teacher or judge model, or loaded from one's checkpoint
+  (\`args.reward_model_path\`): those come with their head.
 
-A model whose state is loaded right after (\`model.load_state_dict(...)\` in the same block) is not
+A TRL trainer handed \`peft_config=LoraConfig(...)\` (built in the file, not a helper's
+result that is None without a flag) as the block's first seeding is reported too (on the entry
+point that runs it): it builds the LoRA adapters in its constructor before calling Trainer's, which
+seeds. A model whose state is loaded right after (\`model.load_state_dict(...)\` in the same block) is not
 reported. A block that never seeds is BX301's business.
 
 \`\`\`python
