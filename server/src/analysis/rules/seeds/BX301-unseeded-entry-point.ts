@@ -1,88 +1,33 @@
 import type { Node } from 'web-tree-sitter';
-import { isMainGuard } from '../../place.js';
-import { callArguments, rangeOf } from '../../syntax.js';
+import { entryReach, trainingCall } from './entry-reach.js';
+import { rangeOf } from '../../syntax.js';
 import { always, Rule, RuleContext } from '../rule.js';
-import { methodName, receiverOf, resolvedCallee, seedsTorch } from './shared.js';
-
-const LIGHTNING_TRAINERS = new Set(['lightning.Trainer', 'lightning.pytorch.Trainer', 'pytorch_lightning.Trainer', 'lightning.pytorch.trainer.Trainer', 'pytorch_lightning.trainer.Trainer']);
-const OPTIMIZER = /(^|_)(optim|optimizer|optimiser|opt)s?$|optimizer/i;
-
-function lastName(node: Node | undefined): string {
-  if (!node) return '';
-  if (node.type === 'attribute') return node.childForFieldName('attribute')?.text ?? '';
-  return node.text;
-}
-
-/** Is `node` (a receiver) a Lightning Trainer: `pl.Trainer(...)` or a name bound to one? */
-function isLightningTrainer(node: Node | undefined, ctx: RuleContext): boolean {
-  if (!node) return false;
-  let value: Node | undefined = node;
-  if (node.type === 'identifier') value = ctx.values.definition(node)?.value;
-  return value?.type === 'call' && LIGHTNING_TRAINERS.has(resolvedCallee(value, ctx) ?? '');
-}
-
-/** A call that trains: loss.backward(), torch.autograd.backward, optimizer.step(), trainer.fit(...). */
-function trainingCall(call: Node, ctx: RuleContext): boolean {
-  const resolved = resolvedCallee(call, ctx);
-  if (resolved === 'torch.autograd.backward') return true;
-  const method = methodName(call, ctx);
-  if (method === 'backward') return true;
-  if (method === 'step') {
-    const first = callArguments(call).positional[0];
-    return OPTIMIZER.test(lastName(receiverOf(call))) || OPTIMIZER.test(lastName(first));
-  }
-  if (method === 'fit') return isLightningTrainer(receiverOf(call), ctx);
-  return false;
-}
+import { seedsTorch } from './shared.js';
 
 function scan(root: Node, ctx: RuleContext): void {
   if (!ctx.text.includes('__main__') || !/\.(backward|step|fit)\s*\(/.test(ctx.text)) return;
-  const guard = root.namedChildren.find(isMainGuard);
-  const block = guard?.childForFieldName('consequence');
-  if (!guard || !block) return;
-  // Module-level functions by name, and the methods of the file's classes (`trainer.train()` runs
-  // `Trainer.train`, whose `_run_batch` calls `loss.backward()`).
-  const defs = new Map<string, Node>();
-  const methods = new Map<string, Node>();
-  const definitionOf = (child: Node) => (child.type === 'decorated_definition' ? child.childForFieldName('definition') : child);
-  for (const child of root.namedChildren) {
-    const def = definitionOf(child);
-    const name = def?.type === 'function_definition' ? def.childForFieldName('name')?.text : undefined;
-    if (name && def) defs.set(name, def);
-    if (def?.type !== 'class_definition') continue;
-    for (const member of def.childForFieldName('body')?.namedChildren ?? []) {
-      const method = definitionOf(member);
-      const methodName = method?.type === 'function_definition' ? method.childForFieldName('name')?.text : undefined;
-      if (methodName && method && !methods.has(methodName)) methods.set(methodName, method);
-    }
-  }
-  // The guard's block and the module-level functions it calls, transitively.
-  const pending: Node[] = [block];
-  const visited = new Set<string>();
-  let training: Node | undefined;
-  while (pending.length > 0 && !training) {
-    const body = pending.shift()!;
-    for (const call of body.descendantsOfType('call')) {
-      if (trainingCall(call, ctx)) {
-        training = call;
-        break;
-      }
-      const fn = call.childForFieldName('function');
-      const callee = fn?.type === 'identifier' ? fn.text : fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
-      const def = callee ? (fn?.type === 'identifier' ? defs.get(callee) : methods.get(callee)) : undefined;
-      const key = `${fn?.type}:${callee}`;
-      if (callee && def && !visited.has(key)) {
-        visited.add(key);
-        pending.push(def.childForFieldName('body') ?? def);
-      }
-    }
-  }
-  if (!training) return;
-  const { seeded, helperWithoutTorch } = seedsTorch(root, ctx);
+  const reach = entryReach(root, (call) => trainingCall(call, ctx));
+  const training = reach?.stoppedAt;
+  if (!reach || !training) return;
+  const guard = reach.guard;
+  const { seeded, helperWithoutTorch, onlyWhenGiven } = seedsTorch(root, ctx);
   if (seeded) return;
   const condition = guard.childForFieldName('condition')!;
   const where = `\`${training.text.length > 40 ? `${training.text.slice(0, 37)}...` : training.text}\` on line ${rangeOf(training).start.line + 1}`;
   const helper = helperWithoutTorch ? ` (\`${helperWithoutTorch}()\` here seeds other generators but not torch's)` : '';
+  if (onlyWhenGiven) {
+    // A seed behind a flag: a run given a seed repeats, the default run (no seed) does not.
+    const seedCall = onlyWhenGiven.childForFieldName('function')?.text ?? 'the seed call';
+    ctx.report({
+      range: { start: rangeOf(guard).start, end: rangeOf(condition).end },
+      guard: 'none',
+      outcomes: always(
+        'warning',
+        `This entry point trains (${where}) but seeds torch only when a seed is given (\`${seedCall}(...)\` on line ${rangeOf(onlyWhenGiven).start.line + 1} sits under a test of the seed), so a default run starts weight initialisation, dropout masks and DataLoader shuffling from a different state every time; give the seed a default value and seed unconditionally.`,
+      ),
+    });
+    return;
+  }
   ctx.report({
     range: { start: rangeOf(guard).start, end: rangeOf(condition).end },
     guard: 'none',
@@ -113,8 +58,10 @@ shuffle order of a \`DataLoader\`, and the base seed the loader hands to its wor
 
 The rule looks at a module's \`if __name__ == "__main__":\` block and at the module-level functions
 it calls (\`main()\`, and whatever those call, by name), including the methods of the file's classes
-(\`trainer.train()\` and the \`_run_batch\` it calls). It reports the block when that code trains
-(\`loss.backward()\`, \`torch.autograd.backward\`, \`optimizer.step()\` or \`scaler.step(optimizer)\`,
+(\`trainer.train()\` and the \`_run_batch\` it calls; every method of that name), and the functions
+handed over by name (\`mp.spawn(run_worker, ...)\`, \`Process(target=train)\`,
+\`rpc.rpc_async(worker, run_trainer)\`). It reports the block when that code trains
+(\`loss.backward()\`, \`torch.autograd.backward\`, \`torch.distributed.autograd.backward\`, \`optimizer.step()\` or \`scaler.step(optimizer)\`,
 \`trainer.fit(...)\` on a Lightning \`Trainer\`) and nothing in the file seeds torch. A DataLoader
 loop alone is not taken as training: evaluation scripts have the same loop.
 
@@ -126,7 +73,8 @@ Seeding means any of: \`torch.manual_seed\`, \`torch.random.manual_seed\`, Light
 \`torch.cuda.manual_seed_all\` alone does not count: it leaves the CPU generator, which drives the
 DataLoader shuffle, unseeded. A helper defined in the file that seeds only \`random\` and NumPy is
 named in the message. A seed call under a condition on the seed (\`if args.seed is not None:\`)
-does not count: the default run, given no seed, is not seeded.
+does not count: the default run, given no seed, is not seeded (the message then says the seed is
+taken only when given).
 
 **The check is per file.** The analysis core looks at one file at a time, so a helper imported from
 another module of the project cannot be looked into: a call to an imported function whose name

@@ -1,7 +1,9 @@
 import type { Node } from 'web-tree-sitter';
 import { callArguments, rangeOf, unparenthesize } from '../../syntax.js';
 import { always, Rule, RuleContext } from '../rule.js';
-import { callsByName, callsWithKeyword, methodName, parameterDefault, resolvedCallee, SEED_HELPER_NAME, TORCH_SEEDERS } from './shared.js';
+import { testsUnsetOption } from './cli-options.js';
+import { GLOBAL_SEEDERS, globalGenerator } from './global-rng.js';
+import { callsByName, callsWithKeyword, literalThroughName, methodName, ownDescendants, parameterDefault, resolvedCallee, rootOf, scopeOf, SEED_HELPER_NAME, TORCH_SEEDERS } from './shared.js';
 
 /** Calls that return something different in every run. */
 const SOURCES = new Set([
@@ -27,6 +29,8 @@ interface Source {
   text: string;
   /** Reached only as a fallback (`seed or time.time()`, `if seed is None: seed = ...`). */
   fallback: boolean;
+  /** The source is a draw from an unseeded global generator: reported at the draw, once. */
+  draw?: Node;
 }
 
 /** The seed argument of a sink call, if `call` is one. */
@@ -45,13 +49,51 @@ function seedArgument(call: Node, ctx: RuleContext): Node | undefined {
 
 const CONDITIONAL = new Set(['conditional_expression', 'boolean_operator', 'if_statement', 'elif_clause', 'else_clause', 'except_clause']);
 
-/** Is `node` inside a conditional between itself and `limit` (exclusive)? */
-function conditionalBetween(node: Node, limit: Node | null): boolean {
-  for (let current = node.parent; current && !(limit && current.equals(limit)); current = current.parent) {
+/**
+ * Is `node` inside a conditional between itself and `limit` (exclusive)? The body of
+ * `if args.seed is None:` for an option declared without a default is no condition: a default run
+ * takes it.
+ */
+function conditionalBetween(node: Node, limit: Node | null, ctx: RuleContext): boolean {
+  let child = node;
+  for (let current = node.parent; current && !(limit && current.equals(limit)); child = current, current = current.parent) {
+    if (current.type === 'if_statement' && current.childForFieldName('consequence')?.equals(child)) {
+      const condition = current.childForFieldName('condition');
+      if (condition && testsUnsetOption(condition, ctx)) continue;
+    }
     if (CONDITIONAL.has(current.type)) return true;
     if (current.type === 'function_definition' || current.type === 'module') return false;
   }
   return false;
+}
+
+/**
+ * A draw from Python's or NumPy's global generator that nothing in the file has seeded before it
+ * (in the text): such a generator starts from OS entropy, so the value differs on every run.
+ */
+function unseededDraw(call: Node, resolved: string, ctx: RuleContext): boolean {
+  const module = globalGenerator(resolved);
+  if (!module) return false;
+  const seeders = GLOBAL_SEEDERS[module]!;
+  const root = rootOf(call);
+  return !callsByName(root, ctx, SEEDISH, 'either').some((seeder) => {
+    if (seeder.startIndex >= call.startIndex) return false;
+    const name = resolvedCallee(seeder, ctx);
+    if (name !== undefined) return seeders.has(name);
+    const fn = seeder.childForFieldName('function');
+    return fn?.type === 'identifier' && SEED_HELPER_NAME.test(fn.text);
+  });
+}
+
+/** `opt.seed` read at `use`: the value of the last `opt.seed = ...` before it in the same scope. */
+function attributeValue(use: Node): Node | undefined {
+  const scope = scopeOf(use);
+  let found: Node | undefined;
+  for (const assignment of ownDescendants(scope.type === 'module' ? scope : (scope.childForFieldName('body') ?? scope), 'assignment')) {
+    if (assignment.startIndex >= use.startIndex) break;
+    if (assignment.childForFieldName('left')?.text === use.text) found = assignment.childForFieldName('right') ?? undefined;
+  }
+  return found;
 }
 
 /** Finds a run-dependent source in an expression, following local names and parameter defaults. */
@@ -63,8 +105,17 @@ function findSource(expr: Node, ctx: RuleContext, depth: number, fallback: boole
     const resolved = resolvedCallee(call, ctx);
     if (resolved === undefined) continue;
     if (SOURCES.has(resolved) || resolved.startsWith('secrets.') || (resolved === 'numpy.random.SeedSequence' && callArguments(call).positional.length === 0)) {
-      return { text: call.text.length > 40 ? `${resolved}()` : call.text, fallback: fallback || conditionalBetween(call, root.parent) };
+      return { text: call.text.length > 40 ? `${resolved}()` : call.text, fallback: fallback || conditionalBetween(call, root.parent, ctx) };
     }
+    if (unseededDraw(call, resolved, ctx)) {
+      return { text: call.text.length > 40 ? `${resolved}()` : call.text, fallback: fallback || conditionalBetween(call, root.parent, ctx), draw: call };
+    }
+  }
+  // `opt.seed = random.randint(...)` earlier in the scope, then `torch.manual_seed(opt.seed)`.
+  if (root.type === 'attribute') {
+    const value = attributeValue(root);
+    const assignment = value?.parent;
+    if (value && assignment) return findSource(value, ctx, depth + 1, fallback || conditionalBetween(assignment, null, ctx));
   }
   const ids = root.type === 'identifier' ? [root] : root.descendantsOfType('identifier');
   for (const id of ids) {
@@ -76,8 +127,8 @@ function findSource(expr: Node, ctx: RuleContext, depth: number, fallback: boole
     const def = ctx.values.definition(id);
     if (def && !def.unpacked) {
       const assignment = def.value.parent;
-      const viaBranch = !!assignment && conditionalBetween(assignment, null);
-      const found = findSource(def.value, ctx, depth + 1, fallback || viaBranch || conditionalBetween(id, root.parent));
+      const viaBranch = !!assignment && conditionalBetween(assignment, null, ctx);
+      const found = findSource(def.value, ctx, depth + 1, fallback || viaBranch || conditionalBetween(id, root.parent, ctx));
       if (found) return found;
       continue;
     }
@@ -90,21 +141,54 @@ function findSource(expr: Node, ctx: RuleContext, depth: number, fallback: boole
   return undefined;
 }
 
+/** Hugging Face Datasets methods whose `seed=None` means "pull fresh entropy from the OS" (their docs). */
+const ENTROPY_ON_NONE = new Set(['shuffle', 'train_test_split']);
+
+/** `ds.shuffle(seed=None)`: a literal None (or a name bound to one) given as the seed keyword. */
+function entropyOnNone(call: Node, seed: Node, ctx: RuleContext): boolean {
+  if (!ENTROPY_ON_NONE.has(methodName(call, ctx) ?? '') || seed.parent?.type !== 'keyword_argument') return false;
+  return literalThroughName(seed, ctx) === null;
+}
+
 /** Names of calls that may take a seed as their first argument (checked against SINKS afterwards). */
 const SEEDISH = '\\w*seed\\w*|Random|default_rng|RandomState|SeedSequence|PCG64\\w*|MT19937|Philox|SFC64|PRNGKey';
 
 function scan(root: Node, ctx: RuleContext): void {
   const done = new Set<number>();
+  const drawn = new Set<number>();
   const candidates = [...callsByName(root, ctx, SEEDISH, 'either'), ...callsWithKeyword(root, ctx, 'seed|random_state|random_seed')];
   for (const call of candidates) {
     if (done.has(call.id)) continue;
     done.add(call.id);
     const seed = seedArgument(call, ctx);
     if (!seed) continue;
+    if (entropyOnNone(call, seed, ctx)) {
+      const method = methodName(call, ctx);
+      ctx.report({
+        node: call,
+        range: { start: rangeOf(call.childForFieldName('function')!).start, end: rangeOf(call).end },
+        outcomes: always('warning', `\`${method}(..., seed=None)\` asks Hugging Face Datasets for fresh OS entropy, so the ${method === 'shuffle' ? 'sample order' : 'split'} is different on every run; pass the run seed (\`seed=args.seed\`).`),
+      });
+      continue;
+    }
     const source = findSource(seed, ctx, 0, false);
     if (!source) continue;
     const fn = call.childForFieldName('function');
     const name = fn ? fn.text : 'the seed';
+    if (source.draw) {
+      // Reported at the draw, once however many seed calls take its value.
+      if (drawn.has(source.draw.id)) continue;
+      drawn.add(source.draw.id);
+      const generator = globalGenerator(resolvedCallee(source.draw, ctx) ?? '') === 'numpy' ? "NumPy's global generator" : "Python's `random`";
+      const what = `\`${source.text}\` draws the seed of \`${name}\` from ${generator}, which nothing has seeded at this point (it starts from OS entropy)`;
+      ctx.report({
+        node: source.draw,
+        outcomes: source.fallback
+          ? always('info', `When no seed is configured, ${what}, so such runs can never be repeated; make the fallback a fixed number, or at least log the seed it picked.`)
+          : always('warning', `${what}, so no two runs start from the same random state; take the seed from the configuration or the command line with a fixed default (and log it).`),
+      });
+      continue;
+    }
     ctx.report({
       node: call,
       range: { start: rangeOf(fn ?? call).start, end: rangeOf(call).end },
@@ -131,7 +215,7 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: 'torch.seed() sets the seed to a nondeterministic random number and returns it' },
   ],
   // What the file must mention for a run-dependent seed to be possible at all.
-  triggers: ['time.time', 'time()', 'time_ns', 'perf_counter', 'monotonic', 'process_time', '.now(', 'utcnow', 'today(', 'getpid', 'urandom', 'uuid1', 'uuid4', 'secrets', 'SystemRandom', '.seed()', 'seed_all()', 'SeedSequence()'],
+  triggers: ['time.time', 'time()', 'time_ns', 'perf_counter', 'monotonic', 'process_time', '.now(', 'utcnow', 'today(', 'getpid', 'urandom', 'uuid1', 'uuid4', 'secrets', 'SystemRandom', '.seed()', 'seed_all()', 'SeedSequence()', 'random.', 'seed=None'],
   onFile: scan,
   docs: `
 Seeding a generator from \`time.time()\`, \`time.time_ns()\`, \`datetime.now()\`, \`os.getpid()\`,
@@ -148,8 +232,16 @@ new state. The rule follows the value into the seed through local names and para
 - any \`seed=\`, \`random_state=\` or \`random_seed=\` keyword argument (\`DistributedSampler\`,
   \`TrainingArguments\`, scikit-learn).
 
+\`seed=None\` given to a Hugging Face Datasets \`shuffle\` or \`train_test_split\` is reported too: their docs
+say a None seed pulls fresh entropy from the OS.
+
+A draw from Python's \`random\` or NumPy's global generator that nothing in the file seeded before
+it (\`opt.seed = random.randint(1, 10000)\`, then \`torch.manual_seed(opt.seed)\`) is the same: such a
+generator starts from OS entropy. It is reported at the draw, once.
+
 A time-based value reached only as a fallback (\`seed = args.seed or int(time.time())\`, an
-\`if seed is None:\` branch, a parameter default) is reported as information: configured runs are
+\`if seed is None:\` branch, a parameter default) is reported as information, unless the fallback is what a default run takes: the body of
+\`if args.seed is None:\` for a command-line option the file declares without a default. Configured runs are
 reproducible, unconfigured ones are not, and logging the chosen seed at least makes them
 repeatable.
 

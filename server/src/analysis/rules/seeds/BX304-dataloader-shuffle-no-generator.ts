@@ -1,21 +1,40 @@
 import { callRange } from '../../calls.js';
-import { argument, literalValue } from '../../syntax.js';
+import { argument, literalValue, rootOf } from '../../syntax.js';
 import { always, Rule } from '../rule.js';
 import { DATALOADERS, given, loaderArgument, RANDOM_SAMPLERS } from './dataloader-shared.js';
+import { entryReach, within } from './entry-reach.js';
+import { memo, seedsTorch } from './shared.js';
+
+const RANDOM_SPLITS = ['torch.utils.data.random_split', 'torch.utils.data.dataset.random_split'];
 
 const rule: Rule = {
   id: 'BX304',
   name: 'dataloader-shuffle-no-generator',
   family: 'rng-data',
   defaultSeverity: 'info',
-  summary: '`DataLoader(shuffle=True)` or `RandomSampler(...)` without `generator=`: the data order follows the global torch RNG.',
+  summary: '`DataLoader(shuffle=True)`, `RandomSampler(...)` or `random_split(...)` without `generator=`: the data order (or split) follows the global torch RNG.',
   facts: [
     { torch: '', source: 'docs', text: 'RandomSampler without a generator draws a fresh seed from the global torch generator at every epoch; with generator= it draws from that generator only' },
   ],
-  triggers: ['DataLoader', 'RandomSampler'],
-  calls: [...DATALOADERS, ...RANDOM_SAMPLERS],
+  triggers: ['DataLoader', 'RandomSampler', 'random_split'],
+  calls: [...DATALOADERS, ...RANDOM_SAMPLERS, ...RANDOM_SPLITS],
   onCall(call, ctx) {
     if (call.args.hasSplat) return;
+    if (RANDOM_SPLITS.includes(call.callee)) {
+      if (given(argument(call.args, 2, 'generator'))) return;
+      // A file whose entry point runs the split and never seeds torch splits differently every run
+      // (and on every rank); seeded, the split repeats but moves with any earlier draw.
+      const root = rootOf(call.node);
+      const unseeded = !memo(ctx, 'BX304:seeded', () => seedsTorch(root, ctx).seeded) && within(call.node, memo(ctx, 'BX304:entry', () => entryReach(root)?.bodies ?? []));
+      ctx.report({
+        node: call.node,
+        range: callRange(call),
+        outcomes: unseeded
+          ? always('warning', "This `random_split` draws its permutation from torch's global generator, which nothing in this file seeds before this entry point runs it, so the train/validation split is different on every run (and on every rank); pass `generator=torch.Generator().manual_seed(seed)`.")
+          : always('info', "This `random_split` draws its permutation from torch's global generator, so the split depends on every earlier use of that generator (model initialisation, other draws) and moves when any of them changes; pass `generator=torch.Generator().manual_seed(seed)`."),
+      });
+      return;
+    }
     const sampler = RANDOM_SAMPLERS.includes(call.callee);
     if (sampler) {
       if (given(argument(call.args, 3, 'generator'))) return;
@@ -56,6 +75,11 @@ loader = DataLoader(ds, batch_size=64, shuffle=True, generator=g)   # fine
 To make a resumed run see the same order, reseed per epoch (\`g.manual_seed(seed + epoch)\`), or use
 a sampler with an explicit seed and \`set_epoch\` (\`DistributedSampler(ds, seed=seed)\`). A
 \`shuffle\` value decided at run time (\`shuffle=is_train\`) is not reported.
+
+\`torch.utils.data.random_split\` without \`generator=\` draws the split's permutation from the same
+global generator: information in general, a **warning** when the file's
+\`if __name__ == "__main__":\` entry point runs the split and nothing in the file seeds torch (the
+split then differs on every run, and under DDP on every rank, so training and validation overlap).
 `,
 };
 export default rule;

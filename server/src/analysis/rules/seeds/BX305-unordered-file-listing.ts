@@ -3,7 +3,7 @@ import { callRange } from '../../calls.js';
 import { rangeOf } from '../../syntax.js';
 import type { Fix, Range } from '../../types.js';
 import { always, Rule, RuleContext } from '../rule.js';
-import { callsByName, consumerOf, isPath, loopDependsOnOrder, orderedUses, ownDescendants, sortedLater } from './shared.js';
+import { callsByName, consumerOf, isPath, loopDependsOnOrder, orderedUses, outermost, ownDescendants, sortedLater, writesItsOwnFile } from './shared.js';
 
 const MODULE_LISTINGS = new Set(['os.listdir', 'os.scandir', 'glob.glob', 'glob.iglob']);
 const PATH_METHODS = new Set(['Tensor.glob', 'Tensor.rglob', 'Tensor.iterdir']);
@@ -44,25 +44,69 @@ function scanPathMethods(root: Node, ctx: RuleContext): void {
   }
 }
 
-/**
- * Where the order visibly shapes a result: stored on an object (`self.files = ...`), listed inside a
- * `Dataset` class, numbered or indexed (`enumerate`, `[0]`, `next(iter(...))`), or walked by a loop
- * that collects or stops at the first match. A listing returned or passed on may still be sorted or
- * keyed by the code that receives it: information (bench/truth: 2 of 8 sampled listing warnings were
- * real before this, both dataset file lists).
- */
-function orderIsVisible(call: Node, ctx: RuleContext): boolean {
-  const consumer = consumerOf(call, ctx);
-  if (consumer.kind === 'loop') return !collectsOnlyIntoOrderFree(consumer.loop, ctx);
-  if ((consumer.kind === 'assigned' || consumer.kind === 'ordered') && consumer.indexed) return true;
-  if (consumer.kind === 'assigned' && consumer.target.type === 'attribute') return true;
-  if (consumer.kind === 'ordered' && /^next\s*\(/.test(consumer.node.parent?.parent?.text ?? '')) return true;
+/** File extensions of training data: images, audio, video, arrays, shards, token files. */
+const DATA_EXTENSION = /\.(jpe?g|png|bmp|gif|webp|tiff?|wav|flac|mp3|ogg|mp4|avi|npy|npz|parquet|arrow|tfrecords?|jsonl|tar|idx|bin|h5|hdf5|lmdb|pcd|ply)\b/i;
+/** Calls that read a data file (the sample behind a listed path). */
+const DATA_READERS = /(^|\.)(Image\.open|imread|imageio\.\w*read|load_image|np\.load|numpy\.load|torch\.load|torchaudio\.load|soundfile\.read|sf\.read|librosa\.load|read_parquet|read_csv|read_json|load_dataset|load_from_disk|h5py\.File|decode_image|read_image|read_file)$/;
+
+/** Is the call in a class that holds samples: a Dataset/DataPipe/Sampler, or one with `__getitem__`? */
+function inDatasetClass(call: Node): boolean {
   for (let current = call.parent; current; current = current.parent) {
     if (current.type !== 'class_definition') continue;
     const header = `${current.childForFieldName('name')?.text ?? ''}${current.childForFieldName('superclasses')?.text ?? ''}`;
     if (/Dataset|DataPipe|Sampler/.test(header)) return true;
+    return /\bdef\s+__getitem__\s*\(/.test(current.text);
   }
   return false;
+}
+
+/** The glob pattern (or joined path) given to the listing names data files by their extension. */
+function listsDataFiles(call: Node): boolean {
+  return call.childForFieldName('arguments')?.namedChildren.some((a) => DATA_EXTENSION.test(a.text)) ?? false;
+}
+
+/** Does a loop body read data files, or write every item into one shared output (a merged corpus)? */
+function loopHandlesData(loop: Node): boolean {
+  const body = loop.childForFieldName('body');
+  if (!body) return false;
+  return ownDescendants(body, 'call').some((c) => {
+    const fn = c.childForFieldName('function')?.text ?? '';
+    if (DATA_READERS.test(fn)) return true;
+    return /\.write$/.test(fn) && !writesItsOwnFile(c, body);
+  });
+}
+
+/**
+ * Where the order reaches data order: the listing is made in a class that holds samples (a
+ * `Dataset`, or any class with `__getitem__`) and not only sorted after a slice; it is numbered or
+ * paired by position (`enumerate`, `zip`); or it is walked by a loop that collects (or stored on an
+ * object) while it names data files by extension (`*.jpg`, `*.npy`, shards), reads data files or
+ * writes one merged output. Elsewhere (checkpoints, sysfs, source files, CI helpers) the order rarely reaches a tensor
+ * or a sample: information (bench/truth sample: 1 of 5 listing warnings was real before this, the
+ * real ones all dataset file lists or positional pairings).
+ */
+function orderIsVisible(call: Node, ctx: RuleContext): boolean {
+  const consumer = consumerOf(call, ctx);
+  if (consumer.kind === 'loop' && collectsOnlyIntoOrderFree(consumer.loop, ctx)) return false;
+  if (inDatasetClass(call)) return !(consumer.kind === 'assigned' && sortedAfterSlice(consumer.target, consumer.statement, ctx));
+  if ((consumer.kind === 'assigned' || consumer.kind === 'ordered' || consumer.kind === 'loop') && consumer.indexed) return true;
+  if (consumer.kind === 'loop') return listsDataFiles(call) || loopHandlesData(consumer.loop);
+  // Stored on an object (`self.images = glob("*.png")`); returned, the receiver may still sort it.
+  return consumer.kind === 'assigned' && consumer.target.type === 'attribute' && listsDataFiles(call);
+}
+
+/** `names = listing`, then `kept = names[:k]` and `kept.sort()`: the order ends in the sort. */
+function sortedAfterSlice(target: Node, statement: Node, ctx: RuleContext): boolean {
+  const uses = orderedUses(target, statement, ctx);
+  return (
+    uses.length > 0 &&
+    uses.every((use) => {
+      const subscript = outermost(use).parent;
+      const assignment = subscript?.type === 'subscript' ? outermost(subscript).parent : undefined;
+      const left = assignment?.type === 'assignment' ? assignment.childForFieldName('left') : undefined;
+      return !!left && left.type === 'identifier' && sortedLater(left, assignment!, ctx);
+    })
+  );
 }
 
 /**
@@ -138,11 +182,14 @@ can list differently from the original. Any code that turns a listing into a seq
 a train/validation split by position, class ids by enumeration or "the first checkpoint found"
 then behaves differently on another machine or after the data moved.
 
-A warning when the order visibly shapes a result: the listing is stored on an object
-(\`self.files = ...\`), made inside a \`Dataset\` (or \`Sampler\`, \`DataPipe\`) class, numbered or
-indexed (\`enumerate\`, \`[0]\`, \`next(iter(...))\`), or walked by a loop that collects or stops at
-the first match; information when it is returned or passed on, where the receiving code may still
-sort or key it.
+A warning when the order reaches data order: the listing is made in a class that holds samples (a
+\`Dataset\`, \`Sampler\`, \`DataPipe\`, or any class with \`__getitem__\`), numbered or paired by position
+(\`enumerate\`, \`zip\`), or walked by a loop that collects (or stored on an object) while it names data
+files by extension (\`*.jpg\`, \`*.wav\`, \`*.npy\`, \`*.parquet\`, \`*.tar\` shards...), reads data files
+(\`Image.open\`, \`np.load\`, \`torch.load\`...) or writes every item into one merged output. Information elsewhere:
+checkpoints, system files, source files and CI helpers rarely let the order reach a tensor or a
+sample, and a listing returned or passed on may still be sorted by its receiver. A dataset's list
+that is sliced and the slice sorted (\`kept = names[:k]; kept.sort()\`) is information too.
 
 Reported when the listing's order can reach the program: it is returned, indexed, passed on, stored
 (\`self.files = os.listdir(root)\`), or looped over by a loop that collects (\`append\`, \`+=\`,

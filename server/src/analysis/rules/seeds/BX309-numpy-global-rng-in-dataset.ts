@@ -3,17 +3,10 @@ import { callRange } from '../../calls.js';
 import type { ImportScope } from '../../scope.js';
 import { always, Rule, RuleContext } from '../rule.js';
 import { enclosingFunction } from '../../syntax.js';
+import { NUMPY_GLOBAL_DRAWS } from './global-rng.js';
 import { enclosingClass, memo, resolvedCallee, rootOf, TORCH_SEEDERS } from './shared.js';
 
-/** numpy.random module functions that draw from the legacy global generator. */
-const LEGACY = [
-  'rand', 'randn', 'randint', 'random', 'random_sample', 'ranf', 'sample', 'random_integers', 'uniform', 'normal',
-  'standard_normal', 'choice', 'shuffle', 'permutation', 'beta', 'binomial', 'poisson', 'exponential', 'gamma',
-  'laplace', 'lognormal', 'logistic', 'multinomial', 'multivariate_normal', 'dirichlet', 'geometric', 'triangular',
-  'standard_exponential', 'standard_gamma', 'standard_t', 'chisquare', 'f', 'gumbel', 'hypergeometric', 'pareto',
-  'power', 'rayleigh', 'vonmises', 'wald', 'weibull', 'zipf', 'bytes', 'negative_binomial', 'noncentral_chisquare',
-  'noncentral_f', 'logseries', 'standard_cauchy',
-].map((name) => `numpy.random.${name}`);
+const LEGACY = [...NUMPY_GLOBAL_DRAWS];
 
 const DATASET_BASES = new Set(['torch.utils.data.Dataset', 'torch.utils.data.IterableDataset', 'torch.utils.data.dataset.Dataset', 'torch.utils.data.dataset.IterableDataset']);
 const SAMPLE_METHODS = new Set(['__getitem__', '__getitems__', '__iter__', '__next__']);

@@ -84,13 +84,14 @@ export function ownDescendants(node: Node, type: string): Node[] {
 
 /**
  * Does the file bind `name` itself (def, class, assignment, parameter, loop variable)? Read from the
- * source text, erring towards "bound": a false yes only hides a builtin finding.
+ * source text, erring towards "bound": a false yes only hides a builtin finding. A loop's targets
+ * end at its `in` (`for s in set(...)` binds `s`, not `set`).
  */
 function boundInFile(name: string, ctx: RuleContext): boolean {
   return memo(ctx, `bound:${name}`, () => {
     const n = name.replace(/[^\w]/g, '');
     return new RegExp(
-      `\\b(def|class)\\s+${n}\\b|(?<![\\w.])${n}\\s*(=(?!=)|:[^=])|\\bdef\\s+\\w+\\s*\\((?:[^)]*?,)?\\s*\\*{0,2}${n}\\s*[,)=:]|\\bfor\\s+([\\w\\s,(]*[\\s,(])?${n}\\b[^\\n]*\\bin\\b|\\bas\\s+${n}\\b`,
+      `\\b(def|class)\\s+${n}\\b|(?<![\\w.])${n}\\s*(=(?!=)|:[^=])|\\bdef\\s+\\w+\\s*\\((?:[^)]*?,)?\\s*\\*{0,2}${n}\\s*[,)=:]|\\bfor\\s+((?:(?!\\bin\\b)[\\w\\s,(])*[\\s,(])?${n}\\b[^\\n]*\\bin\\b|\\bas\\s+${n}\\b`,
     ).test(ctx.text);
   });
 }

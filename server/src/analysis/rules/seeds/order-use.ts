@@ -130,7 +130,7 @@ export function inMessage(node: Node): boolean {
 }
 
 /** `dest.write(...)` on a file the loop body opens itself (`with open(path_of_item) as dest`): one file per item. */
-function writesItsOwnFile(call: Node, body: Node): boolean {
+export function writesItsOwnFile(call: Node, body: Node): boolean {
   const receiver = call.childForFieldName('function')?.childForFieldName('object');
   if (receiver?.type !== 'identifier') return false;
   return ownDescendants(body, 'as_pattern').some((alias) => alias.childForFieldName('alias')?.text === receiver.text);

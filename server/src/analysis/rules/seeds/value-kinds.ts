@@ -277,18 +277,27 @@ function underSeedCondition(call: Node): boolean {
  * from modules it cannot see count (the check is per file); a helper defined in the file counts only
  * if its body seeds torch.
  */
-export function seedsTorch(root: Node, ctx: RuleContext): { seeded: boolean; helperWithoutTorch?: string } {
+export function seedsTorch(root: Node, ctx: RuleContext): { seeded: boolean; helperWithoutTorch?: string; onlyWhenGiven?: Node } {
   const defs = new Map<string, Node>();
   for (const def of root.descendantsOfType('function_definition')) {
     const name = def.childForFieldName('name')?.text;
     if (name && !defs.has(name)) defs.set(name, def);
   }
   let helperWithoutTorch: string | undefined;
+  /** A seeding call that runs only when a seed is given (named in BX301's message). */
+  let onlyWhenGiven: Node | undefined;
+  let givenSeedsTorch = false;
   const visiting = new Set<string>();
   const seedsIn = (node: Node, depth: number): boolean => {
     for (const call of node.descendantsOfType('call')) {
       // `if args.seed is not None: torch.manual_seed(args.seed)`: the default run (no seed given) is unseeded.
-      if (underSeedCondition(call)) continue;
+      if (underSeedCondition(call)) {
+        // Name torch's seeder where there is one (`random.seed` often comes first in such a block).
+        const torchSeeder = TORCH_SEEDERS.has(resolvedCallee(call, ctx) ?? '');
+        if (torchSeeder && !givenSeedsTorch) [onlyWhenGiven, givenSeedsTorch] = [call, true];
+        else if (!onlyWhenGiven && /seed/i.test(call.childForFieldName('function')?.text ?? '')) onlyWhenGiven = call;
+        continue;
+      }
       const resolved = resolvedCallee(call, ctx);
       if (resolved !== undefined) {
         if (TORCH_SEEDERS.has(resolved) || SEEDING_TRAINERS.test(resolved)) return true;
@@ -328,5 +337,5 @@ export function seedsTorch(root: Node, ctx: RuleContext): { seeded: boolean; hel
     return false;
   };
   const seeded = seedsIn(root, 0);
-  return { seeded, helperWithoutTorch: seeded ? undefined : helperWithoutTorch };
+  return { seeded, helperWithoutTorch: seeded ? undefined : helperWithoutTorch, onlyWhenGiven: seeded ? undefined : onlyWhenGiven };
 }

@@ -1,0 +1,227 @@
+import type { Node } from 'web-tree-sitter';
+import { isMainGuard } from '../../place.js';
+import { callArguments, rangeOf } from '../../syntax.js';
+import { always, Rule, RuleContext } from '../rule.js';
+import { enclosingClass, memo, ownDescendants, resolvedCallee, SEED_HELPER_NAME, SEEDING_TRAINERS, TORCH_SEEDERS } from './shared.js';
+
+/** torch.nn layers whose parameters are drawn at construction (norm layers start at ones and zeros). */
+const RANDOM_LAYERS = /^torch\.nn\.(Linear|Bilinear|LazyLinear|Conv[123]d|ConvTranspose[123]d|Embedding|EmbeddingBag|RNN|LSTM|GRU|RNNCell|LSTMCell|GRUCell|MultiheadAttention|Transformer|TransformerEncoderLayer|TransformerDecoderLayer)$/;
+/** Model classes that add a task head the base checkpoint does not have: it starts random. */
+const HEAD_CLASS = /For(SequenceClassification|TokenClassification|QuestionAnswering|MultipleChoice|ImageClassification|AudioClassification)$/;
+const PEFT_INIT = new Set(['peft.get_peft_model', 'peft.mapping.get_peft_model', 'peft.inject_adapter_in_model']);
+
+/** Classes of this file that build random layers in their constructor (nn.Module subclasses). */
+function randomModuleClasses(root: Node, ctx: RuleContext): Set<string> {
+  return memo(ctx, 'BX313:classes', () => {
+    const out = new Set<string>();
+    const classes = root.descendantsOfType('class_definition');
+    // Twice: a class built from another class of the file is found on the second pass.
+    for (let pass = 0; pass < 2; pass++) {
+      for (const cls of classes) {
+        const name = cls.childForFieldName('name')?.text;
+        if (!name || out.has(name)) continue;
+        const init = cls.childForFieldName('body')?.namedChildren.map((m) => (m.type === 'decorated_definition' ? m.childForFieldName('definition') : m)).find((m) => m?.type === 'function_definition' && m.childForFieldName('name')?.text === '__init__');
+        if (init && init.descendantsOfType('call').some((c) => randomInit(c, ctx, out) !== undefined)) out.add(name);
+      }
+    }
+    return out;
+  });
+}
+
+const SCORER = /reward|(^|_|\.)ref(_|$)|teacher|judge/i;
+
+/** The name or subscript a call's value is assigned to (`model`, `reward_funcs[i]`), if any. */
+function assignedTo(call: Node): string | undefined {
+  let node = call;
+  while (node.parent?.type === 'parenthesized_expression') node = node.parent;
+  const parent = node.parent;
+  return parent?.type === 'assignment' && parent.childForFieldName('right')?.equals(node) ? parent.childForFieldName('left')?.text : undefined;
+}
+
+/** What a call initialises at random, as shown in the message; undefined when it does not. */
+function randomInit(call: Node, ctx: RuleContext, local: Set<string>): string | undefined {
+  const resolved = resolvedCallee(call, ctx);
+  const fn = call.childForFieldName('function');
+  if (resolved && RANDOM_LAYERS.test(resolved)) return `\`${fn?.text}\` draws its weights`;
+  if (resolved && PEFT_INIT.has(resolved)) return `\`${fn?.text}\` draws the adapter's LoRA weights`;
+  if (fn?.type === 'identifier' && local.has(fn.text)) return `\`${fn.text}()\` draws its layers' weights`;
+  // AutoModelForSequenceClassification.from_pretrained(...), or the class handed to a loader helper.
+  // A reward, reference, teacher or judge model is loaded to score, with the head it was trained with.
+  // So is a model loaded from a reward model's checkpoint (`from_pretrained(args.reward_model_path)`).
+  if (SCORER.test(assignedTo(call) ?? '') || SCORER.test(callArguments(call).positional[0]?.text ?? '')) return undefined;
+  if (fn?.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'from_pretrained' && HEAD_CLASS.test(fn.childForFieldName('object')?.text ?? '')) {
+    return `\`${fn.text}\` adds a task head that starts from random weights`;
+  }
+  const head = callArguments(call).positional.find((a) => (a.type === 'identifier' || a.type === 'attribute') && HEAD_CLASS.test(a.text));
+  if (head && /from_pretrained|model|load/i.test(fn?.text ?? '')) return `\`${fn?.text}(..., ${head.text})\` adds a task head that starts from random weights`;
+  return undefined;
+}
+
+/** A class whose constructor is a seeding Trainer's (transformers.Trainer calls set_seed(args.seed)). */
+function seedingTrainerClass(name: string, root: Node, ctx: RuleContext): boolean {
+  const cls = root.namedChildren.map((c) => (c.type === 'decorated_definition' ? c.childForFieldName('definition') : c)).find((c) => c?.type === 'class_definition' && c.childForFieldName('name')?.text === name);
+  return !!cls && derivesSeedingTrainer(cls, ctx);
+}
+
+function derivesSeedingTrainer(cls: Node, ctx: RuleContext): boolean {
+  return (cls.childForFieldName('superclasses')?.namedChildren ?? []).some((base) => {
+    const resolved = ctx.scope.resolveExpression(base) ?? '';
+    // A relative import of the project's own `...Trainer` base: its constructor is taken to be the
+    // Trainer's when the class hands it `model=` and `args=`, Trainer's signature (checked by the caller).
+    return SEEDING_TRAINERS.test(resolved) || (resolved.startsWith('.') && /Trainer$/.test(resolved));
+  });
+}
+
+/** Does this call seed torch's global generator (as the statement order of its block sees it)? */
+function seeds(call: Node, ctx: RuleContext, root: Node): boolean {
+  const resolved = resolvedCallee(call, ctx);
+  if (resolved !== undefined) return TORCH_SEEDERS.has(resolved) || SEEDING_TRAINERS.test(resolved);
+  const fn = call.childForFieldName('function');
+  if (fn?.type === 'identifier') return (SEED_HELPER_NAME.test(fn.text) && fn.text !== 'seed') || seedingTrainerClass(fn.text, root, ctx);
+  if (fn?.type === 'attribute') {
+    const method = fn.childForFieldName('attribute')?.text ?? '';
+    if (method === 'seed_everything' || method === 'set_seed') return true;
+    // super().__init__(model=..., args=...) in a Trainer subclass.
+    if (method === '__init__' && fn.childForFieldName('object')?.text === 'super()') {
+      const cls = enclosingClass(call);
+      const keywords = callArguments(call).keywords;
+      return !!cls && derivesSeedingTrainer(cls, ctx) && keywords.has('model') && keywords.has('args');
+    }
+  }
+  return false;
+}
+
+/** Statements run in order: a function's body, or the module with its main guard's block inlined. */
+function sequences(root: Node): Node[][] {
+  const module: Node[] = [];
+  for (const child of root.namedChildren) {
+    if (isMainGuard(child)) module.push(...(child.childForFieldName('consequence')?.namedChildren ?? []));
+    else module.push(child);
+  }
+  const out = [module];
+  for (const fn of root.descendantsOfType('function_definition')) out.push(fn.childForFieldName('body')?.namedChildren ?? []);
+  return out;
+}
+
+/** Calls of a statement, not looking into nested functions, classes or lambdas. */
+function callsOf(statement: Node): Node[] {
+  if (statement.type === 'function_definition' || statement.type === 'class_definition' || statement.type === 'decorated_definition') return [];
+  return statement.type === 'call' ? [statement, ...ownDescendants(statement, 'call')] : ownDescendants(statement, 'call');
+}
+
+function scan(root: Node, ctx: RuleContext): void {
+  const local = randomModuleClasses(root, ctx);
+  for (const statements of sequences(root)) {
+    const seedAt = statements.findIndex((s) => callsOf(s).some((c) => seeds(c, ctx, root)));
+    if (seedAt < 0) continue;
+    const seedCall = callsOf(statements[seedAt]!).find((c) => seeds(c, ctx, root))!;
+    const seedText = seedCall.childForFieldName('function')?.text ?? 'the seed';
+    reportAdapterInTrainer(seedCall, seedText, ctx);
+    for (const statement of statements.slice(0, seedAt)) {
+      for (const call of callsOf(statement)) {
+        const what = randomInit(call, ctx, local);
+        if (!what || overwrittenLater(call, statements)) continue;
+        ctx.report({
+          node: call,
+          guard: 'none',
+          outcomes: always(
+            'warning',
+            `${what} before the first seeding (\`${seedText}(...)\` on line ${rangeOf(seedCall).start.line + 1}), so those weights come from an unseeded generator and differ on every run; seed torch before building the model.`,
+          ),
+        });
+      }
+    }
+  }
+}
+
+/** TRL trainers build the LoRA adapters from `peft_config=` in their constructor, before it calls Trainer's. */
+const PEFT_TRAINER = /^trl(\.\w+)*\.\w*Trainer$/;
+
+/**
+ * A config built here (`LoraConfig(...)`, or a name bound to one). A helper's result
+ * (`get_peft_config(args)`) is None unless a flag asks for adapters: not the default path.
+ */
+function isPeftConfig(node: Node, ctx: RuleContext): boolean {
+  const value = node.type === 'identifier' ? ctx.values.definition(node)?.value : node;
+  return value?.type === 'call' && /^peft(\.\w+)*\.\w+Config$/.test(resolvedCallee(value, ctx) ?? '');
+}
+
+/**
+ * The block's first seeding is a TRL trainer handed `peft_config=`: the adapters it builds are drawn
+ * before that seeding. Reported on the entry point (`if __name__ == "__main__":`) that runs it, or
+ * on the construction elsewhere.
+ */
+function reportAdapterInTrainer(seedCall: Node, seedText: string, ctx: RuleContext): void {
+  const peft = callArguments(seedCall).keywords.get('peft_config');
+  if (!peft || !PEFT_TRAINER.test(resolvedCallee(seedCall, ctx) ?? '') || !isPeftConfig(peft, ctx)) return;
+  let guard: Node | undefined;
+  for (let current = seedCall.parent; current; current = current.parent) if (isMainGuard(current)) guard = current;
+  const condition = guard?.childForFieldName('condition');
+  ctx.report({
+    ...(guard && condition ? { range: { start: rangeOf(guard).start, end: rangeOf(condition).end } } : { node: seedCall }),
+    guard: 'none',
+    outcomes: always(
+      'warning',
+      `Nothing seeds torch before \`${seedText}(..., peft_config=...)\` on line ${rangeOf(seedCall).start.line + 1}, and the trainer draws the LoRA adapter's weights from \`peft_config\` in its constructor before Trainer's own \`set_seed(args.seed)\` runs, so the adapters differ on every run; call \`transformers.set_seed(seed)\` first.`,
+    ),
+  });
+}
+
+/** `model = Net()` then `model.load_state_dict(...)` in the same block: the random weights are replaced. */
+function overwrittenLater(call: Node, statements: Node[]): boolean {
+  let assignment = call.parent;
+  while (assignment && assignment.type !== 'assignment' && assignment.type !== 'expression_statement') assignment = assignment.parent;
+  const target = assignment?.type === 'assignment' ? assignment.childForFieldName('left')?.text : undefined;
+  if (!target) return false;
+  return statements.some((s) => s.startIndex > call.endIndex && new RegExp(`(?<![\\w.])${target.replace(/[.[\]]/g, '\\$&')}\\.load_state_dict\\s*\\(`).test(s.text));
+}
+
+const rule: Rule = {
+  id: 'BX313',
+  name: 'init-before-seed',
+  family: 'rng-data',
+  defaultSeverity: 'warning',
+  summary: 'Model weights drawn at random (a new task head, LoRA adapters, `nn.Linear`...) before the code seeds torch a few statements later.',
+  facts: [
+    { torch: '', source: 'docs', text: "torch.nn layers draw their initial parameters from torch's global generator when constructed; transformers.Trainer seeds it (set_seed(args.seed)) only in its own constructor" },
+  ],
+  triggers: ['seed(', 'seed_everything', 'Trainer('],
+  onFile: scan,
+  docs: `
+Parameters are drawn from torch's global generator the moment a layer is built. Code that seeds
+torch a few statements after building the model (or relies on \`transformers.Trainer\`, which calls
+\`set_seed(args.seed)\` only in its own constructor, after the model exists) gets different initial
+weights on every run, although it looks seeded.
+
+The rule reads each function body, and the module's statements with the main guard's block, in
+order. When a statement seeds torch (\`torch.manual_seed\`, \`set_seed\`, \`seed_everything\`, a seed
+helper, constructing a seeding \`Trainer\` or a class of the file deriving one, or
+\`super().__init__(model=..., args=...)\` in such a class), it reports random initialisation in the
+statements before it:
+
+- \`torch.nn\` layers with random parameters (\`Linear\`, \`Conv*\`, \`Embedding\`, RNNs, attention,
+  transformer layers; norm layers start from ones and zeros and are not counted), and classes of
+  the file whose constructor builds them;
+- \`peft.get_peft_model\` (LoRA's A matrices are drawn at random);
+- \`...ForSequenceClassification\` / \`TokenClassification\` / \`QuestionAnswering\` / \`MultipleChoice\`
+  / \`ImageClassification\` / \`AudioClassification\` \`.from_pretrained\` (or such a class handed to a
+  loading helper): the task head is new unless the checkpoint has one. Not when the value is kept
+  as a reward, reference, teacher or judge model, or loaded from one's checkpoint
+  (\`args.reward_model_path\`): those come with their head.
+
+A TRL trainer handed \`peft_config=LoraConfig(...)\` (built in the file, not a helper's
+result that is None without a flag) as the block's first seeding is reported too (on the entry
+point that runs it): it builds the LoRA adapters in its constructor before calling Trainer's, which
+seeds. A model whose state is loaded right after (\`model.load_state_dict(...)\` in the same block) is not
+reported. A block that never seeds is BX301's business.
+
+\`\`\`python
+model = AutoModelForSequenceClassification.from_pretrained(name, num_labels=1)  # BX313
+model = get_peft_model(model, lora_config)                                      # BX313
+trainer = Trainer(model=model, args=args, ...)   # seeds here, too late for the head and LoRA
+\`\`\`
+
+**Fix.** Call \`transformers.set_seed(args.seed)\` (or \`torch.manual_seed\`) before building the model.
+`,
+};
+export default rule;
