@@ -13,7 +13,7 @@ const REPEATING_MAKERS = new Set(['randint', 'repeat_interleave', 'repeat', 'buc
 
 /** What these facts read of ValueHints: definitions, and the distinctness of a value. */
 export interface IndexValues {
-  of(node: Node | undefined): { unique?: 'flat' | 'rows' };
+  of(node: Node | undefined): { unique?: 'flat' | 'rows' | 'coords'; rank?: number; coordinates?: number };
   definition(identifier: Node): { value: Node; unpacked: boolean } | undefined;
 }
 
@@ -75,8 +75,12 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
       if ((op === '+' || op === '-') && (values.of(left).unique || values.of(right).unique)) return false;
       return next(left) || next(right);
     }
-    case 'subscript':
+    case 'subscript': {
+      // One coordinate of the set positions of a 2-D (or higher) tensor: rows and columns recur.
+      const coordinate = nonzeroCoordinate(values, scope, expr);
+      if (coordinate) return (coordinate.rank ?? 0) >= 2;
       return next(expr.childForFieldName('value'));
+    }
     case 'call': {
       const fn = expr.childForFieldName('function');
       const name = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text.slice(fn.text.lastIndexOf('.') + 1);
@@ -92,4 +96,45 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
     default:
       return false;
   }
+}
+
+/** Calls listing the coordinates of set elements, one row per position (with `as_tuple=False`). */
+export const COORDINATE_MAKERS = new Set(['nonzero', 'argwhere']);
+
+/**
+ * One coordinate of the positions `nonzero` lists: `m.nonzero(as_tuple=True)[k]`, `torch.where(m)[k]`
+ * (one argument), `m.nonzero()[:, k]`. Returns the rank of `m` where the code shows it: of a 1-D
+ * `m` it is the positions themselves (distinct); of a 2-D one a row or column id that recurs for
+ * every set element in that row or column. Undefined when `node` is no such coordinate.
+ */
+export function nonzeroCoordinate(values: IndexValues, scope: ImportScope, node: Node): { rank?: number } | undefined {
+  const value = node.childForFieldName('value');
+  const subs = node.childrenForFieldName('subscript');
+  if (!value) return undefined;
+  // `coords[:, k]`: a column of the (positions x rank) coordinate matrix.
+  if (subs.length === 2 && subs[0]!.type === 'slice' && subs[0]!.text.trim() === ':' && typeof literalValue(unminus(subs[1]!)) === 'number') {
+    const base = values.of(value);
+    return base.unique === 'coords' ? { rank: base.coordinates } : undefined;
+  }
+  if (subs.length !== 1 || typeof literalValue(unminus(subs[0]!)) !== 'number') return undefined;
+  let call: Node | undefined = unparenthesize(value);
+  if (call.type === 'identifier') {
+    const def = values.definition(call);
+    call = def && !def.unpacked ? unparenthesize(def.value) : undefined;
+  }
+  if (call?.type !== 'call') return undefined;
+  const fn = call.childForFieldName('function');
+  if (!fn) return undefined;
+  const args = callArguments(call);
+  const qualified = scope.resolveExpression(fn);
+  const name = qualified ?? (fn.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined) ?? '';
+  const input = fn.type === 'attribute' && qualified === undefined ? fn.childForFieldName('object') : args.positional[0];
+  const asTuple = name.endsWith('nonzero') && literalValue(args.keywords.get('as_tuple')) === true;
+  const where = qualified === 'torch.where' && args.positional.length === 1 && args.keywords.size === 0;
+  return asTuple || where ? { rank: values.of(input ?? undefined).rank } : undefined;
+}
+
+/** `-1` is a unary minus applied to a literal. */
+function unminus(node: Node): Node {
+  return node.type === 'unary_operator' && node.childForFieldName('operator')?.text === '-' ? node.childForFieldName('argument') ?? node : node;
 }

@@ -5,10 +5,10 @@
 // assignment in the same function; anything more is "unknown", never a guess.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
-import { repeatsByConstruction, singletonDims, VIEWS } from './index-facts.js';
+import { COORDINATE_MAKERS, nonzeroCoordinate, repeatsByConstruction, singletonDims, VIEWS } from './index-facts.js';
 import { ScopeCache } from './scope-cache.js';
 import { factoryRank, shapeRank } from './shapes.js';
-import { argument, callArguments, enclosingFunction, unparenthesize } from './syntax.js';
+import { argument, callArguments, enclosingFunction, literalValue, unparenthesize } from './syntax.js';
 
 export type DTypeClass = 'int' | 'float' | 'unknown';
 
@@ -21,9 +21,13 @@ export interface ValueHint {
   /**
    * An index tensor without repeated entries: 'flat' over all its elements (randperm, arange,
    * unique), 'rows' along the dimension it was made for (argsort, sort and top-k indices per row,
-   * nonzero coordinates), which a flatten or view can break.
+   * nonzero coordinates), which a flatten or view can break; 'coords' for the (positions x rank)
+   * rows of `nonzero()`: flattened or squeezed they are the positions of a 1-D input, the only
+   * input for which code flattens them.
    */
-  unique?: 'flat' | 'rows';
+  unique?: 'flat' | 'rows' | 'coords';
+  /** For 'coords' (the rows of `nonzero()`, one distinct position each): the rank of the input, if known. */
+  coordinates?: number;
 }
 
 const UNKNOWN: ValueHint = { dtype: 'unknown', origin: 'unknown' };
@@ -42,7 +46,7 @@ const NOT_TENSOR = new Set(['item', 'tolist', 'numpy', 'size', 'dim', 'numel', '
 const MAX_DEPTH = 6;
 /** Calls whose result is an index without repeats: permutations, positions of set elements, ranges. */
 const FLAT_UNIQUE_MAKERS = new Set(['randperm', 'arange', 'unique', 'unique_consecutive']);
-const ROW_UNIQUE_MAKERS = new Set(['argsort', 'nonzero', 'argwhere']);
+const ROW_UNIQUE_MAKERS = new Set(['argsort']);
 /** Methods (and einops calls) that keep an index's entries distinct: casts, copies, broadcasts. */
 const KEEPS_UNIQUE = new Set(['unsqueeze', 'squeeze', 'expand', 'expand_as', 'long', 'int', 'to', 'contiguous', 'clone', 'cuda', 'cpu', 'detach', 't', 'transpose', 'permute', 'type']);
 /** einops calls that add or move axes without repeating entries along the existing ones. */
@@ -159,12 +163,16 @@ export class ValueHints {
     const value = node.childForFieldName('value');
     const base = this.of(value ?? undefined);
     const subscripts = node.childrenForFieldName('subscript');
+    const coordinate = nonzeroCoordinate(this, this.scope, node);
+    if (coordinate) return { dtype: 'int', origin: 'torch', unique: coordinate.rank === 1 ? 'flat' : undefined };
+    // `order[:, 0]`: one column of per-row indices (each row's first pick) recurs across rows.
+    if (base.unique === 'rows' && subscripts.slice(1).some((s) => s.type === 'integer' || s.type === 'unary_operator')) return { ...UNKNOWN, dtype: base.dtype, origin: base.origin };
     if (value?.type === 'call' && subscripts.length === 1 && subscripts[0]!.type === 'integer') {
       const fn = value.childForFieldName('function');
       const name = (fn && this.scope.resolveExpression(fn)) ?? (fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined) ?? '';
       if (VALUES_AND_INDICES.test(name) && subscripts[0]!.text === '1') return { dtype: 'int', origin: 'torch', unique: UNIQUE_INDICES.test(name) ? 'rows' : undefined };
     }
-    return base.unique ? { dtype: base.dtype, origin: base.origin, unique: base.unique } : { ...UNKNOWN, dtype: base.dtype, origin: base.origin };
+    return base.unique ? { dtype: base.dtype, origin: base.origin, unique: base.unique, coordinates: base.coordinates } : { ...UNKNOWN, dtype: base.dtype, origin: base.origin };
   }
 
   /** `torch.sort(x).indices`, `x.topk(k).indices`; `self.x` as its class's `__init__` sets it. */
@@ -310,8 +318,9 @@ export class ValueHints {
       const origin = qualified.startsWith('torch.') ? 'torch' : this.scope.isNonTensorModule(qualified) ? 'numpy' : 'unknown';
       const name = qualified.slice(qualified.lastIndexOf('.') + 1);
       const sparse = SPARSE_MAKERS.test(qualified) || undefined;
-      const flatInput = name === 'nonzero' && this.of(args.positional[0]).rank === 1;
-      const unique = origin === 'torch' && (FLAT_UNIQUE_MAKERS.has(name) || flatInput) ? 'flat' : origin === 'torch' && ROW_UNIQUE_MAKERS.has(name) ? 'rows' : keptUnique(EINOPS_KEEPS_UNIQUE.has(qualified) ? 'einops' : origin === 'torch' ? name : '', this.of(args.positional[0]).unique);
+      const coords = origin === 'torch' && COORDINATE_MAKERS.has(name) ? this.coordinates(args, args.positional[0]) : undefined;
+      if (coords) return { dtype: 'int', origin, ...coords };
+      const unique = origin === 'torch' && FLAT_UNIQUE_MAKERS.has(name) ? 'flat' : origin === 'torch' && ROW_UNIQUE_MAKERS.has(name) ? 'rows' : keptUnique(EINOPS_KEEPS_UNIQUE.has(qualified) ? 'einops' : origin === 'torch' ? name : '', this.of(args.positional[0]).unique);
       return { dtype: explicit ?? this.factoryDtype(name, args), origin, rank: factoryRank(name, args), sparse, unique };
     }
     if (fn.type !== 'attribute') return UNKNOWN;
@@ -326,10 +335,20 @@ export class ValueHints {
     if (SHAPE_METHODS.has(method)) rank = shapeRank(args);
     else if (method === 'unsqueeze' && rank !== undefined) rank++;
     else if ((method === 'flatten' || method === 'ravel') && args.positional.length === 0 && args.keywords.size === 0) rank = 1;
-    // nonzero() of a 1-D tensor gives one coordinate per position: flat once flattened.
-    const flatInput = method === 'nonzero' && base.rank === 1;
-    const unique = method === 'unique' || method === 'unique_consecutive' || flatInput ? 'flat' : ROW_UNIQUE_MAKERS.has(method) ? 'rows' : keptUnique(method, base.unique);
-    return { dtype, origin: base.origin, rank, sparse: method === 'to_dense' ? undefined : base.sparse, unique };
+    const coords = COORDINATE_MAKERS.has(method) ? this.coordinates(args, fn.childForFieldName('object') ?? undefined) : undefined;
+    if (coords) return { dtype: 'int', origin: base.origin, ...coords };
+    const unique = method === 'unique' || method === 'unique_consecutive' ? 'flat' : ROW_UNIQUE_MAKERS.has(method) ? 'rows' : keptUnique(method, base.unique);
+    return { dtype, origin: base.origin, rank, sparse: method === 'to_dense' ? undefined : base.sparse, unique, coordinates: unique === 'coords' ? base.coordinates : undefined };
+  }
+
+  /**
+   * `nonzero(m)` / `argwhere(m)`: of a 1-D `m`, its distinct positions (rank 2, one column); else the
+   * coordinate rows. With `as_tuple=True` a tuple, whose elements subscript() reads.
+   */
+  private coordinates(args: ReturnType<typeof callArguments>, input: Node | undefined): Pick<ValueHint, 'unique' | 'coordinates' | 'rank'> | undefined {
+    if (literalValue(args.keywords.get('as_tuple')) === true) return {};
+    const rank = this.of(input).rank;
+    return rank === 1 ? { unique: 'flat', rank: 2 } : { unique: 'coords', coordinates: rank, rank: 2 };
   }
 
   private dtypeArgument(node: Node | undefined): DTypeClass | undefined {
@@ -367,6 +386,8 @@ function enclosingClass(node: Node): Node | undefined {
 /** What `name` (a method, torch function or einops call) leaves of its input's distinctness. */
 function keptUnique(name: string, input: ValueHint['unique']): ValueHint['unique'] {
   if (!input) return undefined;
+  // Flattened or squeezed, nonzero coordinates are the positions of a 1-D input: flat.
+  if (input === 'coords' && (VIEWS.has(name) || name === 'squeeze')) return 'flat';
   // einops repeat/rearrange add or move axes: each original axis keeps its entries.
   if (KEEPS_UNIQUE.has(name) || name === 'einops') return input;
   return VIEWS.has(name) && input === 'flat' ? 'flat' : undefined;
