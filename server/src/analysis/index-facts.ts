@@ -11,9 +11,39 @@ export const VIEWS = new Set(['view', 'reshape', 'flatten', 'view_as', 'reshape_
 /** Index makers whose entries repeat by construction: random draws, repeats, bucket ids. */
 const REPEATING_MAKERS = new Set(['randint', 'repeat_interleave', 'repeat', 'bucketize', 'searchsorted', 'multinomial', 'argmax', 'argmin']);
 
+/** Calls whose result is an index without repeats: permutations, ranges, unique values; argsort per row. */
+export const FLAT_UNIQUE_MAKERS = new Set(['randperm', 'arange', 'unique', 'unique_consecutive']);
+export const ROW_UNIQUE_MAKERS = new Set(['argsort']);
+/** Methods (and einops calls) that keep an index's entries distinct: casts, copies, broadcasts. */
+const KEEPS_UNIQUE = new Set(['unsqueeze', 'squeeze', 'expand', 'expand_as', 'long', 'int', 'to', 'contiguous', 'clone', 'cuda', 'cpu', 'detach', 't', 'transpose', 'permute', 'type']);
+/** einops calls that add or move axes without repeating entries along the existing ones. */
+export const EINOPS_KEEPS_UNIQUE = new Set(['einops.repeat', 'einops.rearrange']);
+
+type Uniqueness = 'flat' | 'rows' | 'coords';
+
+/** What `name` (a method, torch function or 'einops') leaves of its input's distinctness. */
+export function keptUnique(name: string, input: Uniqueness | undefined): Uniqueness | undefined {
+  if (!input) return undefined;
+  // Flattened or squeezed, nonzero coordinates are the positions of a 1-D input: flat.
+  if (input === 'coords' && (VIEWS.has(name) || name === 'squeeze')) return 'flat';
+  // einops repeat/rearrange add or move axes: each original axis keeps its entries.
+  if (KEEPS_UNIQUE.has(name) || name === 'einops') return input;
+  return VIEWS.has(name) && input === 'flat' ? 'flat' : undefined;
+}
+
+/**
+ * `nonzero(m)` / `argwhere(m)` of an input of rank `rank`: of a 1-D `m`, its distinct positions (rank
+ * 2, one column); else the coordinate rows. With `as_tuple=True` a tuple, whose elements
+ * nonzeroCoordinate reads.
+ */
+export function coordinatesOf(args: ReturnType<typeof callArguments>, rank: number | undefined): { unique?: Uniqueness; coordinates?: number; rank?: number } {
+  if (literalValue(args.keywords.get('as_tuple')) === true) return {};
+  return rank === 1 ? { unique: 'flat', rank: 2 } : { unique: 'coords', coordinates: rank, rank: 2 };
+}
+
 /** What these facts read of ValueHints: definitions, and the distinctness of a value. */
 export interface IndexValues {
-  of(node: Node | undefined): { unique?: 'flat' | 'rows' | 'coords'; rank?: number; coordinates?: number };
+  of(node: Node | undefined): { unique?: Uniqueness; rank?: number; coordinates?: number };
   definition(identifier: Node): { value: Node; unpacked: boolean } | undefined;
 }
 
@@ -138,3 +168,4 @@ export function nonzeroCoordinate(values: IndexValues, scope: ImportScope, node:
 function unminus(node: Node): Node {
   return node.type === 'unary_operator' && node.childForFieldName('operator')?.text === '-' ? node.childForFieldName('argument') ?? node : node;
 }
+

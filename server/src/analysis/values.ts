@@ -5,8 +5,9 @@
 // assignment in the same function; anything more is "unknown", never a guess.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
-import { COORDINATE_MAKERS, nonzeroCoordinate, repeatsByConstruction, singletonDims, VIEWS } from './index-facts.js';
+import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims } from './index-facts.js';
 import { ScopeCache } from './scope-cache.js';
+import { isGradFreeFactory, methodKeepsGradFree, putsOnCpu, writtenInPlace } from './grad-values.js';
 import { factoryRank, shapeRank } from './shapes.js';
 import { argument, callArguments, enclosingFunction, literalValue, unparenthesize } from './syntax.js';
 
@@ -19,15 +20,16 @@ export interface ValueHint {
   rank?: number;
   sparse?: boolean;
   /**
-   * An index tensor without repeated entries: 'flat' over all its elements (randperm, arange,
-   * unique), 'rows' along the dimension it was made for (argsort, sort and top-k indices per row,
-   * nonzero coordinates), which a flatten or view can break; 'coords' for the (positions x rank)
-   * rows of `nonzero()`: flattened or squeezed they are the positions of a 1-D input, the only
-   * input for which code flattens them.
+   * An index without repeated entries: 'flat' over all its elements (randperm, arange, unique),
+   * 'rows' along the dimension it was made for (argsort, sort and top-k indices per row), which a
+   * flatten or view breaks; 'coords': the rows of `nonzero()`, of an input of rank `coordinates`.
    */
   unique?: 'flat' | 'rows' | 'coords';
-  /** For 'coords' (the rows of `nonzero()`, one distinct position each): the rank of the input, if known. */
   coordinates?: number;
+  /** Cannot require grad (grad-values.ts): a factory's leaf, a `.detach()`, a registered buffer, a number. */
+  gradFree?: boolean;
+  /** Put on the CPU by the code (`.cpu()`, `device="cpu"`). */
+  cpu?: boolean;
 }
 
 const UNKNOWN: ValueHint = { dtype: 'unknown', origin: 'unknown' };
@@ -44,13 +46,6 @@ const SPARSE_MAKERS = /(^|\.)(to_sparse(_csr|_csc|_coo|_bsr|_bsc)?|sparse_(coo|c
 /** Tensor methods and attributes whose result is not a tensor. */
 const NOT_TENSOR = new Set(['item', 'tolist', 'numpy', 'size', 'dim', 'numel', 'nelement', 'element_size', 'stride', 'data_ptr', 'shape', 'dtype', 'device', 'ndim', 'is_cuda', 'requires_grad', 'names']);
 const MAX_DEPTH = 6;
-/** Calls whose result is an index without repeats: permutations, positions of set elements, ranges. */
-const FLAT_UNIQUE_MAKERS = new Set(['randperm', 'arange', 'unique', 'unique_consecutive']);
-const ROW_UNIQUE_MAKERS = new Set(['argsort']);
-/** Methods (and einops calls) that keep an index's entries distinct: casts, copies, broadcasts. */
-const KEEPS_UNIQUE = new Set(['unsqueeze', 'squeeze', 'expand', 'expand_as', 'long', 'int', 'to', 'contiguous', 'clone', 'cuda', 'cpu', 'detach', 't', 'transpose', 'permute', 'type']);
-/** einops calls that add or move axes without repeating entries along the existing ones. */
-const EINOPS_KEEPS_UNIQUE = new Set(['einops.repeat', 'einops.rearrange']);
 /** Tuple results whose second element is an index without repeats (per row). */
 const UNIQUE_INDICES = /(^|\.)(topk|sort)$/;
 
@@ -139,12 +134,14 @@ export class ValueHints {
 
   private compute(node: Node): ValueHint {
     switch (node.type) {
-      case 'identifier':
-        return this.ofBinding(this.definitionOf(node));
+      case 'identifier': {
+        const hint = this.ofBinding(this.definitionOf(node));
+        return hint.gradFree && writtenInPlace(node, node.text) ? { ...hint, gradFree: undefined } : hint;
+      }
       case 'integer':
-        return { dtype: 'int', origin: 'unknown' };
+        return { dtype: 'int', origin: 'unknown', gradFree: true };
       case 'float':
-        return { dtype: 'float', origin: 'unknown' };
+        return { dtype: 'float', origin: 'unknown', gradFree: true };
       case 'binary_operator':
         return this.binary(node);
       case 'call':
@@ -172,13 +169,14 @@ export class ValueHints {
       const name = (fn && this.scope.resolveExpression(fn)) ?? (fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined) ?? '';
       if (VALUES_AND_INDICES.test(name) && subscripts[0]!.text === '1') return { dtype: 'int', origin: 'torch', unique: UNIQUE_INDICES.test(name) ? 'rows' : undefined };
     }
-    return base.unique ? { dtype: base.dtype, origin: base.origin, unique: base.unique, coordinates: base.coordinates } : { ...UNKNOWN, dtype: base.dtype, origin: base.origin };
+    const kept = { dtype: base.dtype, origin: base.origin, gradFree: base.gradFree, cpu: base.cpu };
+    return base.unique ? { ...kept, unique: base.unique, coordinates: base.coordinates } : kept;
   }
 
   /** `torch.sort(x).indices`, `x.topk(k).indices`; `self.x` as its class's `__init__` sets it. */
   private attribute(node: Node): ValueHint {
     const object = node.childForFieldName('object');
-    if (object?.type === 'identifier' && object.text === 'self') return this.of(this.selfAttributeValue(node));
+    if (object?.type === 'identifier' && object.text === 'self') return this.isBuffer(node) ? { ...UNKNOWN, gradFree: true } : this.of(this.selfAttributeValue(node));
     if (node.childForFieldName('attribute')?.text !== 'indices' || object?.type !== 'call') return UNKNOWN;
     const fn = object.childForFieldName('function');
     const name = (fn && this.scope.resolveExpression(fn)) ?? (fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined) ?? '';
@@ -220,14 +218,19 @@ export class ValueHints {
   selfAttributeValue(node: Node): Node | undefined {
     if (node.type !== 'attribute' || node.childForFieldName('object')?.text !== 'self') return undefined;
     const name = node.childForFieldName('attribute')?.text;
-    const klass = enclosingClass(node);
-    const body = klass?.childForFieldName('body');
-    const init = body?.namedChildren.map((c) => (c.type === 'decorated_definition' ? c.childForFieldName('definition') : c)).find((c) => c?.type === 'function_definition' && c.childForFieldName('name')?.text === '__init__');
+    const init = initOf(node);
     if (!init) return undefined;
     const writes = init.descendantsOfType('assignment').filter((a) => a.childForFieldName('left')?.text.replace(/\s/g, '') === `self.${name}`);
     const value = writes.length === 1 ? writes[0]!.childForFieldName('right') : null;
     if (!value) return undefined;
     return (value.type === 'identifier' && this.parameterDefault(value)) || value;
+  }
+
+  /** `self.x` that its class's `__init__` registers as a buffer (`self.register_buffer("x", ...)`): no grad. */
+  private isBuffer(node: Node): boolean {
+    const name = node.childForFieldName('attribute')?.text;
+    const init = initOf(node);
+    return !!init && !!name && init.descendantsOfType('call').some((c) => c.childForFieldName('function')?.text === 'self.register_buffer' && literalValue(callArguments(c).positional[0]) === name);
   }
 
   /**
@@ -305,7 +308,8 @@ export class ValueHints {
     const dtype = left.dtype === 'float' || right.dtype === 'float' ? 'float' : left.dtype === 'int' && right.dtype === 'int' ? 'int' : 'unknown';
     // An offset keeps distinct entries distinct (`idx + base`, `perm - 1`).
     const unique = op === '+' || op === '-' ? (left.unique ?? right.unique) : undefined;
-    return { dtype, origin: left.origin === 'unknown' ? right.origin : left.origin, rank: left.rank ?? right.rank, unique };
+    const gradFree = (left.gradFree && right.gradFree) || undefined;
+    return { dtype, origin: left.origin === 'unknown' ? right.origin : left.origin, rank: left.rank ?? right.rank, unique, gradFree };
   }
 
   private call(node: Node): ValueHint {
@@ -318,10 +322,12 @@ export class ValueHints {
       const origin = qualified.startsWith('torch.') ? 'torch' : this.scope.isNonTensorModule(qualified) ? 'numpy' : 'unknown';
       const name = qualified.slice(qualified.lastIndexOf('.') + 1);
       const sparse = SPARSE_MAKERS.test(qualified) || undefined;
-      const coords = origin === 'torch' && COORDINATE_MAKERS.has(name) ? this.coordinates(args, args.positional[0]) : undefined;
+      const coords = origin === 'torch' && COORDINATE_MAKERS.has(name) ? coordinatesOf(args, this.of(args.positional[0]).rank) : undefined;
       if (coords) return { dtype: 'int', origin, ...coords };
       const unique = origin === 'torch' && FLAT_UNIQUE_MAKERS.has(name) ? 'flat' : origin === 'torch' && ROW_UNIQUE_MAKERS.has(name) ? 'rows' : keptUnique(EINOPS_KEEPS_UNIQUE.has(qualified) ? 'einops' : origin === 'torch' ? name : '', this.of(args.positional[0]).unique);
-      return { dtype: explicit ?? this.factoryDtype(name, args), origin, rank: factoryRank(name, args), sparse, unique };
+      const gradFree = (origin === 'torch' && isGradFreeFactory(name, args)) || undefined;
+      const cpu = (origin === 'torch' && putsOnCpu(undefined, args)) || undefined;
+      return { dtype: explicit ?? this.factoryDtype(name, args), origin, rank: factoryRank(name, args), sparse, unique, gradFree, cpu };
     }
     if (fn.type !== 'attribute') return UNKNOWN;
     const method = fn.childForFieldName('attribute')?.text ?? '';
@@ -335,21 +341,14 @@ export class ValueHints {
     if (SHAPE_METHODS.has(method)) rank = shapeRank(args);
     else if (method === 'unsqueeze' && rank !== undefined) rank++;
     else if ((method === 'flatten' || method === 'ravel') && args.positional.length === 0 && args.keywords.size === 0) rank = 1;
-    const coords = COORDINATE_MAKERS.has(method) ? this.coordinates(args, fn.childForFieldName('object') ?? undefined) : undefined;
+    const coords = COORDINATE_MAKERS.has(method) ? coordinatesOf(args, base.rank) : undefined;
     if (coords) return { dtype: 'int', origin: base.origin, ...coords };
     const unique = method === 'unique' || method === 'unique_consecutive' ? 'flat' : ROW_UNIQUE_MAKERS.has(method) ? 'rows' : keptUnique(method, base.unique);
-    return { dtype, origin: base.origin, rank, sparse: method === 'to_dense' ? undefined : base.sparse, unique, coordinates: unique === 'coords' ? base.coordinates : undefined };
+    const gradFree = method === 'detach' || (base.gradFree && methodKeepsGradFree(method)) || undefined;
+    const cpu = putsOnCpu(method, args) || (base.cpu && methodKeepsGradFree(method) && method !== 'cuda' && method !== 'to') || undefined;
+    return { dtype, origin: base.origin, rank, sparse: method === 'to_dense' ? undefined : base.sparse, unique, coordinates: unique === 'coords' ? base.coordinates : undefined, gradFree, cpu };
   }
 
-  /**
-   * `nonzero(m)` / `argwhere(m)`: of a 1-D `m`, its distinct positions (rank 2, one column); else the
-   * coordinate rows. With `as_tuple=True` a tuple, whose elements subscript() reads.
-   */
-  private coordinates(args: ReturnType<typeof callArguments>, input: Node | undefined): Pick<ValueHint, 'unique' | 'coordinates' | 'rank'> | undefined {
-    if (literalValue(args.keywords.get('as_tuple')) === true) return {};
-    const rank = this.of(input).rank;
-    return rank === 1 ? { unique: 'flat', rank: 2 } : { unique: 'coords', coordinates: rank, rank: 2 };
-  }
 
   private dtypeArgument(node: Node | undefined): DTypeClass | undefined {
     if (!node) return undefined;
@@ -374,6 +373,12 @@ export class ValueHints {
   }
 }
 
+/** The `__init__` of the class a method's code stands in. */
+function initOf(node: Node): Node | undefined {
+  const body = enclosingClass(node)?.childForFieldName('body');
+  return body?.namedChildren.map((c) => (c.type === 'decorated_definition' ? c.childForFieldName('definition') : c)).find((c) => c?.type === 'function_definition' && c.childForFieldName('name')?.text === '__init__') ?? undefined;
+}
+
 /** The class a method's code stands in. */
 function enclosingClass(node: Node): Node | undefined {
   for (let current = enclosingFunction(node)?.parent; current; current = current.parent) {
@@ -383,15 +388,6 @@ function enclosingClass(node: Node): Node | undefined {
   return undefined;
 }
 
-/** What `name` (a method, torch function or einops call) leaves of its input's distinctness. */
-function keptUnique(name: string, input: ValueHint['unique']): ValueHint['unique'] {
-  if (!input) return undefined;
-  // Flattened or squeezed, nonzero coordinates are the positions of a 1-D input: flat.
-  if (input === 'coords' && (VIEWS.has(name) || name === 'squeeze')) return 'flat';
-  // einops repeat/rearrange add or move axes: each original axis keeps its entries.
-  if (KEEPS_UNIQUE.has(name) || name === 'einops') return input;
-  return VIEWS.has(name) && input === 'flat' ? 'flat' : undefined;
-}
 
 /** Literal constants (numbers, strings, True/None) are never tensors. */
 function literalValueOf(node: Node): boolean {

@@ -94,7 +94,7 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
       if (!variant) throw new Error(`${spec.id}: variant '${key}' is not declared`);
       const behaviour = variant.behaviours.find((b) => inRange(ctx.torchVersion, b.torch));
       if (!behaviour) return;
-      if (spec.backwardOnly && ctx.runsWithoutGrad(call.node)) return;
+      if (spec.backwardOnly && (ctx.runsWithoutGrad(call.node) || noBackward(spec, call, ctx))) return;
       if (spec.index && ctx.values.of(spec.index(call)).unique) return;
       if (spec.index && spec.dim && onePerRow(spec.index(call), spec.dim(call), ctx)) return;
       const exact = spec.accumulator && ctx.values.of(spec.accumulator(call)).dtype === 'int';
@@ -105,6 +105,16 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
       ctx.report({ node: call.node, range: callRange(call), outcomes, fixes: spec.fixes?.(call, ctx) ?? [] });
     },
   };
+}
+
+/**
+ * A backward-only hazard needs a CUDA backward into the source: a source that cannot require grad
+ * (a tensor built from literals or config, a `.detach()`, a buffer) has none, and an op whose source
+ * or index the code puts on the CPU runs the CPU kernels, which accumulate in a fixed order.
+ */
+function noBackward(spec: OpRuleSpec, call: CallSite, ctx: RuleContext): boolean {
+  const source = spec.accumulator ? ctx.values.of(spec.accumulator(call)) : undefined;
+  return !!source?.gradFree || !!source?.cpu || (!!spec.index && !!ctx.values.of(spec.index(call)).cpu);
 }
 
 function onePerRow(index: Node | undefined, dim: Node | undefined, ctx: RuleContext): boolean {
