@@ -98,7 +98,7 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
     }
     case 'binary_operator': {
       const op = expr.childForFieldName('operator')?.text;
-      if (op === '//' || (op === '%' && options.modulo !== false)) return true;
+      if (op === '//' || (op === '%' && options.modulo !== false)) return !isScalarLike(expr.childForFieldName('left'));
       const left = expr.childForFieldName('left') ?? undefined;
       const right = expr.childForFieldName('right') ?? undefined;
       // A distinct index plus an offset stays distinct (`arange(n) + shift`).
@@ -169,3 +169,22 @@ function unminus(node: Node): Node {
   return node.type === 'unary_operator' && node.childForFieldName('operator')?.text === '-' ? node.childForFieldName('argument') ?? node : node;
 }
 
+/** Settings read from a configuration object: Python numbers, never an index tensor. */
+const CONFIG_PATH = /(^|\.)(config|cfg|args|opt|opts|hparams|params|settings)\./;
+
+/**
+ * A Python number by its form: a literal, `len(x)`, a size (`x.shape[0]`, `x.size(1)`,
+ * `x.numel()`) or a setting (`self.config.num_steps`). `stride // 2` between them is an offset,
+ * not an index whose entries collide.
+ */
+function isScalarLike(node: Node | null): boolean {
+  if (!node) return false;
+  const expr = unparenthesize(node);
+  if (expr.type === 'integer') return true;
+  if (expr.type === 'attribute') return CONFIG_PATH.test(expr.text) || /\.(ndim|itemsize)$/.test(expr.text);
+  if (expr.type === 'subscript') return /\.shape$/.test(expr.childForFieldName('value')?.text ?? '');
+  if (expr.type === 'binary_operator') return isScalarLike(expr.childForFieldName('left')) && isScalarLike(expr.childForFieldName('right'));
+  if (expr.type !== 'call') return false;
+  const fn = expr.childForFieldName('function');
+  return fn?.text === 'len' || (fn?.type === 'attribute' && ['size', 'numel', 'dim', 'item'].includes(fn.childForFieldName('attribute')?.text ?? ''));
+}
