@@ -57,6 +57,8 @@ export interface OpRuleSpec {
   index?: (call: CallSite) => Node | undefined;
   /** The dimension the op indexes along: an index of size 1 there (one per row) cannot repeat. */
   dim?: (call: CallSite) => Node | undefined;
+  /** Tensors the op requires to have the index's rank (scatter's self and src, gather's input). */
+  sameRank?: (call: CallSite) => Array<Node | undefined>;
   /**
    * Whether the code shows the conditions under which the op was measured to vary (e.g. a long 1-D
    * float scan). Without them the default-mode hit is info: the level this rule's precision on
@@ -96,7 +98,7 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
       if (!behaviour) return;
       if (spec.backwardOnly && (ctx.runsWithoutGrad(call.node) || noBackward(spec, call, ctx))) return;
       if (spec.index && ctx.values.of(spec.index(call)).unique) return;
-      if (spec.index && spec.dim && onePerRow(spec.index(call), spec.dim(call), ctx)) return;
+      if (spec.index && spec.dim && onePerRow(spec, call, ctx)) return;
       const exact = spec.accumulator && ctx.values.of(spec.accumulator(call)).dtype === 'int';
       const byDefault: ByDefault = exact && behaviour.byDefault !== 'stable' ? 'stable' : behaviour.byDefault;
       const outcomes = outcomesFor(spec, { ...behaviour, byDefault }, opDisplay(call, variant.label), formatTorchVersion(ctx.torchVersion), !!exact);
@@ -117,9 +119,19 @@ function noBackward(spec: OpRuleSpec, call: CallSite, ctx: RuleContext): boolean
   return !!source?.gradFree || !!source?.cpu || (!!spec.index && !!ctx.values.of(spec.index(call)).cpu);
 }
 
-function onePerRow(index: Node | undefined, dim: Node | undefined, ctx: RuleContext): boolean {
-  const d = literalValue(dim);
-  return typeof d === 'number' && ctx.values.singletonDims(index).includes(d);
+/**
+ * Has the index size 1 along the op's dimension? `idx.unsqueeze(-1)` on `dim=2` needs the rank: the
+ * index's own, or that of a tensor the op requires to match it (`src.expand(-1, n, 1)` is 3-D).
+ */
+function onePerRow(spec: OpRuleSpec, call: CallSite, ctx: RuleContext): boolean {
+  const index = spec.index!(call);
+  const d = literalValue(spec.dim!(call));
+  if (typeof d !== 'number') return false;
+  const dims = ctx.values.singletonDims(index);
+  if (dims.includes(d)) return true;
+  if (d < 0 || !dims.some((s) => s < 0)) return false;
+  const rank = [index, ...(spec.sameRank?.(call) ?? [])].map((n) => ctx.values.of(n).rank).find((r) => r !== undefined);
+  return rank !== undefined && dims.some((s) => s < 0 && s + rank === d);
 }
 
 function opDisplay(call: CallSite, label: string): string {
