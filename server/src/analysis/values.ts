@@ -33,6 +33,14 @@ export interface ValueHint {
 }
 
 const UNKNOWN: ValueHint = { dtype: 'unknown', origin: 'unknown' };
+/**
+ * `cu_seqlens` (flash-attention's varlen convention, followed by most packed-sequence code): the
+ * cumulative lengths of packed sequences, strictly increasing offsets, so each sequence's first or
+ * last position (`cu_seqlens[:-1]`, `cu_seqlens[1:] - 1`) is distinct. Read where the code shows no
+ * definition (a parameter, `ctx.cu_seqlens`).
+ */
+const SEQUENCE_BOUNDARIES = /^cu_seq_?lens(_[a-z]+)?$/;
+const BOUNDARIES: ValueHint = { dtype: 'int', origin: 'torch', unique: 'flat', gradFree: true };
 
 const INT_DTYPES = /^(u?int(8|16|32|64)|long|int|short|bool|uint8|int8|byte|char)$/;
 const FLOAT_DTYPES = /^(float(16|32|64)?|double|half|bfloat16|complex(32|64|128)?|cfloat|cdouble|float8_\w+)$/;
@@ -135,8 +143,16 @@ export class ValueHints {
   private compute(node: Node): ValueHint {
     switch (node.type) {
       case 'identifier': {
-        const hint = this.ofBinding(this.definitionOf(node));
+        const binding = this.definitionOf(node);
+        if (!binding && SEQUENCE_BOUNDARIES.test(node.text)) return BOUNDARIES;
+        const hint = this.ofBinding(binding);
         return hint.gradFree && writtenInPlace(node, node.text) ? { ...hint, gradFree: undefined } : hint;
+      }
+      case 'conditional_expression': {
+        // `a if c else b`: what both branches share.
+        const [a, , b] = node.namedChildren.map((c) => this.of(c));
+        if (!a || !b) return UNKNOWN;
+        return { dtype: a.dtype === b.dtype ? a.dtype : 'unknown', origin: a.origin === b.origin ? a.origin : 'unknown', unique: a.unique === b.unique ? a.unique : undefined, gradFree: (a.gradFree && b.gradFree) || undefined, cpu: (a.cpu && b.cpu) || undefined };
       }
       case 'integer':
         return { dtype: 'int', origin: 'unknown', gradFree: true };
@@ -176,8 +192,14 @@ export class ValueHints {
   /** `torch.sort(x).indices`, `x.topk(k).indices`; `self.x` as its class's `__init__` sets it. */
   private attribute(node: Node): ValueHint {
     const object = node.childForFieldName('object');
-    if (object?.type === 'identifier' && object.text === 'self') return this.isBuffer(node) ? { ...UNKNOWN, gradFree: true } : this.of(this.selfAttributeValue(node));
-    if (node.childForFieldName('attribute')?.text !== 'indices' || object?.type !== 'call') return UNKNOWN;
+    const attribute = node.childForFieldName('attribute')?.text ?? '';
+    if (object?.type === 'identifier' && object.text === 'self') {
+      if (this.isBuffer(node)) return { ...UNKNOWN, gradFree: true };
+      const value = this.selfAttributeValue(node);
+      return value ? this.of(value) : SEQUENCE_BOUNDARIES.test(attribute) ? BOUNDARIES : UNKNOWN;
+    }
+    if (object?.type !== 'call' && SEQUENCE_BOUNDARIES.test(attribute)) return BOUNDARIES;
+    if (attribute !== 'indices' || object?.type !== 'call') return UNKNOWN;
     const fn = object.childForFieldName('function');
     const name = (fn && this.scope.resolveExpression(fn)) ?? (fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined) ?? '';
     return VALUES_AND_INDICES.test(name) ? { dtype: 'int', origin: 'torch', unique: UNIQUE_INDICES.test(name) ? 'rows' : undefined } : UNKNOWN;
