@@ -33,14 +33,14 @@ export function methodKeepsGradFree(name: string): boolean {
 }
 
 /**
- * Does the function holding `use` write into `name` in place (`name[i] = w`, `name.copy_(w)`,
- * `name.requires_grad_()`)? A grad-free tensor written from one that requires grad then requires it.
+ * Does the function holding `use` write into `name` in place (`name[i] = w`, `name += w`,
+ * `name.copy_(w)`, `name.requires_grad_()`)? A grad-free tensor written from one that requires grad then requires it.
  */
 export function writtenInPlace(use: Node, name: string): boolean {
   const scope = enclosingFunction(use) ?? rootOf(use);
   const text = scope.text;
   const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(^|[^\\w.])${escaped}\\s*(\\[[^\\n]*\\]\\s*[-+*/]?=(?!=)|\\.\\w+_\\(|\\.requires_grad\\b)`, 'm').test(text);
+  return new RegExp(`(^|[^\\w.])${escaped}\\s*(\\[[^\\n]*\\]\\s*[-+*/]?=(?!=)|[-+*/]=|\\.\\w+_\\(|\\.requires_grad\\b)`, 'm').test(text);
 }
 
 /** `x.cpu()`, `x.to("cpu")`, `device="cpu"`: a tensor the code puts on the CPU. */

@@ -96,13 +96,18 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
       const def = values.definition(expr);
       return !!def && !def.unpacked && next(def.value);
     }
-    case 'binary_operator': {
-      const op = expr.childForFieldName('operator')?.text;
+    case 'binary_operator':
+    case 'augmented_assignment': {
+      const op = expr.childForFieldName('operator')?.text.replace(/=$/, '');
       if (op === '//' || (op === '%' && options.modulo !== false)) return !isScalarLike(expr.childForFieldName('left'));
       const left = expr.childForFieldName('left') ?? undefined;
       const right = expr.childForFieldName('right') ?? undefined;
-      // A distinct index plus an offset stays distinct (`arange(n) + shift`).
-      if ((op === '+' || op === '-') && (values.of(left).unique || values.of(right).unique)) return false;
+      // A distinct index plus an offset stays distinct (`arange(n) + shift`), and so does a row-major position.
+      if ((op === '+' || op === '-') && (values.of(left).unique || values.of(right).unique || values.of(expr).unique)) return false;
+      // A tiled distinct row plus a per-row start (`arange(w)[None, :].repeat(n, 1) + starts[:, None]`)
+      // is a set of windows: they meet only where the starts do, or lie closer than the width.
+      if (op === '+' && isTiledRow(values, left) && isColumn(values, right)) return next(right);
+      if (op === '+' && isTiledRow(values, right) && isColumn(values, left)) return next(left);
       return next(left) || next(right);
     }
     case 'subscript': {
@@ -187,4 +192,85 @@ function isScalarLike(node: Node | null): boolean {
   if (expr.type !== 'call') return false;
   const fn = expr.childForFieldName('function');
   return fn?.text === 'len' || (fn?.type === 'attribute' && ['size', 'numel', 'dim', 'item'].includes(fn.childForFieldName('attribute')?.text ?? ''));
+}
+
+/** `ids[:, None]`, `ids.unsqueeze(-1)`, `ids.view(-1, 1)`: one value per row. */
+function isColumn(values: IndexValues, node: Node | undefined): boolean {
+  const dims = singletonDims(values, node);
+  return dims.includes(1) || dims.includes(-1);
+}
+
+/** `ids[None, :]`, `ids[None]`, `ids.unsqueeze(0)`, `ids.view(1, -1)` of a distinct `ids`: one distinct row. */
+function isDistinctRow(values: IndexValues, node: Node | undefined, depth = 0): boolean {
+  if (!node || depth > MAX_DEPTH) return false;
+  const expr = unparenthesize(node);
+  if (expr.type === 'identifier') {
+    const def = values.definition(expr);
+    return !!def && !def.unpacked && isDistinctRow(values, def.value, depth + 1);
+  }
+  if (expr.type === 'subscript') {
+    const subs = expr.childrenForFieldName('subscript');
+    const rowShape = subs[0]?.type === 'none' && (subs.length === 1 || (subs.length === 2 && subs[1]!.text.trim() === ':'));
+    return rowShape && values.of(expr.childForFieldName('value') ?? undefined).unique === 'flat';
+  }
+  if (expr.type !== 'call') return false;
+  const fn = expr.childForFieldName('function');
+  const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+  const args = callArguments(expr);
+  const first = literalValue(args.positional[0]);
+  const row = (method === 'unsqueeze' && first === 0) || (method === 'view' && first === 1 && args.positional.length === 2);
+  return row && values.of(fn!.childForFieldName('object') ?? undefined).unique === 'flat';
+}
+
+/** `row.repeat(n, 1)` / `row.expand(n, -1)` of one distinct row: the same distinct entries in every row. */
+function isTiledRow(values: IndexValues, node: Node | undefined, depth = 0): boolean {
+  if (!node || depth > MAX_DEPTH) return false;
+  const expr = unparenthesize(node);
+  if (expr.type === 'identifier') {
+    const def = values.definition(expr);
+    return !!def && !def.unpacked && isTiledRow(values, def.value, depth + 1);
+  }
+  if (expr.type !== 'call') return false;
+  const fn = expr.childForFieldName('function');
+  const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+  const args = callArguments(expr);
+  const tile = (method === 'repeat' && literalValue(args.positional[1]) === 1) || (method === 'expand' && args.positional.length === 2);
+  return tile && args.positional.length === 2 && isDistinctRow(values, fn!.childForFieldName('object') ?? undefined);
+}
+
+/**
+ * `rows * n + cols`: a distinct id per row (a column of an arange) times a stride, plus an index
+ * distinct within each row (argsort or top-k ids, or such ids reshaped back to rows after a
+ * flattening): the row-major position, distinct over all entries (cols below n being the point of
+ * the idiom).
+ */
+export function isRowMajorIndex(values: IndexValues, scaled: Node | undefined, cols: Node | undefined): boolean {
+  const expr = scaled && unparenthesize(scaled);
+  if (expr?.type !== 'binary_operator' || expr.childForFieldName('operator')?.text !== '*') return false;
+  const ids = [expr.childForFieldName('left'), expr.childForFieldName('right')].find((n) => n && values.of(n).unique === 'flat' && isColumn(values, n));
+  return !!ids && rowsDistinct(values, cols, false);
+}
+
+/** Distinct within each row, through names, casts and reshapes that end in rows again (`.view(e, c)`). */
+function rowsDistinct(values: IndexValues, node: Node | undefined, reshaped: boolean, depth = 0): boolean {
+  if (!node || depth > MAX_DEPTH) return false;
+  const unique = values.of(node).unique;
+  if (unique === 'flat' || unique === 'rows') return true;
+  const expr = unparenthesize(node);
+  if (expr.type === 'identifier') {
+    const def = values.definition(expr);
+    return !!def && !def.unpacked && rowsDistinct(values, def.value, reshaped, depth + 1);
+  }
+  if (expr.type !== 'call') return false;
+  const fn = expr.childForFieldName('function');
+  const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+  const receiver = fn?.childForFieldName('object') ?? undefined;
+  if (!method || !receiver) return false;
+  if (['contiguous', 'long', 'int', 'to', 'clone'].includes(method)) return rowsDistinct(values, receiver, reshaped, depth + 1);
+  // The outermost reshape must make rows again; inner ones (the flattening) are undone by it.
+  if (method === 'view' || method === 'reshape') {
+    const twoD = callArguments(expr).positional.length >= 2;
+    return (reshaped || twoD) && rowsDistinct(values, receiver, true, depth + 1);
+  }
+  return reshaped && VIEWS.has(method) && rowsDistinct(values, receiver, true, depth + 1);
 }

@@ -5,7 +5,7 @@
 // assignment in the same function; anything more is "unknown", never a guess.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
-import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims } from './index-facts.js';
+import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, isRowMajorIndex, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims } from './index-facts.js';
 import { ScopeCache } from './scope-cache.js';
 import { isGradFreeFactory, methodKeepsGradFree, putsOnCpu, writtenInPlace } from './grad-values.js';
 import { factoryRank, shapeRank } from './shapes.js';
@@ -112,8 +112,8 @@ export class ValueHints {
       if (list) list.push(binding);
       else names!.set(name, [binding]);
     };
-    // `x[i] = v` and `obj.attr = v` bind no name.
-    if (left.type === 'identifier') bind(left.text, { value: right, end: assignment.endIndex });
+    // `x[i] = v` and `obj.attr = v` bind no name; `x += v` binds x to the update itself.
+    if (left.type === 'identifier') bind(left.text, { value: assignment.type === 'augmented_assignment' ? assignment : right, end: assignment.endIndex });
     else if (left.type === 'pattern_list' || left.type === 'tuple_pattern' || left.type === 'list_pattern') {
       // `a, b = x.flatten(), y.flatten()`: each name is bound to its own element.
       const elements = right && (right.type === 'expression_list' || right.type === 'tuple') ? right.namedChildren : undefined;
@@ -159,6 +159,7 @@ export class ValueHints {
       case 'float':
         return { dtype: 'float', origin: 'unknown', gradFree: true };
       case 'binary_operator':
+      case 'augmented_assignment':
         return this.binary(node);
       case 'call':
         return this.call(node);
@@ -325,11 +326,15 @@ export class ValueHints {
   private binary(node: Node): ValueHint {
     const left = this.of(node.childForFieldName('left') ?? undefined);
     const right = this.of(node.childForFieldName('right') ?? undefined);
-    const op = node.childForFieldName('operator')?.text;
+    // `x += y` (bound by bind()) is read as `x + y`.
+    const op = node.childForFieldName('operator')?.text.replace(/^(\W+)=$/, '$1');
     if (op === '/') return { dtype: 'float', origin: left.origin };
     const dtype = left.dtype === 'float' || right.dtype === 'float' ? 'float' : left.dtype === 'int' && right.dtype === 'int' ? 'int' : 'unknown';
+    const l = node.childForFieldName('left') ?? undefined;
+    const r = node.childForFieldName('right') ?? undefined;
+    const rowMajor = op === '+' && (isRowMajorIndex(this, l, r) || isRowMajorIndex(this, r, l));
     // An offset keeps distinct entries distinct (`idx + base`, `perm - 1`).
-    const unique = op === '+' || op === '-' ? (left.unique ?? right.unique) : undefined;
+    const unique = rowMajor ? 'flat' : op === '+' || op === '-' ? (left.unique ?? right.unique) : undefined;
     const gradFree = (left.gradFree && right.gradFree) || undefined;
     return { dtype, origin: left.origin === 'unknown' ? right.origin : left.origin, rank: left.rank ?? right.rank, unique, gradFree };
   }
