@@ -40,7 +40,14 @@ const UNKNOWN: ValueHint = { dtype: 'unknown', origin: 'unknown' };
  * definition (a parameter, `ctx.cu_seqlens`).
  */
 const SEQUENCE_BOUNDARIES = /^cu_seq_?lens(_[a-z]+)?$/;
-const BOUNDARIES: ValueHint = { dtype: 'int', origin: 'torch', unique: 'flat', gradFree: true };
+/** Other cumulative offsets of the same convention (`cu_k`, `segment_cu_q`): integers, without a gradient. */
+const CUMULATIVE_OFFSETS = /(^|_)cu_[a-z]+$/;
+
+/** What a name without a definition in view says of its value, by those conventions. */
+function namedOffsets(name: string): ValueHint | undefined {
+  if (SEQUENCE_BOUNDARIES.test(name)) return { dtype: 'int', origin: 'torch', unique: 'flat', gradFree: true };
+  return CUMULATIVE_OFFSETS.test(name) ? { dtype: 'int', origin: 'torch', gradFree: true } : undefined;
+}
 
 const INT_DTYPES = /^(u?int(8|16|32|64)|long|int|short|bool|uint8|int8|byte|char)$/;
 const FLOAT_DTYPES = /^(float(16|32|64)?|double|half|bfloat16|complex(32|64|128)?|cfloat|cdouble|float8_\w+)$/;
@@ -144,7 +151,8 @@ export class ValueHints {
     switch (node.type) {
       case 'identifier': {
         const binding = this.definitionOf(node);
-        if (!binding && SEQUENCE_BOUNDARIES.test(node.text)) return BOUNDARIES;
+        const named = binding ? undefined : namedOffsets(node.text);
+        if (named) return named;
         const hint = this.ofBinding(binding);
         return hint.gradFree && writtenInPlace(node, node.text) ? { ...hint, gradFree: undefined } : hint;
       }
@@ -197,9 +205,10 @@ export class ValueHints {
     if (object?.type === 'identifier' && object.text === 'self') {
       if (this.isBuffer(node)) return { ...UNKNOWN, gradFree: true };
       const value = this.selfAttributeValue(node);
-      return value ? this.of(value) : SEQUENCE_BOUNDARIES.test(attribute) ? BOUNDARIES : UNKNOWN;
+      return value ? this.of(value) : (namedOffsets(attribute) ?? UNKNOWN);
     }
-    if (object?.type !== 'call' && SEQUENCE_BOUNDARIES.test(attribute)) return BOUNDARIES;
+    const named = object?.type !== 'call' ? namedOffsets(attribute) : undefined;
+    if (named) return named;
     if (attribute !== 'indices' || object?.type !== 'call') return UNKNOWN;
     const fn = object.childForFieldName('function');
     const name = (fn && this.scope.resolveExpression(fn)) ?? (fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined) ?? '';
