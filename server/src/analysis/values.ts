@@ -7,6 +7,7 @@ import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
 import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, isRowMajorIndex, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims } from './index-facts.js';
 import { ScopeCache } from './scope-cache.js';
+import { isGroupOfPositions } from './grouped-positions.js';
 import { isGradFreeFactory, methodKeepsGradFree, putsOnCpu, writtenInPlace } from './grad-values.js';
 import { factoryRank, shapeRank } from './shapes.js';
 import { argument, callArguments, enclosingFunction, literalValue, unparenthesize } from './syntax.js';
@@ -360,7 +361,8 @@ export class ValueHints {
       const sparse = SPARSE_MAKERS.test(qualified) || undefined;
       const coords = origin === 'torch' && COORDINATE_MAKERS.has(name) ? coordinatesOf(args, this.of(args.positional[0]).rank) : undefined;
       if (coords) return { dtype: 'int', origin, ...coords };
-      const unique = origin === 'torch' && FLAT_UNIQUE_MAKERS.has(name) ? 'flat' : origin === 'torch' && ROW_UNIQUE_MAKERS.has(name) ? 'rows' : keptUnique(EINOPS_KEEPS_UNIQUE.has(qualified) ? 'einops' : origin === 'torch' ? name : '', this.of(args.positional[0]).unique);
+      const grouped = origin === 'torch' && (name === 'tensor' || name === 'as_tensor') && isGroupOfPositions(args.positional[0] ?? node);
+      const unique = (origin === 'torch' && FLAT_UNIQUE_MAKERS.has(name)) || grouped ? 'flat' : origin === 'torch' && ROW_UNIQUE_MAKERS.has(name) ? 'rows' : keptUnique(EINOPS_KEEPS_UNIQUE.has(qualified) ? 'einops' : origin === 'torch' ? name : '', this.of(args.positional[0]).unique);
       const gradFree = (origin === 'torch' && isGradFreeFactory(name, args)) || undefined;
       const cpu = (origin === 'torch' && putsOnCpu(undefined, args)) || undefined;
       return { dtype: explicit ?? this.factoryDtype(name, args), origin, rank: factoryRank(name, args), sparse, unique, gradFree, cpu };
