@@ -45,6 +45,7 @@ export function coordinatesOf(args: ReturnType<typeof callArguments>, rank: numb
 export interface IndexValues {
   of(node: Node | undefined): { unique?: Uniqueness; rank?: number; coordinates?: number };
   definition(identifier: Node): { value: Node; unpacked: boolean } | undefined;
+  unpackedFrom(identifier: Node): Node | undefined;
 }
 
 /**
@@ -94,7 +95,9 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
   switch (expr.type) {
     case 'identifier': {
       const def = values.definition(expr);
-      return !!def && !def.unpacked && next(def.value);
+      // `a, ids = self.reorder(x)`: what the file's own function returns there.
+      if (def?.unpacked) return next(values.unpackedFrom(expr));
+      return !!def && next(def.value);
     }
     case 'binary_operator':
     case 'augmented_assignment': {

@@ -8,6 +8,7 @@ import type { ImportScope } from './scope.js';
 import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, isRowMajorIndex, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims } from './index-facts.js';
 import { ScopeCache } from './scope-cache.js';
 import { isGroupOfPositions } from './grouped-positions.js';
+import { calledFunction, returnedElement } from './returns.js';
 import { isGradFreeFactory, methodKeepsGradFree, putsOnCpu, writtenInPlace } from './grad-values.js';
 import { factoryRank, shapeRank } from './shapes.js';
 import { argument, callArguments, enclosingFunction, literalValue, unparenthesize } from './syntax.js';
@@ -220,6 +221,17 @@ export class ValueHints {
   definition(identifier: Node): { value: Node; unpacked: boolean } | undefined {
     const binding = this.definitionOf(identifier);
     return binding?.value ? { value: binding.value, unpacked: binding.position !== undefined } : undefined;
+  }
+
+  /**
+   * For `a, b = f(x)` with `f` defined in this file (returns.ts): the expression `f` returns in the
+   * place of this name.
+   */
+  unpackedFrom(identifier: Node): Node | undefined {
+    const binding = this.definitionOf(identifier);
+    if (binding?.position === undefined || binding.value?.type !== 'call') return undefined;
+    const fn = calledFunction(binding.value, (n) => this.selfAttributeValue(n));
+    return fn && returnedElement(fn, binding.position);
   }
 
   /** The dimensions along which an index has size 1 (one index per row; index-facts.ts). */
