@@ -44,20 +44,25 @@ const UNKNOWN: ValueHint = { dtype: 'unknown', origin: 'unknown' };
 const SEQUENCE_BOUNDARIES = /^cu_seq_?lens(_[a-z]+)?$/;
 /** Other cumulative offsets of the same convention (`cu_k`, `segment_cu_q`): integers, without a gradient. */
 const CUMULATIVE_OFFSETS = /(^|_)cu_[a-z]+$/;
+/** Lengths and start offsets of packed segments (`seq_lens`, `segment_k_lengths`, `key_starts`), read without a definition. */
+const SEGMENT_SIZES = /(^|_)(lens|lengths|seqlens|starts)$/;
 
-/** What a name without a definition in view says of its value, by those conventions. */
-function namedOffsets(name: string): ValueHint | undefined {
-  if (SEQUENCE_BOUNDARIES.test(name)) return { dtype: 'int', origin: 'torch', unique: 'flat', gradFree: true };
-  return CUMULATIVE_OFFSETS.test(name) ? { dtype: 'int', origin: 'torch', gradFree: true } : undefined;
+/**
+ * What a name says of its value by those conventions: where the code shows no definition, or (for
+ * `cu_` offsets) one of unknown dtype (`torch.cat((zero, lengths.cumsum(0)))`).
+ */
+function namedOffsets(name: string, defined: boolean): ValueHint | undefined {
+  if (!defined && SEQUENCE_BOUNDARIES.test(name)) return { dtype: 'int', origin: 'torch', unique: 'flat', gradFree: true };
+  return CUMULATIVE_OFFSETS.test(name) || (!defined && SEGMENT_SIZES.test(name)) ? { dtype: 'int', origin: 'torch', gradFree: true } : undefined;
 }
 
 const INT_DTYPES = /^(u?int(8|16|32|64)|long|int|short|bool|uint8|int8|byte|char)$/;
 const FLOAT_DTYPES = /^(float(16|32|64)?|double|half|bfloat16|complex(32|64|128)?|cfloat|cdouble|float8_\w+)$/;
-const INT_METHODS = new Set(['long', 'int', 'short', 'byte', 'char', 'bool', 'argmax', 'argmin', 'argsort', 'nonzero']);
+const INT_METHODS = new Set(['long', 'int', 'short', 'byte', 'char', 'bool', 'argmax', 'argmin', 'argsort', 'nonzero', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'all', 'any', 'isnan', 'isinf', 'isfinite', 'logical_and', 'logical_or', 'logical_not']);
 const FLOAT_METHODS = new Set(['float', 'half', 'double', 'bfloat16', 'softmax', 'log_softmax', 'sigmoid', 'exp', 'sqrt', 'rsqrt', 'mean']);
 const INT_FACTORIES = new Set(['randint', 'randperm', 'argsort', 'argmax', 'argmin', 'nonzero', 'bincount', 'searchsorted', 'bucketize', 'randint_like']);
 const FLOAT_FACTORIES = new Set(['randn', 'rand', 'randn_like', 'rand_like', 'normal', 'linspace', 'logspace', 'zeros', 'ones', 'empty', 'eye']);
-const LIKE_FACTORIES = new Set(['zeros_like', 'ones_like', 'empty_like', 'clone', 'abs', 'neg']);
+const LIKE_FACTORIES = new Set(['zeros_like', 'ones_like', 'empty_like', 'clone', 'abs', 'neg', 'cumsum']);
 const SHAPE_METHODS = new Set(['view', 'reshape', 'expand', 'permute', 'new_zeros', 'new_empty', 'new_ones']);
 const SPARSE_MAKERS = /(^|\.)(to_sparse(_csr|_csc|_coo|_bsr|_bsc)?|sparse_(coo|csr|csc|bsr|bsc|compressed)_tensor)$/;
 /** Tensor methods and attributes whose result is not a tensor. */
@@ -153,9 +158,10 @@ export class ValueHints {
     switch (node.type) {
       case 'identifier': {
         const binding = this.definitionOf(node);
-        const named = binding ? undefined : namedOffsets(node.text);
-        if (named) return named;
+        // By the naming conventions where the code shows nothing better (no definition, or an unknown dtype).
         const hint = this.ofBinding(binding);
+        const named = hint.dtype === 'unknown' && !hint.unique ? namedOffsets(node.text, !!binding) : undefined;
+        if (named) return named;
         return hint.gradFree && writtenInPlace(node, node.text) ? { ...hint, gradFree: undefined } : hint;
       }
       case 'conditional_expression': {
@@ -165,6 +171,8 @@ export class ValueHints {
         return { dtype: a.dtype === b.dtype ? a.dtype : 'unknown', origin: a.origin === b.origin ? a.origin : 'unknown', unique: a.unique === b.unique ? a.unique : undefined, gradFree: (a.gradFree && b.gradFree) || undefined, cpu: (a.cpu && b.cpu) || undefined };
       }
       case 'integer':
+        return { dtype: 'int', origin: 'unknown', gradFree: true };
+      case 'comparison_operator':
         return { dtype: 'int', origin: 'unknown', gradFree: true };
       case 'float':
         return { dtype: 'float', origin: 'unknown', gradFree: true };
@@ -207,9 +215,9 @@ export class ValueHints {
     if (object?.type === 'identifier' && object.text === 'self') {
       if (this.isBuffer(node)) return { ...UNKNOWN, gradFree: true };
       const value = this.selfAttributeValue(node);
-      return value ? this.of(value) : (namedOffsets(attribute) ?? UNKNOWN);
+      return value ? this.of(value) : (namedOffsets(attribute, false) ?? UNKNOWN);
     }
-    const named = object?.type !== 'call' ? namedOffsets(attribute) : undefined;
+    const named = object?.type !== 'call' ? namedOffsets(attribute, false) : undefined;
     if (named) return named;
     if (attribute !== 'indices' || object?.type !== 'call') return UNKNOWN;
     const fn = object.childForFieldName('function');

@@ -4,7 +4,7 @@ import { argument, literalValue, unparenthesize } from '../../syntax.js';
 import { defineOpRule } from '../op-rule.js';
 import type { AssignmentSite, RuleContext } from '../rule.js';
 
-const MASK_CALL = /^(bool|isnan|isinf|isfinite|isneginf|isposinf|isreal|isin|eq|ne|gt|lt|ge|le|greater|less|greater_equal|less_equal|not_equal|logical_(and|or|not|xor))$/;
+const MASK_CALL = /^(bool|any|all|isnan|isinf|isfinite|isneginf|isposinf|isreal|isin|eq|ne|gt|lt|ge|le|greater|less|greater_equal|less_equal|not_equal|logical_(and|or|not|xor))$/;
 
 /** A boolean mask selects each position at most once: no duplicates, no race. */
 function isMask(node: Node, ctx: RuleContext, depth = 0): boolean {
