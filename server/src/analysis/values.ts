@@ -205,7 +205,9 @@ export class ValueHints {
       if (VALUES_AND_INDICES.test(name) && subscripts[0]!.text === '1') return { dtype: 'int', origin: 'torch', unique: UNIQUE_INDICES.test(name) ? 'rows' : undefined };
     }
     const kept = { dtype: base.dtype, origin: base.origin, gradFree: base.gradFree, cpu: base.cpu };
-    return base.unique ? { ...kept, unique: base.unique, coordinates: base.coordinates } : kept;
+    // `offsets[seq_ids]` with ids that repeat picks entries more than once.
+    const repicked = subscripts.some((s) => s.type !== 'slice' && this.repeatsByConstruction(s));
+    return base.unique && !repicked ? { ...kept, unique: base.unique, coordinates: base.coordinates } : kept;
   }
 
   /** `torch.sort(x).indices`, `x.topk(k).indices`; `self.x` as its class's `__init__` sets it. */
