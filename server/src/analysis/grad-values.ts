@@ -23,6 +23,8 @@ const KEEPS_GRAD_STATE = new Set([
 /** Does this torch factory call make a leaf that does not require grad? */
 export function isGradFreeFactory(name: string, args: ReturnType<typeof callArguments>): boolean {
   if (!LEAF_FACTORIES.has(name)) return false;
+  // as_tensor hands a tensor back as it is (with its grad): only Python data makes a fresh leaf.
+  if (name === 'as_tensor' && !isPythonData(args.positional[0])) return false;
   const requires = args.keywords.get('requires_grad');
   return !requires || literalValue(requires) === false;
 }
@@ -48,4 +50,11 @@ export function putsOnCpu(method: string | undefined, args: ReturnType<typeof ca
   if (method === 'cpu') return true;
   const device = method === 'to' ? (args.keywords.get('device') ?? args.positional[0]) : args.keywords.get('device');
   return literalValue(device) === 'cpu';
+}
+
+/** A list, tuple or comprehension, or `sorted(...)` / `list(...)` / `range(...)` of something. */
+function isPythonData(node: Node | undefined): boolean {
+  if (!node) return false;
+  if (['list', 'tuple', 'list_comprehension', 'integer', 'float'].includes(node.type)) return true;
+  return node.type === 'call' && ['sorted', 'list', 'tuple', 'range'].includes(node.childForFieldName('function')?.text ?? '');
 }
