@@ -8,7 +8,9 @@ import type { ImportScope } from './scope.js';
 import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, isRowMajorIndex, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims } from './index-facts.js';
 import { ScopeCache } from './scope-cache.js';
 import { isGroupOfPositions } from './grouped-positions.js';
+import { initOf, isBuffer } from './members.js';
 import { calledFunction, returnedElement } from './returns.js';
+import { namedOffsets } from './value-names.js';
 import { isGradFreeFactory, methodKeepsGradFree, putsOnCpu, writtenInPlace } from './grad-values.js';
 import { factoryRank, shapeRank } from './shapes.js';
 import { argument, callArguments, enclosingFunction, literalValue, unparenthesize } from './syntax.js';
@@ -35,26 +37,6 @@ export interface ValueHint {
 }
 
 const UNKNOWN: ValueHint = { dtype: 'unknown', origin: 'unknown' };
-/**
- * `cu_seqlens` (flash-attention's varlen convention, followed by most packed-sequence code): the
- * cumulative lengths of packed sequences, strictly increasing offsets, so each sequence's first or
- * last position (`cu_seqlens[:-1]`, `cu_seqlens[1:] - 1`) is distinct. Read where the code shows no
- * definition (a parameter, `ctx.cu_seqlens`).
- */
-const SEQUENCE_BOUNDARIES = /^cu_seq_?lens(_[a-z]+)?$/;
-/** Other cumulative offsets of the same convention (`cu_k`, `segment_cu_q`): integers, without a gradient. */
-const CUMULATIVE_OFFSETS = /(^|_)cu_[a-z]+$/;
-/** Lengths and start offsets of packed segments (`seq_lens`, `segment_k_lengths`, `key_starts`), read without a definition. */
-const SEGMENT_SIZES = /(^|_)(lens|lengths|seqlens|starts)$/;
-
-/**
- * What a name says of its value by those conventions: where the code shows no definition, or (for
- * `cu_` offsets) one of unknown dtype (`torch.cat((zero, lengths.cumsum(0)))`).
- */
-function namedOffsets(name: string, defined: boolean): ValueHint | undefined {
-  if (!defined && SEQUENCE_BOUNDARIES.test(name)) return { dtype: 'int', origin: 'torch', unique: 'flat', gradFree: true };
-  return CUMULATIVE_OFFSETS.test(name) || (!defined && SEGMENT_SIZES.test(name)) ? { dtype: 'int', origin: 'torch', gradFree: true } : undefined;
-}
 
 const INT_DTYPES = /^(u?int(8|16|32|64)|long|int|short|bool|uint8|int8|byte|char)$/;
 const FLOAT_DTYPES = /^(float(16|32|64)?|double|half|bfloat16|complex(32|64|128)?|cfloat|cdouble|float8_\w+)$/;
@@ -215,7 +197,7 @@ export class ValueHints {
     const object = node.childForFieldName('object');
     const attribute = node.childForFieldName('attribute')?.text ?? '';
     if (object?.type === 'identifier' && object.text === 'self') {
-      if (this.isBuffer(node)) return { ...UNKNOWN, gradFree: true };
+      if (isBuffer(node)) return { ...UNKNOWN, gradFree: true };
       const value = this.selfAttributeValue(node);
       return value ? this.of(value) : (namedOffsets(attribute, false) ?? UNKNOWN);
     }
@@ -279,13 +261,6 @@ export class ValueHints {
     const value = writes.length === 1 ? writes[0]!.childForFieldName('right') : null;
     if (!value) return undefined;
     return (value.type === 'identifier' && this.parameterDefault(value)) || value;
-  }
-
-  /** `self.x` that its class's `__init__` registers as a buffer (`self.register_buffer("x", ...)`): no grad. */
-  private isBuffer(node: Node): boolean {
-    const name = node.childForFieldName('attribute')?.text;
-    const init = initOf(node);
-    return !!init && !!name && init.descendantsOfType('call').some((c) => c.childForFieldName('function')?.text === 'self.register_buffer' && literalValue(callArguments(c).positional[0]) === name);
   }
 
   /**
@@ -432,22 +407,6 @@ export class ValueHints {
     return 'unknown';
   }
 }
-
-/** The `__init__` of the class a method's code stands in. */
-function initOf(node: Node): Node | undefined {
-  const body = enclosingClass(node)?.childForFieldName('body');
-  return body?.namedChildren.map((c) => (c.type === 'decorated_definition' ? c.childForFieldName('definition') : c)).find((c) => c?.type === 'function_definition' && c.childForFieldName('name')?.text === '__init__') ?? undefined;
-}
-
-/** The class a method's code stands in. */
-function enclosingClass(node: Node): Node | undefined {
-  for (let current = enclosingFunction(node)?.parent; current; current = current.parent) {
-    if (current.type === 'class_definition') return current;
-    if (current.type === 'function_definition') return undefined;
-  }
-  return undefined;
-}
-
 
 /** Literal constants (numbers, strings, True/None) are never tensors. */
 function literalValueOf(node: Node): boolean {
