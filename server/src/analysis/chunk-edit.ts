@@ -9,7 +9,7 @@ import { ChunkCache, ChunkResult, isMovable, shiftResult } from './chunk-cache.j
 import { FileAnalysis, chunkKey, mergeResults } from './engine.js';
 import { ActiveRules, AnalysisOptions, FileRun, scopeFrom, scopeOpsOf } from './file-run.js';
 import type { PythonParser, TextChange } from './parse.js';
-import type { PartNodes } from './parts.js';
+import { bindingsOf, type PartNodes } from './parts.js';
 import { parseSuppressions } from './suppressions.js';
 
 export interface ChunkEditHost {
@@ -72,7 +72,7 @@ export function analyzeChunkEdit(host: ChunkEditHost, text: string, edits: reado
     if (!sameOps && scopeFrom(layout.parts.map((p, i) => (i === k ? ops : p))).state() !== layout.scope.state()) return undefined;
 
     let askedOutside = false;
-    const assignments = found.get('assignment')!;
+    const assignments = bindingsOf(found);
     const run = new FileRun(active, layout.scope, (scope) => {
       // A default argument or decorator reads module scope, whose assignments this parse lacks.
       if (scope.type === 'module') askedOutside = true;

@@ -7,7 +7,7 @@ import { ActiveRules, AnalysisOptions, FileRun, scopeFrom, scopeOpsOf } from './
 import { isEarlyExit } from './guards.js';
 import type { PythonParser, TextChange } from './parse.js';
 import { analyzeChunkEdit } from './chunk-edit.js';
-import { Part, PartNodes, collectParts, fileParts, partAt } from './parts.js';
+import { Part, PartNodes, bindingsOf, collectParts, fileParts, partAt } from './parts.js';
 import { CALL_NAME_PATTERN, CallEdge, callEdgesOf } from './program.js';
 import type { Outcomes, Rule } from './rules/rule.js';
 import { Suppression, parseSuppressions } from './suppressions.js';
@@ -185,7 +185,7 @@ export class Analyzer {
       const at = node.type === 'module' ? -1 : partAt(parts, node.startIndex);
       if (at >= 0 && parts[at]!.chunk) {
         collectWhere(parts.map((_, i) => i === at));
-        return nodes[at]!.get('assignment')!;
+        return bindingsOf(nodes[at]!);
       }
       // Module and class scopes: their statements are all outside parts, which are always collected.
       outsideAssignments ??= parts.flatMap((p, i) => (p.chunk ? [] : nodes[i]!.get('assignment')!));

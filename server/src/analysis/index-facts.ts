@@ -11,10 +11,41 @@ export const VIEWS = new Set(['view', 'reshape', 'flatten', 'view_as', 'reshape_
 /** Index makers whose entries repeat by construction: random draws, repeats, bucket ids. */
 const REPEATING_MAKERS = new Set(['randint', 'repeat_interleave', 'repeat', 'bucketize', 'searchsorted', 'multinomial', 'argmax', 'argmin']);
 
+/** Calls whose result is an index without repeats: permutations, ranges, unique values; argsort per row. */
+export const FLAT_UNIQUE_MAKERS = new Set(['randperm', 'arange', 'unique', 'unique_consecutive']);
+export const ROW_UNIQUE_MAKERS = new Set(['argsort']);
+/** Methods (and einops calls) that keep an index's entries distinct: casts, copies, broadcasts. */
+const KEEPS_UNIQUE = new Set(['unsqueeze', 'squeeze', 'expand', 'expand_as', 'long', 'int', 'to', 'contiguous', 'clone', 'cuda', 'cpu', 'detach', 't', 'transpose', 'permute', 'type']);
+/** einops calls that add or move axes without repeating entries along the existing ones. */
+export const EINOPS_KEEPS_UNIQUE = new Set(['einops.repeat', 'einops.rearrange']);
+
+type Uniqueness = 'flat' | 'rows' | 'coords';
+
+/** What `name` (a method, torch function or 'einops') leaves of its input's distinctness. */
+export function keptUnique(name: string, input: Uniqueness | undefined): Uniqueness | undefined {
+  if (!input) return undefined;
+  // Flattened or squeezed, nonzero coordinates are the positions of a 1-D input: flat.
+  if (input === 'coords' && (VIEWS.has(name) || name === 'squeeze')) return 'flat';
+  // einops repeat/rearrange add or move axes: each original axis keeps its entries.
+  if (KEEPS_UNIQUE.has(name) || name === 'einops') return input;
+  return VIEWS.has(name) && input === 'flat' ? 'flat' : undefined;
+}
+
+/**
+ * `nonzero(m)` / `argwhere(m)` of an input of rank `rank`: of a 1-D `m`, its distinct positions (rank
+ * 2, one column); else the coordinate rows. With `as_tuple=True` a tuple, whose elements
+ * nonzeroCoordinate reads.
+ */
+export function coordinatesOf(args: ReturnType<typeof callArguments>, rank: number | undefined): { unique?: Uniqueness; coordinates?: number; rank?: number } {
+  if (literalValue(args.keywords.get('as_tuple')) === true) return {};
+  return rank === 1 ? { unique: 'flat', rank: 2 } : { unique: 'coords', coordinates: rank, rank: 2 };
+}
+
 /** What these facts read of ValueHints: definitions, and the distinctness of a value. */
 export interface IndexValues {
-  of(node: Node | undefined): { unique?: 'flat' | 'rows' };
+  of(node: Node | undefined): { unique?: Uniqueness; rank?: number; coordinates?: number };
   definition(identifier: Node): { value: Node; unpacked: boolean } | undefined;
+  unpackedFrom(identifier: Node): Node | undefined;
 }
 
 /**
@@ -64,19 +95,30 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
   switch (expr.type) {
     case 'identifier': {
       const def = values.definition(expr);
-      return !!def && !def.unpacked && next(def.value);
+      // `a, ids = self.reorder(x)`: what the file's own function returns there.
+      if (def?.unpacked) return next(values.unpackedFrom(expr));
+      return !!def && next(def.value);
     }
-    case 'binary_operator': {
-      const op = expr.childForFieldName('operator')?.text;
-      if (op === '//' || (op === '%' && options.modulo !== false)) return true;
+    case 'binary_operator':
+    case 'augmented_assignment': {
+      const op = expr.childForFieldName('operator')?.text.replace(/=$/, '');
+      if (op === '//' || (op === '%' && options.modulo !== false)) return !isScalarLike(expr.childForFieldName('left'));
       const left = expr.childForFieldName('left') ?? undefined;
       const right = expr.childForFieldName('right') ?? undefined;
-      // A distinct index plus an offset stays distinct (`arange(n) + shift`).
-      if ((op === '+' || op === '-') && (values.of(left).unique || values.of(right).unique)) return false;
+      // A distinct index plus an offset stays distinct (`arange(n) + shift`), and so does a row-major position.
+      if ((op === '+' || op === '-') && (values.of(left).unique || values.of(right).unique || values.of(expr).unique)) return false;
+      // A tiled distinct row plus a per-row start (`arange(w)[None, :].repeat(n, 1) + starts[:, None]`)
+      // is a set of windows: they meet only where the starts do, or lie closer than the width.
+      if (op === '+' && isTiledRow(values, left) && isColumn(values, right)) return next(right);
+      if (op === '+' && isTiledRow(values, right) && isColumn(values, left)) return next(left);
       return next(left) || next(right);
     }
-    case 'subscript':
+    case 'subscript': {
+      // One coordinate of the set positions of a 2-D (or higher) tensor: rows and columns recur.
+      const coordinate = nonzeroCoordinate(values, scope, expr);
+      if (coordinate) return (coordinate.rank ?? 0) >= 2;
       return next(expr.childForFieldName('value'));
+    }
     case 'call': {
       const fn = expr.childForFieldName('function');
       const name = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text.slice(fn.text.lastIndexOf('.') + 1);
@@ -92,4 +134,146 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
     default:
       return false;
   }
+}
+
+/** Calls listing the coordinates of set elements, one row per position (with `as_tuple=False`). */
+export const COORDINATE_MAKERS = new Set(['nonzero', 'argwhere']);
+
+/**
+ * One coordinate of the positions `nonzero` lists: `m.nonzero(as_tuple=True)[k]`, `torch.where(m)[k]`
+ * (one argument), `m.nonzero()[:, k]`. Returns the rank of `m` where the code shows it: of a 1-D
+ * `m` it is the positions themselves (distinct); of a 2-D one a row or column id that recurs for
+ * every set element in that row or column. Undefined when `node` is no such coordinate.
+ */
+export function nonzeroCoordinate(values: IndexValues, scope: ImportScope, node: Node): { rank?: number } | undefined {
+  const value = node.childForFieldName('value');
+  const subs = node.childrenForFieldName('subscript');
+  if (!value) return undefined;
+  // `coords[:, k]`: a column of the (positions x rank) coordinate matrix.
+  if (subs.length === 2 && subs[0]!.type === 'slice' && subs[0]!.text.trim() === ':' && typeof literalValue(unminus(subs[1]!)) === 'number') {
+    const base = values.of(value);
+    return base.unique === 'coords' ? { rank: base.coordinates } : undefined;
+  }
+  if (subs.length !== 1 || typeof literalValue(unminus(subs[0]!)) !== 'number') return undefined;
+  let call: Node | undefined = unparenthesize(value);
+  if (call.type === 'identifier') {
+    const def = values.definition(call);
+    call = def && !def.unpacked ? unparenthesize(def.value) : undefined;
+  }
+  if (call?.type !== 'call') return undefined;
+  const fn = call.childForFieldName('function');
+  if (!fn) return undefined;
+  const args = callArguments(call);
+  const qualified = scope.resolveExpression(fn);
+  const name = qualified ?? (fn.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined) ?? '';
+  const input = fn.type === 'attribute' && qualified === undefined ? fn.childForFieldName('object') : args.positional[0];
+  const asTuple = name.endsWith('nonzero') && literalValue(args.keywords.get('as_tuple')) === true;
+  const where = qualified === 'torch.where' && args.positional.length === 1 && args.keywords.size === 0;
+  return asTuple || where ? { rank: values.of(input ?? undefined).rank } : undefined;
+}
+
+/** `-1` is a unary minus applied to a literal. */
+function unminus(node: Node): Node {
+  return node.type === 'unary_operator' && node.childForFieldName('operator')?.text === '-' ? node.childForFieldName('argument') ?? node : node;
+}
+
+/** Settings read from a configuration object: Python numbers, never an index tensor. */
+const CONFIG_PATH = /(^|\.)(config|cfg|args|opt|opts|hparams|params|settings)\./;
+
+/**
+ * A Python number by its form: a literal, `len(x)`, a size (`x.shape[0]`, `x.size(1)`,
+ * `x.numel()`) or a setting (`self.config.num_steps`). `stride // 2` between them is an offset,
+ * not an index whose entries collide.
+ */
+function isScalarLike(node: Node | null): boolean {
+  if (!node) return false;
+  const expr = unparenthesize(node);
+  if (expr.type === 'integer') return true;
+  if (expr.type === 'attribute') return CONFIG_PATH.test(expr.text) || /\.(ndim|itemsize)$/.test(expr.text);
+  if (expr.type === 'subscript') return /\.shape$/.test(expr.childForFieldName('value')?.text ?? '');
+  if (expr.type === 'binary_operator') return isScalarLike(expr.childForFieldName('left')) && isScalarLike(expr.childForFieldName('right'));
+  if (expr.type !== 'call') return false;
+  const fn = expr.childForFieldName('function');
+  return fn?.text === 'len' || (fn?.type === 'attribute' && ['size', 'numel', 'dim', 'item'].includes(fn.childForFieldName('attribute')?.text ?? ''));
+}
+
+/** `ids[:, None]`, `ids.unsqueeze(-1)`, `ids.view(-1, 1)`: one value per row. */
+function isColumn(values: IndexValues, node: Node | undefined): boolean {
+  const dims = singletonDims(values, node);
+  return dims.includes(1) || dims.includes(-1);
+}
+
+/** `ids[None, :]`, `ids[None]`, `ids.unsqueeze(0)`, `ids.view(1, -1)` of a distinct `ids`: one distinct row. */
+function isDistinctRow(values: IndexValues, node: Node | undefined, depth = 0): boolean {
+  if (!node || depth > MAX_DEPTH) return false;
+  const expr = unparenthesize(node);
+  if (expr.type === 'identifier') {
+    const def = values.definition(expr);
+    return !!def && !def.unpacked && isDistinctRow(values, def.value, depth + 1);
+  }
+  if (expr.type === 'subscript') {
+    const subs = expr.childrenForFieldName('subscript');
+    const rowShape = subs[0]?.type === 'none' && (subs.length === 1 || (subs.length === 2 && subs[1]!.text.trim() === ':'));
+    return rowShape && values.of(expr.childForFieldName('value') ?? undefined).unique === 'flat';
+  }
+  if (expr.type !== 'call') return false;
+  const fn = expr.childForFieldName('function');
+  const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+  const args = callArguments(expr);
+  const first = literalValue(args.positional[0]);
+  const row = (method === 'unsqueeze' && first === 0) || (method === 'view' && first === 1 && args.positional.length === 2);
+  return row && values.of(fn!.childForFieldName('object') ?? undefined).unique === 'flat';
+}
+
+/** `row.repeat(n, 1)` / `row.expand(n, -1)` of one distinct row: the same distinct entries in every row. */
+function isTiledRow(values: IndexValues, node: Node | undefined, depth = 0): boolean {
+  if (!node || depth > MAX_DEPTH) return false;
+  const expr = unparenthesize(node);
+  if (expr.type === 'identifier') {
+    const def = values.definition(expr);
+    return !!def && !def.unpacked && isTiledRow(values, def.value, depth + 1);
+  }
+  if (expr.type !== 'call') return false;
+  const fn = expr.childForFieldName('function');
+  const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+  const args = callArguments(expr);
+  const tile = (method === 'repeat' && literalValue(args.positional[1]) === 1) || (method === 'expand' && args.positional.length === 2);
+  return tile && args.positional.length === 2 && isDistinctRow(values, fn!.childForFieldName('object') ?? undefined);
+}
+
+/**
+ * `rows * n + cols`: a distinct id per row (a column of an arange) times a stride, plus an index
+ * distinct within each row (argsort or top-k ids, or such ids reshaped back to rows after a
+ * flattening): the row-major position, distinct over all entries (cols below n being the point of
+ * the idiom).
+ */
+export function isRowMajorIndex(values: IndexValues, scaled: Node | undefined, cols: Node | undefined): boolean {
+  const expr = scaled && unparenthesize(scaled);
+  if (expr?.type !== 'binary_operator' || expr.childForFieldName('operator')?.text !== '*') return false;
+  const ids = [expr.childForFieldName('left'), expr.childForFieldName('right')].find((n) => n && values.of(n).unique === 'flat' && isColumn(values, n));
+  return !!ids && rowsDistinct(values, cols, false);
+}
+
+/** Distinct within each row, through names, casts and reshapes that end in rows again (`.view(e, c)`). */
+function rowsDistinct(values: IndexValues, node: Node | undefined, reshaped: boolean, depth = 0): boolean {
+  if (!node || depth > MAX_DEPTH) return false;
+  const unique = values.of(node).unique;
+  if (unique === 'flat' || unique === 'rows') return true;
+  const expr = unparenthesize(node);
+  if (expr.type === 'identifier') {
+    const def = values.definition(expr);
+    return !!def && !def.unpacked && rowsDistinct(values, def.value, reshaped, depth + 1);
+  }
+  if (expr.type !== 'call') return false;
+  const fn = expr.childForFieldName('function');
+  const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+  const receiver = fn?.childForFieldName('object') ?? undefined;
+  if (!method || !receiver) return false;
+  if (['contiguous', 'long', 'int', 'to', 'clone'].includes(method)) return rowsDistinct(values, receiver, reshaped, depth + 1);
+  // The outermost reshape must make rows again; inner ones (the flattening) are undone by it.
+  if (method === 'view' || method === 'reshape') {
+    const twoD = callArguments(expr).positional.length >= 2;
+    return (reshaped || twoD) && rowsDistinct(values, receiver, true, depth + 1);
+  }
+  return reshaped && VIEWS.has(method) && rowsDistinct(values, receiver, true, depth + 1);
 }

@@ -84,3 +84,13 @@ export function partAt(parts: readonly Part[], index: number): number {
   }
   return -1;
 }
+
+/**
+ * The assignments of a part that bind names for ValueHints (values.ts): plain ones and `x += v`
+ * updates (collected when assignment rules run), in document order.
+ */
+export function bindingsOf(nodes: PartNodes): Node[] {
+  const plain = nodes.get('assignment')!;
+  const updates = nodes.get('augmented_assignment') ?? [];
+  return updates.length === 0 ? plain : [...plain, ...updates].sort((a, b) => a.startIndex - b.startIndex);
+}

@@ -5,10 +5,15 @@
 // assignment in the same function; anything more is "unknown", never a guess.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
-import { repeatsByConstruction, singletonDims, VIEWS } from './index-facts.js';
+import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, isRowMajorIndex, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims } from './index-facts.js';
 import { ScopeCache } from './scope-cache.js';
+import { isGroupOfPositions } from './grouped-positions.js';
+import { initOf, isBuffer } from './members.js';
+import { calledFunction, returnedElement } from './returns.js';
+import { namedOffsets } from './value-names.js';
+import { isGradFreeFactory, methodKeepsGradFree, putsOnCpu, writtenInPlace } from './grad-values.js';
 import { factoryRank, shapeRank } from './shapes.js';
-import { argument, callArguments, enclosingFunction, unparenthesize } from './syntax.js';
+import { argument, callArguments, enclosingFunction, literalValue, unparenthesize } from './syntax.js';
 
 export type DTypeClass = 'int' | 'float' | 'unknown';
 
@@ -19,34 +24,32 @@ export interface ValueHint {
   rank?: number;
   sparse?: boolean;
   /**
-   * An index tensor without repeated entries: 'flat' over all its elements (randperm, arange,
-   * unique), 'rows' along the dimension it was made for (argsort, sort and top-k indices per row,
-   * nonzero coordinates), which a flatten or view can break.
+   * An index without repeated entries: 'flat' over all its elements (randperm, arange, unique),
+   * 'rows' along the dimension it was made for (argsort, sort and top-k indices per row), which a
+   * flatten or view breaks; 'coords': the rows of `nonzero()`, of an input of rank `coordinates`.
    */
-  unique?: 'flat' | 'rows';
+  unique?: 'flat' | 'rows' | 'coords';
+  coordinates?: number;
+  /** Cannot require grad (grad-values.ts): a factory's leaf, a `.detach()`, a registered buffer, a number. */
+  gradFree?: boolean;
+  /** Put on the CPU by the code (`.cpu()`, `device="cpu"`). */
+  cpu?: boolean;
 }
 
 const UNKNOWN: ValueHint = { dtype: 'unknown', origin: 'unknown' };
 
 const INT_DTYPES = /^(u?int(8|16|32|64)|long|int|short|bool|uint8|int8|byte|char)$/;
 const FLOAT_DTYPES = /^(float(16|32|64)?|double|half|bfloat16|complex(32|64|128)?|cfloat|cdouble|float8_\w+)$/;
-const INT_METHODS = new Set(['long', 'int', 'short', 'byte', 'char', 'bool', 'argmax', 'argmin', 'argsort', 'nonzero']);
+const INT_METHODS = new Set(['long', 'int', 'short', 'byte', 'char', 'bool', 'argmax', 'argmin', 'argsort', 'nonzero', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'all', 'any', 'isnan', 'isinf', 'isfinite', 'logical_and', 'logical_or', 'logical_not']);
 const FLOAT_METHODS = new Set(['float', 'half', 'double', 'bfloat16', 'softmax', 'log_softmax', 'sigmoid', 'exp', 'sqrt', 'rsqrt', 'mean']);
 const INT_FACTORIES = new Set(['randint', 'randperm', 'argsort', 'argmax', 'argmin', 'nonzero', 'bincount', 'searchsorted', 'bucketize', 'randint_like']);
 const FLOAT_FACTORIES = new Set(['randn', 'rand', 'randn_like', 'rand_like', 'normal', 'linspace', 'logspace', 'zeros', 'ones', 'empty', 'eye']);
-const LIKE_FACTORIES = new Set(['zeros_like', 'ones_like', 'empty_like', 'clone', 'abs', 'neg']);
+const LIKE_FACTORIES = new Set(['zeros_like', 'ones_like', 'empty_like', 'clone', 'abs', 'neg', 'cumsum']);
 const SHAPE_METHODS = new Set(['view', 'reshape', 'expand', 'permute', 'new_zeros', 'new_empty', 'new_ones']);
 const SPARSE_MAKERS = /(^|\.)(to_sparse(_csr|_csc|_coo|_bsr|_bsc)?|sparse_(coo|csr|csc|bsr|bsc|compressed)_tensor)$/;
 /** Tensor methods and attributes whose result is not a tensor. */
 const NOT_TENSOR = new Set(['item', 'tolist', 'numpy', 'size', 'dim', 'numel', 'nelement', 'element_size', 'stride', 'data_ptr', 'shape', 'dtype', 'device', 'ndim', 'is_cuda', 'requires_grad', 'names']);
 const MAX_DEPTH = 6;
-/** Calls whose result is an index without repeats: permutations, positions of set elements, ranges. */
-const FLAT_UNIQUE_MAKERS = new Set(['randperm', 'arange', 'unique', 'unique_consecutive']);
-const ROW_UNIQUE_MAKERS = new Set(['argsort', 'nonzero', 'argwhere']);
-/** Methods (and einops calls) that keep an index's entries distinct: casts, copies, broadcasts. */
-const KEEPS_UNIQUE = new Set(['unsqueeze', 'squeeze', 'expand', 'expand_as', 'long', 'int', 'to', 'contiguous', 'clone', 'cuda', 'cpu', 'detach', 't', 'transpose', 'permute', 'type']);
-/** einops calls that add or move axes without repeating entries along the existing ones. */
-const EINOPS_KEEPS_UNIQUE = new Set(['einops.repeat', 'einops.rearrange']);
 /** Tuple results whose second element is an index without repeats (per row). */
 const UNIQUE_INDICES = /(^|\.)(topk|sort)$/;
 
@@ -105,8 +108,8 @@ export class ValueHints {
       if (list) list.push(binding);
       else names!.set(name, [binding]);
     };
-    // `x[i] = v` and `obj.attr = v` bind no name.
-    if (left.type === 'identifier') bind(left.text, { value: right, end: assignment.endIndex });
+    // `x[i] = v` and `obj.attr = v` bind no name; `x += v` binds x to the update itself.
+    if (left.type === 'identifier') bind(left.text, { value: assignment.type === 'augmented_assignment' ? assignment : right, end: assignment.endIndex });
     else if (left.type === 'pattern_list' || left.type === 'tuple_pattern' || left.type === 'list_pattern') {
       // `a, b = x.flatten(), y.flatten()`: each name is bound to its own element.
       const elements = right && (right.type === 'expression_list' || right.type === 'tuple') ? right.namedChildren : undefined;
@@ -135,13 +138,28 @@ export class ValueHints {
 
   private compute(node: Node): ValueHint {
     switch (node.type) {
-      case 'identifier':
-        return this.ofBinding(this.definitionOf(node));
+      case 'identifier': {
+        const binding = this.definitionOf(node);
+        // By the naming conventions where the code shows nothing better (no definition, or an unknown dtype).
+        const hint = this.ofBinding(binding);
+        const named = hint.dtype === 'unknown' && !hint.unique ? namedOffsets(node.text, !!binding) : undefined;
+        if (named) return named;
+        return hint.gradFree && writtenInPlace(node, node.text) ? { ...hint, gradFree: undefined } : hint;
+      }
+      case 'conditional_expression': {
+        // `a if c else b`: what both branches share.
+        const [a, , b] = node.namedChildren.map((c) => this.of(c));
+        if (!a || !b) return UNKNOWN;
+        return { dtype: a.dtype === b.dtype ? a.dtype : 'unknown', origin: a.origin === b.origin ? a.origin : 'unknown', unique: a.unique === b.unique ? a.unique : undefined, gradFree: (a.gradFree && b.gradFree) || undefined, cpu: (a.cpu && b.cpu) || undefined };
+      }
       case 'integer':
-        return { dtype: 'int', origin: 'unknown' };
+        return { dtype: 'int', origin: 'unknown', gradFree: true };
+      case 'comparison_operator':
+        return { dtype: 'int', origin: 'unknown', gradFree: true };
       case 'float':
-        return { dtype: 'float', origin: 'unknown' };
+        return { dtype: 'float', origin: 'unknown', gradFree: true };
       case 'binary_operator':
+      case 'augmented_assignment':
         return this.binary(node);
       case 'call':
         return this.call(node);
@@ -159,19 +177,33 @@ export class ValueHints {
     const value = node.childForFieldName('value');
     const base = this.of(value ?? undefined);
     const subscripts = node.childrenForFieldName('subscript');
+    const coordinate = nonzeroCoordinate(this, this.scope, node);
+    if (coordinate) return { dtype: 'int', origin: 'torch', unique: coordinate.rank === 1 ? 'flat' : undefined };
+    // `order[:, 0]`: one column of per-row indices (each row's first pick) recurs across rows.
+    if (base.unique === 'rows' && subscripts.slice(1).some((s) => s.type === 'integer' || s.type === 'unary_operator')) return { ...UNKNOWN, dtype: base.dtype, origin: base.origin };
     if (value?.type === 'call' && subscripts.length === 1 && subscripts[0]!.type === 'integer') {
       const fn = value.childForFieldName('function');
       const name = (fn && this.scope.resolveExpression(fn)) ?? (fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined) ?? '';
       if (VALUES_AND_INDICES.test(name) && subscripts[0]!.text === '1') return { dtype: 'int', origin: 'torch', unique: UNIQUE_INDICES.test(name) ? 'rows' : undefined };
     }
-    return base.unique ? { dtype: base.dtype, origin: base.origin, unique: base.unique } : { ...UNKNOWN, dtype: base.dtype, origin: base.origin };
+    const kept = { dtype: base.dtype, origin: base.origin, gradFree: base.gradFree, cpu: base.cpu };
+    // `offsets[seq_ids]` with ids that repeat picks entries more than once.
+    const repicked = subscripts.some((s) => s.type !== 'slice' && this.repeatsByConstruction(s));
+    return base.unique && !repicked ? { ...kept, unique: base.unique, coordinates: base.coordinates } : kept;
   }
 
   /** `torch.sort(x).indices`, `x.topk(k).indices`; `self.x` as its class's `__init__` sets it. */
   private attribute(node: Node): ValueHint {
     const object = node.childForFieldName('object');
-    if (object?.type === 'identifier' && object.text === 'self') return this.of(this.selfAttributeValue(node));
-    if (node.childForFieldName('attribute')?.text !== 'indices' || object?.type !== 'call') return UNKNOWN;
+    const attribute = node.childForFieldName('attribute')?.text ?? '';
+    if (object?.type === 'identifier' && object.text === 'self') {
+      if (isBuffer(node)) return { ...UNKNOWN, gradFree: true };
+      const value = this.selfAttributeValue(node);
+      return value ? this.of(value) : (namedOffsets(attribute, false) ?? UNKNOWN);
+    }
+    const named = object?.type !== 'call' ? namedOffsets(attribute, false) : undefined;
+    if (named) return named;
+    if (attribute !== 'indices' || object?.type !== 'call') return UNKNOWN;
     const fn = object.childForFieldName('function');
     const name = (fn && this.scope.resolveExpression(fn)) ?? (fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined) ?? '';
     return VALUES_AND_INDICES.test(name) ? { dtype: 'int', origin: 'torch', unique: UNIQUE_INDICES.test(name) ? 'rows' : undefined } : UNKNOWN;
@@ -181,6 +213,17 @@ export class ValueHints {
   definition(identifier: Node): { value: Node; unpacked: boolean } | undefined {
     const binding = this.definitionOf(identifier);
     return binding?.value ? { value: binding.value, unpacked: binding.position !== undefined } : undefined;
+  }
+
+  /**
+   * For `a, b = f(x)` with `f` defined in this file (returns.ts): the expression `f` returns in the
+   * place of this name.
+   */
+  unpackedFrom(identifier: Node): Node | undefined {
+    const binding = this.definitionOf(identifier);
+    if (binding?.position === undefined || binding.value?.type !== 'call') return undefined;
+    const fn = calledFunction(binding.value, (n) => this.selfAttributeValue(n));
+    return fn && returnedElement(fn, binding.position);
   }
 
   /** The dimensions along which an index has size 1 (one index per row; index-facts.ts). */
@@ -212,9 +255,7 @@ export class ValueHints {
   selfAttributeValue(node: Node): Node | undefined {
     if (node.type !== 'attribute' || node.childForFieldName('object')?.text !== 'self') return undefined;
     const name = node.childForFieldName('attribute')?.text;
-    const klass = enclosingClass(node);
-    const body = klass?.childForFieldName('body');
-    const init = body?.namedChildren.map((c) => (c.type === 'decorated_definition' ? c.childForFieldName('definition') : c)).find((c) => c?.type === 'function_definition' && c.childForFieldName('name')?.text === '__init__');
+    const init = initOf(node);
     if (!init) return undefined;
     const writes = init.descendantsOfType('assignment').filter((a) => a.childForFieldName('left')?.text.replace(/\s/g, '') === `self.${name}`);
     const value = writes.length === 1 ? writes[0]!.childForFieldName('right') : null;
@@ -292,12 +333,17 @@ export class ValueHints {
   private binary(node: Node): ValueHint {
     const left = this.of(node.childForFieldName('left') ?? undefined);
     const right = this.of(node.childForFieldName('right') ?? undefined);
-    const op = node.childForFieldName('operator')?.text;
+    // `x += y` (bound by bind()) is read as `x + y`.
+    const op = node.childForFieldName('operator')?.text.replace(/^(\W+)=$/, '$1');
     if (op === '/') return { dtype: 'float', origin: left.origin };
     const dtype = left.dtype === 'float' || right.dtype === 'float' ? 'float' : left.dtype === 'int' && right.dtype === 'int' ? 'int' : 'unknown';
+    const l = node.childForFieldName('left') ?? undefined;
+    const r = node.childForFieldName('right') ?? undefined;
+    const rowMajor = op === '+' && (isRowMajorIndex(this, l, r) || isRowMajorIndex(this, r, l));
     // An offset keeps distinct entries distinct (`idx + base`, `perm - 1`).
-    const unique = op === '+' || op === '-' ? (left.unique ?? right.unique) : undefined;
-    return { dtype, origin: left.origin === 'unknown' ? right.origin : left.origin, rank: left.rank ?? right.rank, unique };
+    const unique = rowMajor ? 'flat' : op === '+' || op === '-' ? (left.unique ?? right.unique) : undefined;
+    const gradFree = (left.gradFree && right.gradFree) || undefined;
+    return { dtype, origin: left.origin === 'unknown' ? right.origin : left.origin, rank: left.rank ?? right.rank, unique, gradFree };
   }
 
   private call(node: Node): ValueHint {
@@ -310,9 +356,13 @@ export class ValueHints {
       const origin = qualified.startsWith('torch.') ? 'torch' : this.scope.isNonTensorModule(qualified) ? 'numpy' : 'unknown';
       const name = qualified.slice(qualified.lastIndexOf('.') + 1);
       const sparse = SPARSE_MAKERS.test(qualified) || undefined;
-      const flatInput = name === 'nonzero' && this.of(args.positional[0]).rank === 1;
-      const unique = origin === 'torch' && (FLAT_UNIQUE_MAKERS.has(name) || flatInput) ? 'flat' : origin === 'torch' && ROW_UNIQUE_MAKERS.has(name) ? 'rows' : keptUnique(EINOPS_KEEPS_UNIQUE.has(qualified) ? 'einops' : origin === 'torch' ? name : '', this.of(args.positional[0]).unique);
-      return { dtype: explicit ?? this.factoryDtype(name, args), origin, rank: factoryRank(name, args), sparse, unique };
+      const coords = origin === 'torch' && COORDINATE_MAKERS.has(name) ? coordinatesOf(args, this.of(args.positional[0]).rank) : undefined;
+      if (coords) return { dtype: 'int', origin, ...coords };
+      const grouped = origin === 'torch' && (name === 'tensor' || name === 'as_tensor') && isGroupOfPositions(args.positional[0] ?? node);
+      const unique = (origin === 'torch' && FLAT_UNIQUE_MAKERS.has(name)) || grouped ? 'flat' : origin === 'torch' && ROW_UNIQUE_MAKERS.has(name) ? 'rows' : keptUnique(EINOPS_KEEPS_UNIQUE.has(qualified) ? 'einops' : origin === 'torch' ? name : '', this.of(args.positional[0]).unique);
+      const gradFree = (origin === 'torch' && isGradFreeFactory(name, args)) || undefined;
+      const cpu = (origin === 'torch' && putsOnCpu(undefined, args)) || undefined;
+      return { dtype: explicit ?? this.factoryDtype(name, args), origin, rank: factoryRank(name, args), sparse, unique, gradFree, cpu };
     }
     if (fn.type !== 'attribute') return UNKNOWN;
     const method = fn.childForFieldName('attribute')?.text ?? '';
@@ -326,11 +376,14 @@ export class ValueHints {
     if (SHAPE_METHODS.has(method)) rank = shapeRank(args);
     else if (method === 'unsqueeze' && rank !== undefined) rank++;
     else if ((method === 'flatten' || method === 'ravel') && args.positional.length === 0 && args.keywords.size === 0) rank = 1;
-    // nonzero() of a 1-D tensor gives one coordinate per position: flat once flattened.
-    const flatInput = method === 'nonzero' && base.rank === 1;
-    const unique = method === 'unique' || method === 'unique_consecutive' || flatInput ? 'flat' : ROW_UNIQUE_MAKERS.has(method) ? 'rows' : keptUnique(method, base.unique);
-    return { dtype, origin: base.origin, rank, sparse: method === 'to_dense' ? undefined : base.sparse, unique };
+    const coords = COORDINATE_MAKERS.has(method) ? coordinatesOf(args, base.rank) : undefined;
+    if (coords) return { dtype: 'int', origin: base.origin, ...coords };
+    const unique = method === 'unique' || method === 'unique_consecutive' ? 'flat' : ROW_UNIQUE_MAKERS.has(method) ? 'rows' : keptUnique(method, base.unique);
+    const gradFree = method === 'detach' || (base.gradFree && methodKeepsGradFree(method)) || undefined;
+    const cpu = putsOnCpu(method, args) || (base.cpu && methodKeepsGradFree(method) && method !== 'cuda' && method !== 'to') || undefined;
+    return { dtype, origin: base.origin, rank, sparse: method === 'to_dense' ? undefined : base.sparse, unique, coordinates: unique === 'coords' ? base.coordinates : undefined, gradFree, cpu };
   }
+
 
   private dtypeArgument(node: Node | undefined): DTypeClass | undefined {
     if (!node) return undefined;
@@ -353,23 +406,6 @@ export class ValueHints {
     if (name === 'tensor' || name === 'as_tensor') return listDtype(args.positional[0]);
     return 'unknown';
   }
-}
-
-/** The class a method's code stands in. */
-function enclosingClass(node: Node): Node | undefined {
-  for (let current = enclosingFunction(node)?.parent; current; current = current.parent) {
-    if (current.type === 'class_definition') return current;
-    if (current.type === 'function_definition') return undefined;
-  }
-  return undefined;
-}
-
-/** What `name` (a method, torch function or einops call) leaves of its input's distinctness. */
-function keptUnique(name: string, input: ValueHint['unique']): ValueHint['unique'] {
-  if (!input) return undefined;
-  // einops repeat/rearrange add or move axes: each original axis keeps its entries.
-  if (KEEPS_UNIQUE.has(name) || name === 'einops') return input;
-  return VIEWS.has(name) && input === 'flat' ? 'flat' : undefined;
 }
 
 /** Literal constants (numbers, strings, True/None) are never tensors. */

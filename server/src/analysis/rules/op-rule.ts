@@ -57,6 +57,8 @@ export interface OpRuleSpec {
   index?: (call: CallSite) => Node | undefined;
   /** The dimension the op indexes along: an index of size 1 there (one per row) cannot repeat. */
   dim?: (call: CallSite) => Node | undefined;
+  /** Tensors the op requires to have the index's rank (scatter's self and src, gather's input). */
+  sameRank?: (call: CallSite) => Array<Node | undefined>;
   /**
    * Whether the code shows the conditions under which the op was measured to vary (e.g. a long 1-D
    * float scan). Without them the default-mode hit is info: the level this rule's precision on
@@ -94,9 +96,9 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
       if (!variant) throw new Error(`${spec.id}: variant '${key}' is not declared`);
       const behaviour = variant.behaviours.find((b) => inRange(ctx.torchVersion, b.torch));
       if (!behaviour) return;
-      if (spec.backwardOnly && ctx.runsWithoutGrad(call.node)) return;
+      if (spec.backwardOnly && (ctx.runsWithoutGrad(call.node) || noBackward(spec, call, ctx))) return;
       if (spec.index && ctx.values.of(spec.index(call)).unique) return;
-      if (spec.index && spec.dim && onePerRow(spec.index(call), spec.dim(call), ctx)) return;
+      if (spec.index && spec.dim && onePerRow(spec, call, ctx)) return;
       const exact = spec.accumulator && ctx.values.of(spec.accumulator(call)).dtype === 'int';
       const byDefault: ByDefault = exact && behaviour.byDefault !== 'stable' ? 'stable' : behaviour.byDefault;
       const outcomes = outcomesFor(spec, { ...behaviour, byDefault }, opDisplay(call, variant.label), formatTorchVersion(ctx.torchVersion), !!exact);
@@ -107,9 +109,29 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
   };
 }
 
-function onePerRow(index: Node | undefined, dim: Node | undefined, ctx: RuleContext): boolean {
-  const d = literalValue(dim);
-  return typeof d === 'number' && ctx.values.singletonDims(index).includes(d);
+/**
+ * A backward-only hazard needs a CUDA backward into the source: a source that cannot require grad
+ * (a tensor built from literals or config, a `.detach()`, a buffer) has none, and an op whose source
+ * or index the code puts on the CPU runs the CPU kernels, which accumulate in a fixed order.
+ */
+function noBackward(spec: OpRuleSpec, call: CallSite, ctx: RuleContext): boolean {
+  const source = spec.accumulator ? ctx.values.of(spec.accumulator(call)) : undefined;
+  return !!source?.gradFree || !!source?.cpu || (!!spec.index && !!ctx.values.of(spec.index(call)).cpu);
+}
+
+/**
+ * Has the index size 1 along the op's dimension? `idx.unsqueeze(-1)` on `dim=2` needs the rank: the
+ * index's own, or that of a tensor the op requires to match it (`src.expand(-1, n, 1)` is 3-D).
+ */
+function onePerRow(spec: OpRuleSpec, call: CallSite, ctx: RuleContext): boolean {
+  const index = spec.index!(call);
+  const d = literalValue(spec.dim!(call));
+  if (typeof d !== 'number') return false;
+  const dims = ctx.values.singletonDims(index);
+  if (dims.includes(d)) return true;
+  if (d < 0 || !dims.some((s) => s < 0)) return false;
+  const rank = [index, ...(spec.sameRank?.(call) ?? [])].map((n) => ctx.values.of(n).rank).find((r) => r !== undefined);
+  return rank !== undefined && dims.some((s) => s < 0 && s + rank === d);
 }
 
 function opDisplay(call: CallSite, label: string): string {

@@ -13,6 +13,7 @@ export default defineOpRule({
   // index(dim, index, ...) as a method, or torch.op(input, dim, index, ...): an index that cannot repeat is safe.
   index: (call) => argument(call.args, call.receiver ? 1 : 2, 'index'),
   dim: (call) => argument(call.args, call.receiver ? 0 : 1, 'dim'),
+  sameRank: (call) => [call.receiver ?? argument(call.args, 0, 'input'), argument(call.args, call.receiver ? 2 : 3, 'src')],
   variant: (call) => {
     const reduce = literalValue(argument(call.args, call.receiver ? 3 : 4, 'reduce'));
     return reduce === 'sum' || reduce === 'mean' ? reduce : undefined; // amax/amin: stable; prod: BX104

@@ -27,6 +27,7 @@ export default defineOpRule({
   // labelled and sampled scatter_ warnings were real before this).
   evidence: (call, ctx) => !!reduceOf(call) || ctx.values.repeatsByConstruction(argument(call.args, call.receiver ? 1 : 2, 'index')),
   dim: (call) => argument(call.args, call.receiver ? 0 : 1, 'dim'),
+  sameRank: (call) => [call.receiver ?? argument(call.args, 0, 'input'), argument(call.args, call.receiver ? 2 : 3, 'src')],
   variant: (call) => {
     // scatter_(dim, index, src) / torch.scatter(input, dim, index, src); `value=` is a scalar.
     const src = argument(call.args, call.receiver ? 2 : 3, 'src');

@@ -4,7 +4,7 @@ import { argument, literalValue, unparenthesize } from '../../syntax.js';
 import { defineOpRule } from '../op-rule.js';
 import type { AssignmentSite, RuleContext } from '../rule.js';
 
-const MASK_CALL = /^(bool|isnan|isinf|isfinite|isneginf|isposinf|isreal|isin|eq|ne|gt|lt|ge|le|greater|less|greater_equal|less_equal|not_equal|logical_(and|or|not|xor))$/;
+const MASK_CALL = /^(bool|any|all|isnan|isinf|isfinite|isneginf|isposinf|isreal|isin|eq|ne|gt|lt|ge|le|greater|less|greater_equal|less_equal|not_equal|logical_(and|or|not|xor))$/;
 
 /** A boolean mask selects each position at most once: no duplicates, no race. */
 function isMask(node: Node, ctx: RuleContext, depth = 0): boolean {
@@ -66,7 +66,10 @@ function indicesOf(call: CallSite): Node[] {
  * (bench/truth: 0 of 22 sampled BX107 warnings were real before this).
  */
 function indicesRepeat(call: CallSite, ctx: RuleContext): boolean {
-  if (!indicesOf(call).some((i) => ctx.values.repeatsByConstruction(i))) return false;
+  // `x[rows, cols]` stores at (row, col) pairs: rows that repeat (a row id per pick) say nothing of the
+  // pairs unless every other index repeats too; only a literal is known to fix its coordinate.
+  const tensors = indicesOf(call).filter((i) => literalValue(unparenthesize(i)) === undefined && unparenthesize(i).type !== 'unary_operator');
+  if (tensors.length === 0 || !tensors.every((i) => ctx.values.repeatsByConstruction(i))) return false;
   if (call.node.type !== 'assignment' && call.node.type !== 'augmented_assignment') return true;
   return ctx.values.isTensor(unparenthesize(call.node.childForFieldName('left')!).childForFieldName('value'));
 }

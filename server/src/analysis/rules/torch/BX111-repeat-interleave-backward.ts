@@ -14,9 +14,10 @@ export default defineOpRule({
   // torch.repeat_interleave(input, repeats, dim) / x.repeat_interleave(repeats, dim). A Python int
   // repeats expands and reshapes instead (stable backward); torch.repeat_interleave(repeats) alone
   // returns integer indices with no gradient.
+  // `output_size=` (the sum of the repeats, passed to avoid a device sync) is only of use with tensor repeats.
   variant: (call, ctx) => {
     const repeats = argument(call.args, call.receiver ? 0 : 1, 'repeats');
-    return ctx.values.isTensor(repeats) ? 'tensor' : undefined;
+    return ctx.values.isTensor(repeats) || (repeats && call.args.keywords.has('output_size')) ? 'tensor' : undefined;
   },
   variants: {
     tensor: {

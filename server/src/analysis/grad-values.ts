@@ -1,0 +1,60 @@
+// Values that cannot require grad, and values on the CPU: the backward of a gather or index_select
+// (BX109, BX110, ...) adds gradients into its source with CUDA atomics, so a source that never
+// requires grad, or an op that runs on the CPU, has no such hazard. ValueHints (values.ts) answers
+// through these; rules ask ValueHints.
+import type { Node } from 'web-tree-sitter';
+import type { callArguments } from './syntax.js';
+import { enclosingFunction, literalValue, rootOf } from './syntax.js';
+
+/**
+ * torch factories whose result is a fresh leaf: without `requires_grad=True` it never requires grad
+ * (a tensor built from literals, config values or shapes).
+ */
+const LEAF_FACTORIES = new Set([
+  'tensor', 'as_tensor', 'arange', 'range', 'zeros', 'ones', 'full', 'empty', 'linspace', 'logspace', 'eye',
+  'randn', 'rand', 'randint', 'randperm', 'zeros_like', 'ones_like', 'empty_like', 'full_like', 'tril_indices', 'triu_indices',
+]);
+/** Methods that return a view or a cast of their receiver alone: they keep its grad state. */
+const KEEPS_GRAD_STATE = new Set([
+  'to', 'float', 'half', 'double', 'bfloat16', 'long', 'int', 'bool', 'cuda', 'cpu', 'contiguous', 'clone', 'view', 'reshape',
+  'flatten', 'unsqueeze', 'squeeze', 'expand', 't', 'transpose', 'permute', 'flip', 'type',
+]);
+
+/** Does this torch factory call make a leaf that does not require grad? */
+export function isGradFreeFactory(name: string, args: ReturnType<typeof callArguments>): boolean {
+  if (!LEAF_FACTORIES.has(name)) return false;
+  // as_tensor hands a tensor back as it is (with its grad): only Python data makes a fresh leaf.
+  if (name === 'as_tensor' && !isPythonData(args.positional[0])) return false;
+  const requires = args.keywords.get('requires_grad');
+  return !requires || literalValue(requires) === false;
+}
+
+/** Does the method `name` (on a grad-free receiver) keep the result grad-free? `detach` makes it so. */
+export function methodKeepsGradFree(name: string): boolean {
+  return KEEPS_GRAD_STATE.has(name);
+}
+
+/**
+ * Does the function holding `use` write into `name` in place (`name[i] = w`, `name += w`,
+ * `name.copy_(w)`, `name.requires_grad_()`)? A grad-free tensor written from one that requires grad then requires it.
+ */
+export function writtenInPlace(use: Node, name: string): boolean {
+  const scope = enclosingFunction(use) ?? rootOf(use);
+  const text = scope.text;
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(^|[^\\w.])${escaped}\\s*(\\[[^\\n]*\\]\\s*[-+*/]?=(?!=)|[-+*/]=|\\.\\w+_\\(|\\.requires_grad\\b)`, 'm').test(text);
+}
+
+/** `x.cpu()`, `x.to("cpu")`, `device="cpu"`: a tensor the code puts on the CPU. */
+export function putsOnCpu(method: string | undefined, args: ReturnType<typeof callArguments>): boolean {
+  if (method === 'cpu') return true;
+  const device = method === 'to' ? (args.keywords.get('device') ?? args.positional[0]) : args.keywords.get('device');
+  return literalValue(device) === 'cpu';
+}
+
+/** A list, tuple or comprehension, or `sorted(...)` / `list(...)` / `range(...)` of something. */
+function isPythonData(node: Node | undefined): boolean {
+  if (!node) return false;
+  if (['list', 'tuple', 'list_comprehension', 'integer', 'float'].includes(node.type)) return true;
+  return node.type === 'call' && ['sorted', 'list', 'tuple', 'range'].includes(node.childForFieldName('function')?.text ?? '');
+}
