@@ -47,8 +47,14 @@ const COLLECTED = ['call', 'assignment', 'augmented_assignment', 'import_stateme
 const PATTERN: Record<string, string> = Object.fromEntries(COLLECTED.map((type) => [type, `(${type}) @${type}`]));
 PATTERN['matmul'] = '(binary_operator operator: "@") @matmul';
 // Calls are captured by the name they call (`f` of `f(x)`, `m` of `x.m(y)`): most calls of a file call
-// names no rule knows, and those are skipped without reading any more of their nodes.
-PATTERN['call'] = '(call function: (identifier) @call) (call function: (attribute attribute: (identifier) @call))';
+// names no rule knows, and those are skipped without reading any more of their nodes. A function
+// handed to a wrapper that is called at once (`local_map(F.interpolate, ...)(x)`) is captured by its
+// name too: calls.ts wrappedCallOf.
+PATTERN['call'] = [
+  '(call function: (identifier) @call)',
+  '(call function: (attribute attribute: (identifier) @call))',
+  '(call function: (call arguments: (argument_list . [(identifier) @call (attribute attribute: (identifier) @call)])))',
+].join(' ');
 const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [] };
 
 export class Analyzer {

@@ -2,7 +2,7 @@
 // dispatch of a part's calls and assignments to the rules that want them.
 import type { Node } from 'web-tree-sitter';
 import { runsWithoutGrad } from './autograd.js';
-import { matmulOperatorCall, resolveCall } from './calls.js';
+import { CallSite, matmulOperatorCall, resolveCall, resolveWrappedCall } from './calls.js';
 import type { Candidate } from './engine.js';
 import { MODE_SWITCHES, ModeSetting, modeSettingOf } from './facts.js';
 import { GuardFinder } from './guards.js';
@@ -89,9 +89,15 @@ export class FileRun {
       visit();
     };
     const wantedCallee = (callee: string) => byCallee.has(callee) || MODE_SWITCHES.has(callee);
-    const calls = found.get('call')!.flatMap((name) => (this.names.has(name.text) ? (callOfName(name) ?? []) : []));
-    const operatorCalls = byCallee.has('operator.matmul') ? found.get('matmul')!.map(matmulOperatorCall) : [];
-    for (const call of [...calls.map((node) => resolveCall(node, this.scope, wantedCallee)), ...operatorCalls]) {
+    const calls: Array<CallSite | undefined> = [];
+    for (const name of found.get('call')!) {
+      if (!this.names.has(name.text)) continue;
+      const node = callOfName(name);
+      if (node) calls.push(resolveCall(node, this.scope, wantedCallee));
+      else calls.push(resolveWrappedCall(name, this.scope, wantedCallee));
+    }
+    if (byCallee.has('operator.matmul')) calls.push(...found.get('matmul')!.map(matmulOperatorCall));
+    for (const call of calls) {
       if (!call) continue;
       const setting = !onlyNonLocal && MODE_SWITCHES.has(call.callee) ? modeSettingOf(call) : undefined;
       if (setting) output.modeSettings.push(setting);
