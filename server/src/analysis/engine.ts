@@ -7,9 +7,11 @@ import { ActiveRules, AnalysisOptions, FileRun, scopeFrom, scopeOpsOf } from './
 import { isEarlyExit } from './guards.js';
 import type { PythonParser, TextChange } from './parse.js';
 import { analyzeChunkEdit } from './chunk-edit.js';
+import { NameUses, usesOf } from './no-grad-callers.js';
 import { Part, PartNodes, collectParts, fileParts, partAt } from './parts.js';
 import { CALL_NAME_PATTERN, CallEdge, callEdgesOf } from './program.js';
 import type { Outcomes, Rule } from './rules/rule.js';
+import { importBindingsOf } from './scope.js';
 import { Suppression, parseSuppressions } from './suppressions.js';
 import { rangeOf } from './syntax.js';
 import type { Fix, GuardKind, Range } from './types.js';
@@ -25,6 +27,11 @@ export interface Candidate {
   guardCondition?: Range;
   outcomes: Outcomes;
   fixes: Fix[];
+  /**
+   * For a backward-only rule: the functions the hit stands in, innermost first (no-grad-callers.ts
+   * callableChain). The hit is dropped when every call of one of them runs without gradients.
+   */
+  functions?: string[];
 }
 
 export interface FileAnalysis {
@@ -72,6 +79,7 @@ export class Analyzer {
    */
   private readonly collectors = new Map<string, Query>();
   private callNames: Query | undefined;
+  private imports: Query | undefined;
 
   constructor(
     readonly parser: PythonParser,
@@ -144,6 +152,18 @@ export class Analyzer {
     try {
       this.callNames ??= this.parser.query(CALL_NAME_PATTERN);
       return callEdgesOf(tree.rootNode, this.callNames);
+    } finally {
+      tree.delete();
+    }
+  }
+
+  /** The uses of `names` in a file (no-grad-callers.ts), with the file's imports resolved. */
+  usesOf(text: string, names: readonly string[]): Map<string, NameUses> {
+    const tree = this.parser.parse(text);
+    try {
+      this.imports ??= this.parser.query('(import_statement) @import (import_from_statement) @import');
+      const scope = scopeFrom([{ imports: this.imports.captures(tree.rootNode).flatMap((c) => importBindingsOf(c.node)), aliases: [] }]);
+      return usesOf(tree.rootNode, names, scope);
     } finally {
       tree.delete();
     }

@@ -5,6 +5,7 @@ import { runsWithoutGrad } from './autograd.js';
 import { CallSite, matmulOperatorCall, resolveCall, resolveWrappedCall } from './calls.js';
 import type { Candidate } from './engine.js';
 import { MODE_SWITCHES, ModeSetting, modeSettingOf } from './facts.js';
+import { callableChain } from './no-grad-callers.js';
 import { GuardFinder } from './guards.js';
 import type { PartNodes } from './parts.js';
 import type { AssignmentSite, Hit, Rule, RuleContext } from './rules/rule.js';
@@ -152,7 +153,10 @@ function toCandidate(rule: Rule, hit: Hit, guards: GuardFinder): Candidate {
   const range = hit.range ?? (hit.node ? rangeOf(hit.node) : undefined);
   if (!range) throw new Error(`${rule.id} reported a hit with neither node nor range`);
   const found = hit.node && !hit.guard ? guards.guardWithCondition(hit.node) : { kind: hit.guard ?? 'none' };
-  return { rule, range, guard: found.kind, guardCondition: found.condition, outcomes: hit.outcomes, fixes: hit.fixes ?? [] };
+  const candidate: Candidate = { rule, range, guard: found.kind, guardCondition: found.condition, outcomes: hit.outcomes, fixes: hit.fixes ?? [] };
+  const functions = rule.backwardOnly && hit.node ? callableChain(hit.node) : [];
+  if (functions.length) candidate.functions = functions;
+  return candidate;
 }
 
 /** The call whose callee ends in `name` (see engine.ts PATTERN['call']). */

@@ -86,6 +86,7 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
     facts: factsOf(spec),
     triggers,
     requires: spec.requires,
+    backwardOnly: spec.backwardOnly,
     calls,
     onCall(call, ctx) {
       const key = spec.variant ? spec.variant(call, ctx) : 'default';

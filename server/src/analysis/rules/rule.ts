@@ -87,6 +87,12 @@ export interface Rule {
    * further leave it out and run on every analysis.
    */
   locality?: 'function';
+  /**
+   * The hazard is in the backward pass only: hits are silent where no gradient is recorded, at the
+   * call (RuleContext.runsWithoutGrad) and in functions every call of which runs without gradients
+   * (no-grad-callers.ts, across the program).
+   */
+  backwardOnly?: boolean;
   /** Canonical callees this rule inspects (see CallSite.callee). */
   calls?: readonly string[];
   onCall?(call: CallSite, ctx: RuleContext): void;
