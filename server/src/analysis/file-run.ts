@@ -4,6 +4,7 @@ import type { Node } from 'web-tree-sitter';
 import { runsWithoutGrad } from './autograd.js';
 import { CallSite, matmulOperatorCall, resolveCall, resolveWrappedCall } from './calls.js';
 import type { Candidate } from './engine.js';
+import { Devices } from './devices.js';
 import { MODE_SWITCHES, ModeSetting, modeSettingOf } from './facts.js';
 import { callableChain } from './no-grad-callers.js';
 import { GuardFinder } from './guards.js';
@@ -59,6 +60,7 @@ export class FileRun {
     this.values = new ValueHints(scope, assignmentsWithin);
     this.guards = new GuardFinder(scope, options.guardNames, text.includes('use_deterministic_algorithms'));
     const guards = this.guards;
+    let devices: Devices | undefined;
     this.ctx = {
       text,
       scope,
@@ -66,6 +68,7 @@ export class FileRun {
       torchVersion: options.torchVersion,
       guardOf: (node) => guards.guardOf(node),
       runsWithoutGrad: (node) => runsWithoutGrad(node, scope),
+      isCpu: (node) => (devices ??= new Devices(scope, this.values, text)).isCpu(node),
       report: (hit: Hit) => {
         const rule = this.current!;
         (rule.locality === 'function' ? this.output!.local : this.output!.other).push(toCandidate(rule, hit, guards));

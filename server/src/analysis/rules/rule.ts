@@ -54,6 +54,8 @@ export interface RuleContext {
   readonly torchVersion: TorchVersion;
   guardOf(node: Node): GuardKind;
   runsWithoutGrad(node: Node): boolean;
+  /** A torch tensor known to be on the CPU by how its function made it (devices.ts). */
+  isCpu(node: Node | undefined): boolean;
   report(hit: Hit): void;
 }
 
