@@ -2,29 +2,86 @@
 // written at the call, a name bound to a literal earlier in the function, a parameter's default
 // (`def resize(x, mode="bilinear")`), or `self.mode` as `__init__` sets it, its parameter followed to
 // the default (values.ts selfAttributeValue). A parameter without a default, or anything computed, is
-// undefined: the caller decides, and the code cannot tell which path runs.
+// undefined: the caller decides, and the code cannot tell which path runs; except that a module-level
+// function's parameter takes the literal all its calls in the file agree on, and `config.x` the
+// default of the field `x` of the class `config` is annotated with (a config dataclass).
 import type { Node } from 'web-tree-sitter';
-import { Literal, literalValue, unparenthesize } from './syntax.js';
+import { argument, callArguments, enclosingFunction, Literal, literalValue, rootOf, unparenthesize } from './syntax.js';
 import type { ValueHints } from './values.js';
 
-export function defaultLiteral(node: Node | undefined, values: ValueHints): Literal | undefined {
-  if (!node) return undefined;
+const MAX_DEPTH = 4;
+
+export function defaultLiteral(node: Node | undefined, values: ValueHints, depth = 0): Literal | undefined {
+  if (!node || depth > MAX_DEPTH) return undefined;
   const expr = unparenthesize(node);
   const direct = literalValue(expr);
   if (direct !== undefined) return direct;
+  const next = (n: Node | undefined | null) => defaultLiteral(n ?? undefined, values, depth + 1);
   if (expr.type === 'identifier') {
     const bound = values.definition(expr);
-    if (bound) return bound.unpacked ? undefined : literalValue(unparenthesize(bound.value));
-    return literalValue(values.parameterDefault(expr));
+    if (bound) return bound.unpacked ? undefined : next(bound.value);
+    const byDefault = values.parameterDefault(expr);
+    return byDefault ? next(byDefault) : agreedByCallers(expr, next);
   }
-  if (expr.type === 'attribute') return literalValue(values.selfAttributeValue(expr));
+  if (expr.type === 'attribute') {
+    const set = values.selfAttributeValue(expr);
+    return set ? next(set) : next(configFieldDefault(expr));
+  }
+  return undefined;
+}
+
+/**
+ * A parameter without a default of a module-level function: the literal every call of the function
+ * in its file passes there (`_resize(table, grids, self.mode)` with `self.mode` set to a literal),
+ * when there is at least one call and they all agree.
+ */
+function agreedByCallers(parameter: Node, valueOf: (n: Node | undefined) => Literal | undefined): Literal | undefined {
+  const fn = enclosingFunction(parameter);
+  const holder = fn?.parent?.type === 'decorated_definition' ? fn.parent : fn;
+  const name = fn?.childForFieldName('name')?.text;
+  if (!fn || !name || holder?.parent?.type !== 'module') return undefined;
+  const params = fn.childForFieldName('parameters')?.namedChildren ?? [];
+  const position = params.findIndex((p) => (p.type === 'identifier' ? p : p.childForFieldName('name') ?? p.namedChildren[0])?.text === parameter.text);
+  if (position < 0 || params.slice(0, position).some((p) => p.type === 'list_splat_pattern' || p.type === 'dictionary_splat_pattern')) return undefined;
+  const calls = rootOf(parameter).descendantsOfType('call').filter((c) => c.childForFieldName('function')?.text === name);
+  let agreed: Literal | undefined;
+  for (const call of calls) {
+    const args = callArguments(call);
+    if (args.hasSplat) return undefined;
+    const value = valueOf(argument(args, position, parameter.text));
+    if (value === undefined || (agreed !== undefined && value !== agreed)) return undefined;
+    agreed = value;
+  }
+  return agreed;
+}
+
+/**
+ * `config.mode` where `config` is a parameter annotated with a class of the file (a config dataclass,
+ * `def __init__(self, config: Config)`): the default its class body gives the field (`mode: str = "bicubic"`).
+ * A class nested in the function's own class wins over one of the same name elsewhere in the file.
+ */
+function configFieldDefault(attribute: Node): Node | undefined {
+  const object = attribute.childForFieldName('object');
+  const field = attribute.childForFieldName('attribute')?.text;
+  if (object?.type !== 'identifier' || !field) return undefined;
+  const fn = enclosingFunction(attribute);
+  const param = fn?.childForFieldName('parameters')?.namedChildren.find((p) => (p.type === 'typed_parameter' || p.type === 'typed_default_parameter') && (p.childForFieldName('name') ?? p.namedChildren[0])?.text === object.text);
+  const typeName = param?.childForFieldName('type')?.text.split('.').pop()?.trim();
+  if (!fn || !typeName || !/^\w+$/.test(typeName)) return undefined;
+  const named = rootOf(attribute).descendantsOfType('class_definition').filter((c) => c.childForFieldName('name')?.text === typeName);
+  let own: Node | null = fn.parent;
+  while (own && own.type !== 'class_definition') own = own.parent;
+  const klass = named.find((c) => own && c.parent?.parent?.equals(own)) ?? (named.length === 1 ? named[0] : undefined);
+  for (const statement of klass?.childForFieldName('body')?.namedChildren ?? []) {
+    const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
+    if (assignment?.type === 'assignment' && assignment.childForFieldName('left')?.text === field) return assignment.childForFieldName('right') ?? undefined;
+  }
   return undefined;
 }
 
 /** Helpers that build an n-tuple from one value: timm's `to_4tuple`, torch's `_pair` / `_quadruple`. */
 const TUPLE_HELPER = /(^|\.)_?to_?([1-6])tuple$/;
 const NAMED_TUPLE_HELPER: Record<string, number> = { _single: 1, _pair: 2, _triple: 3, _quadruple: 4 };
-const MAX_DEPTH = 4;
 
 /**
  * How many elements the tuple or list an argument holds has on a plain call: a literal display, a
