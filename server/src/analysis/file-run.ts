@@ -69,6 +69,7 @@ export class FileRun {
       guardOf: (node) => guards.guardOf(node),
       runsWithoutGrad: (node) => runsWithoutGrad(node, scope),
       isCpu: (node) => (devices ??= new Devices(scope, this.values, text)).isCpu(node),
+      isConstant: (node) => (devices ??= new Devices(scope, this.values, text)).isConstant(node),
       report: (hit: Hit) => {
         const rule = this.current!;
         (rule.locality === 'function' ? this.output!.local : this.output!.other).push(toCandidate(rule, hit, guards));

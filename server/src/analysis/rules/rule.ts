@@ -56,6 +56,8 @@ export interface RuleContext {
   runsWithoutGrad(node: Node): boolean;
   /** A torch tensor known to be on the CPU by how its function made it (devices.ts). */
   isCpu(node: Node | undefined): boolean;
+  /** A tensor made in the function from constants, which no gradient reaches (devices.ts). */
+  isConstant(node: Node | undefined): boolean;
   report(hit: Hit): void;
 }
 

@@ -87,6 +87,8 @@ export default defineOpRule({
   alternative:
     'use mode="nearest", or on torch 2.11+ plain mode="bilinear" (no antialias), whose backward the mode makes deterministic',
   backwardOnly: true,
+  // The gradient the atomics add up is the input's: a constant input (made here) has none.
+  gradInput: (call) => (call.callee.startsWith('torch.nn.functional.') ? argument(call.args, 0, 'input') : undefined),
   variant,
   variants: VARIANTS,
   docs: `

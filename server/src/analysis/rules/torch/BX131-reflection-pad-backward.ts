@@ -26,6 +26,8 @@ export default defineOpRule({
   alternative:
     'pad with mode="replicate" (deterministic under the mode), or build the reflection with `torch.flip` and `torch.cat`, whose backward is deterministic',
   backwardOnly: true,
+  // The gradient the atomics add up is the input's: a constant input (made here) has none.
+  gradInput: (call) => (call.callee.startsWith('torch.nn.functional.') ? argument(call.args, 0, 'input') : undefined),
   variant,
   variants: {
     '1d': {

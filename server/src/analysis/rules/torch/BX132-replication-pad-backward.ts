@@ -25,6 +25,8 @@ export default defineOpRule({
   why: 'adds the gradients of every replicated border element into the edge element it copies with atomic adds in the backward pass, so edge gradients round differently from run to run',
   alternative: 'turn on deterministic mode, or replicate the edge with `expand` and `torch.cat`, whose backward is deterministic',
   backwardOnly: true,
+  // The gradient the atomics add up is the input's: a constant input (made here) has none.
+  gradInput: (call) => (call.callee.startsWith('torch.nn.functional.') ? argument(call.args, 0, 'input') : undefined),
   variant,
   variants: {
     '1d': {
