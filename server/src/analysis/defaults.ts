@@ -71,7 +71,8 @@ function configFieldDefault(attribute: Node): Node | undefined {
   const named = rootOf(attribute).descendantsOfType('class_definition').filter((c) => c.childForFieldName('name')?.text === typeName);
   let own: Node | null = fn.parent;
   while (own && own.type !== 'class_definition') own = own.parent;
-  const klass = named.find((c) => own && c.parent?.parent?.equals(own)) ?? (named.length === 1 ? named[0] : undefined);
+  const nestedIn = (c: Node) => (c.parent?.type === 'decorated_definition' ? c.parent : c).parent?.parent;
+  const klass = named.find((c) => own && nestedIn(c)?.equals(own)) ?? (named.length === 1 ? named[0] : undefined);
   for (const statement of klass?.childForFieldName('body')?.namedChildren ?? []) {
     const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
     if (assignment?.type === 'assignment' && assignment.childForFieldName('left')?.text === field) return assignment.childForFieldName('right') ?? undefined;
