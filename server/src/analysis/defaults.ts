@@ -43,7 +43,7 @@ function agreedByCallers(parameter: Node, valueOf: (n: Node | undefined) => Lite
   const params = fn.childForFieldName('parameters')?.namedChildren ?? [];
   const position = params.findIndex((p) => (p.type === 'identifier' ? p : p.childForFieldName('name') ?? p.namedChildren[0])?.text === parameter.text);
   if (position < 0 || params.slice(0, position).some((p) => p.type === 'list_splat_pattern' || p.type === 'dictionary_splat_pattern')) return undefined;
-  const calls = rootOf(parameter).descendantsOfType('call').filter((c) => c.childForFieldName('function')?.text === name);
+  const calls = callsByName(rootOf(parameter)).get(name) ?? [];
   let agreed: Literal | undefined;
   for (const call of calls) {
     const args = callArguments(call);
@@ -53,6 +53,22 @@ function agreedByCallers(parameter: Node, valueOf: (n: Node | undefined) => Lite
     agreed = value;
   }
   return agreed;
+}
+
+/** The file's calls of plain names, by name: read once per tree (the last one asked about). */
+let callsOfTree: { root: Node; byName: Map<string, Node[]> } | undefined;
+function callsByName(root: Node): Map<string, Node[]> {
+  if (callsOfTree && callsOfTree.root.tree === root.tree) return callsOfTree.byName;
+  const byName = new Map<string, Node[]>();
+  for (const call of root.descendantsOfType('call')) {
+    const fn = call.childForFieldName('function');
+    if (fn?.type !== 'identifier') continue;
+    const list = byName.get(fn.text);
+    if (list) list.push(call);
+    else byName.set(fn.text, [call]);
+  }
+  callsOfTree = { root, byName };
+  return byName;
 }
 
 /**
