@@ -9,23 +9,38 @@ import type { Node } from 'web-tree-sitter';
 import { argument, callArguments, enclosingFunction, Literal, literalValue, rootOf, unparenthesize } from './syntax.js';
 import type { ValueHints } from './values.js';
 
+/**
+ * What the facts read: the file's values, and a note that an answer came from another function of
+ * the file (a caller, a config class, a sibling method), which the language server's per-function
+ * cache must not keep (RuleContext.readsBeyondFunction).
+ */
+export interface DefaultsContext {
+  readonly values: ValueHints;
+  readsBeyondFunction?(): void;
+}
+
 const MAX_DEPTH = 4;
 
-export function defaultLiteral(node: Node | undefined, values: ValueHints, depth = 0): Literal | undefined {
+export function defaultLiteral(node: Node | undefined, ctx: DefaultsContext, depth = 0): Literal | undefined {
+  const values = ctx.values;
   if (!node || depth > MAX_DEPTH) return undefined;
   const expr = unparenthesize(node);
   const direct = literalValue(expr);
   if (direct !== undefined) return direct;
-  const next = (n: Node | undefined | null) => defaultLiteral(n ?? undefined, values, depth + 1);
+  const next = (n: Node | undefined | null) => defaultLiteral(n ?? undefined, ctx, depth + 1);
   if (expr.type === 'identifier') {
     const bound = values.definition(expr);
     if (bound) return bound.unpacked ? undefined : next(bound.value);
     const byDefault = values.parameterDefault(expr);
-    return byDefault ? next(byDefault) : agreedByCallers(expr, next);
+    if (byDefault) return next(byDefault);
+    ctx.readsBeyondFunction?.();
+    return agreedByCallers(expr, next);
   }
   if (expr.type === 'attribute') {
     const set = values.selfAttributeValue(expr);
-    return set ? next(set) : next(configFieldDefault(expr));
+    if (set) return next(set);
+    ctx.readsBeyondFunction?.();
+    return next(configFieldDefault(expr));
   }
   return undefined;
 }
@@ -106,10 +121,11 @@ const NAMED_TUPLE_HELPER: Record<string, number> = { _single: 1, _pair: 2, _trip
  * or a method of the same class whose returns all agree (`self._padding(x)` returning
  * `(left, right, top, bottom)`). A splat or anything else is undefined.
  */
-export function defaultLength(node: Node | undefined, values: ValueHints, depth = 0): number | undefined {
+export function defaultLength(node: Node | undefined, ctx: DefaultsContext, depth = 0): number | undefined {
+  const values = ctx.values;
   if (!node || depth > MAX_DEPTH) return undefined;
   const expr = unparenthesize(node);
-  const next = (n: Node | undefined | null) => defaultLength(n ?? undefined, values, depth + 1);
+  const next = (n: Node | undefined | null) => defaultLength(n ?? undefined, ctx, depth + 1);
   switch (expr.type) {
     case 'tuple':
     case 'list':
@@ -129,6 +145,7 @@ export function defaultLength(node: Node | undefined, values: ValueHints, depth 
       if (helper) return Number(helper[2]);
       if (Object.hasOwn(NAMED_TUPLE_HELPER, name)) return NAMED_TUPLE_HELPER[name];
       if (fn.type !== 'attribute' || fn.childForFieldName('object')?.text !== 'self') return undefined;
+      ctx.readsBeyondFunction?.();
       const lengths = new Set(returnsOf(methodOf(expr, name)).map(next));
       const [only] = lengths;
       return lengths.size === 1 ? only : undefined;

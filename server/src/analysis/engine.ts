@@ -3,7 +3,7 @@
 import type { Node, Query, Tree } from 'web-tree-sitter';
 import { ChunkCache, ChunkResult, isMovable, shiftResult } from './chunk-cache.js';
 import type { ModeSetting } from './facts.js';
-import { ActiveRules, AnalysisOptions, FileRun, scopeFrom, scopeOpsOf } from './file-run.js';
+import { ActiveRules, AnalysisOptions, FileRun, PartOutput, scopeFrom, scopeOpsOf } from './file-run.js';
 import { isEarlyExit } from './guards.js';
 import type { PythonParser, TextChange } from './parse.js';
 import { analyzeChunkEdit } from './chunk-edit.js';
@@ -232,11 +232,13 @@ export class Analyzer {
         reusable &&= !entry.nonLocal;
       } else {
         result = { candidates: [], modeSettings: [], suppressions: parseSuppressions(nodes[i]!.get('comment') ?? []) };
-        const nonLocal = run.runPart(nodes[i]!, false, { local: result.candidates, other, modeSettings: result.modeSettings });
-        // Only the language server keeps results (the CLI has no cache): only it needs to know.
+        const output: PartOutput = { local: result.candidates, other, modeSettings: result.modeSettings };
+        const nonLocal = run.runPart(nodes[i]!, false, output);
+        // Only the language server keeps results (the CLI has no cache): only it needs to know. A
+        // part whose hits read other functions (RuleContext.readsBeyondFunction) is analysed anew each time.
         const movable = !!cache && isMovable(result, { startRow, endRow: part.node.endPosition.row }, firstChunkRow);
-        if (part.chunk && cache && movable) cache.add(keys[i]!, scopeOps[i]!, { signature, startRow, result, nonLocal });
-        reusable &&= movable && !nonLocal && (part.chunk || !isEarlyExit(part.node));
+        if (part.chunk && cache && movable && !output.readBeyond) cache.add(keys[i]!, scopeOps[i]!, { signature, startRow, result, nonLocal });
+        reusable &&= movable && !nonLocal && !output.readBeyond && (part.chunk || !isEarlyExit(part.node));
       }
       results.push(result);
     }

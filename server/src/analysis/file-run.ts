@@ -39,6 +39,8 @@ export interface PartOutput {
   local: Candidate[];
   other: Candidate[];
   modeSettings: ModeSetting[];
+  /** A rule's facts came from another function of the file: the part's result must not be cached. */
+  readBeyond?: boolean;
 }
 
 export class FileRun {
@@ -73,6 +75,9 @@ export class FileRun {
       report: (hit: Hit) => {
         const rule = this.current!;
         (rule.locality === 'function' ? this.output!.local : this.output!.other).push(toCandidate(rule, hit, guards));
+      },
+      readsBeyondFunction: () => {
+        this.output!.readBeyond = true;
       },
     };
     this.names = new Set([...rules.byCallee.keys(), ...MODE_SWITCHES].map((callee) => callee.slice(callee.lastIndexOf('.') + 1)));

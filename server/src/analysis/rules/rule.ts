@@ -59,6 +59,11 @@ export interface RuleContext {
   /** A tensor made in the function from constants, which no gradient reaches (devices.ts). */
   isConstant(node: Node | undefined): boolean;
   report(hit: Hit): void;
+  /**
+   * The current hit's facts came from another function of the file (defaults.ts): the part is not
+   * cached per function by the language server, whose cached functions are not re-read when another changes.
+   */
+  readsBeyondFunction(): void;
 }
 
 export interface AssignmentSite {

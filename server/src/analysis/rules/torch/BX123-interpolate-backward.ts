@@ -17,10 +17,10 @@ function variant(call: CallSite, ctx: RuleContext): string | undefined {
   const modeArg = argument(call.args, MODE_INDEX[call.callee] ?? -1, 'mode');
   if (!modeArg && call.args.hasSplat) return undefined; // mode may come through **kwargs
   // A literal, or the default of the parameter or `self.` attribute it comes from (defaults.ts).
-  const mode = modeArg ? defaultLiteral(modeArg, ctx.values) : 'nearest';
+  const mode = modeArg ? defaultLiteral(modeArg, ctx) : 'nearest';
   if (typeof mode !== 'string') return undefined; // chosen by the caller: cannot tell
   // antialias is F.interpolate's 7th parameter; nn.Upsample has none.
-  const antialias = call.callee === 'torch.nn.Upsample' ? undefined : defaultLiteral(argument(call.args, 6, 'antialias'), ctx.values);
+  const antialias = call.callee === 'torch.nn.Upsample' ? undefined : defaultLiteral(argument(call.args, 6, 'antialias'), ctx);
   if (antialias === true && (mode === 'bilinear' || mode === 'bicubic')) return 'antialias';
   return Object.hasOwn(VARIANTS, mode) ? mode : undefined; // nearest and nearest-exact are deterministic
 }

@@ -12,8 +12,8 @@ function variant(call: CallSite, ctx: RuleContext): string | undefined {
   if (cls) return cls[1];
   // The mode and the pad's length as a plain call has them (defaults.ts): `self._padding(x)`
   // returning four numbers pads two dimensions.
-  if (defaultLiteral(argument(call.args, 2, 'mode'), ctx.values) !== 'reflect') return undefined;
-  const length = defaultLength(argument(call.args, 1, 'pad'), ctx.values);
+  if (defaultLiteral(argument(call.args, 2, 'mode'), ctx) !== 'reflect') return undefined;
+  const length = defaultLength(argument(call.args, 1, 'pad'), ctx);
   return length === undefined ? undefined : BY_PAD_LENGTH[length];
 }
 
