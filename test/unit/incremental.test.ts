@@ -247,6 +247,23 @@ describe('incremental analysis', () => {
     }
   });
 
+  it('analyses again a function whose hit read another function (a caller passing its mode)', async () => {
+    const checker = await loadChecker();
+    const text = 'import torch.nn.functional as F\n\ndef resize(t, mode):\n    return F.interpolate(t, size=(8, 8), mode=mode)\n\ndef caller(t):\n    return resize(t, "bicubic")\n';
+    const doc = new EditedDocument(checker, text);
+    const s = settings({ select: ['BX123'] });
+    const hits = () => doc.analyze(s).candidates.map((c) => `${c.rule.id}@${c.range.start.line}`);
+    try {
+      expect(hits()).toEqual(['BX123@3']);
+      // Only the caller changes: the callee's cached hit must not survive.
+      const at = doc.text.indexOf('"bicubic"');
+      doc.edit(at, at + '"bicubic"'.length, '"nearest"');
+      expect(hits()).toEqual([]);
+    } finally {
+      doc.dispose();
+    }
+  });
+
   it('notices a module-level early exit added between two cached functions', async () => {
     const checker = await loadChecker();
     const s = settings();

@@ -86,3 +86,34 @@ describe('test, benchmark and build code', () => {
     expect(bad.stderr).toContain('test-code');
   });
 });
+
+describe('functions every call of which runs without gradients (no-grad-callers.ts)', () => {
+  const LAYERS = 'import torch.nn.functional as F\ndef resize_table(t, size):\n    return F.interpolate(t, size=size, mode="bicubic")\n';
+
+  async function severitiesInLayers(files: Record<string, string>): Promise<string[]> {
+    const checker = await loadChecker();
+    const s = settings({ select: ['BX123'] });
+    const program = Object.entries({ 'layers.py': LAYERS, ...files }).map(([file, text]) => ({ path: file, text, settings: s, offPath: isOffPath(file) }));
+    return checker.checkProgram(program).find((f) => f.path === 'layers.py')!.findings.map((f) => f.severity);
+  }
+
+  it('are silent for backward-only rules when every call is in a checkpoint loader, across files', async () => {
+    const loader = 'from layers import resize_table\ndef checkpoint_filter_fn(sd, model):\n    sd["pos"] = resize_table(sd["pos"], (24, 24))\n    return sd\n';
+    expect(await severitiesInLayers({ 'loader.py': loader })).toEqual([]);
+  });
+
+  it('keep their backward when one call is in a forward, or the name is passed on or renamed', async () => {
+    const loader = 'from layers import resize_table\ndef checkpoint_filter_fn(sd, model):\n    sd["pos"] = resize_table(sd["pos"], (24, 24))\n    return sd\n';
+    const model = 'from layers import resize_table\nclass M:\n    def forward(self, x):\n        return resize_table(x, (8, 8))\n';
+    expect(await severitiesInLayers({ 'loader.py': loader, 'model.py': model })).toEqual(['warning']);
+    expect(await severitiesInLayers({ 'loader.py': loader, 'model.py': 'from layers import resize_table\nHOOKS = [resize_table]\n' })).toEqual(['warning']);
+    expect(await severitiesInLayers({ 'loader.py': loader, 'model.py': 'from layers import resize_table as rt\ndef f(x):\n    return rt(x, 2)\n' })).toEqual(['warning']);
+  });
+
+  it('count no call from test code, nor a call of another file\'s function of the same name', async () => {
+    const test = 'import torch\nfrom layers import resize_table\ndef test_resize():\n    with torch.no_grad():\n        resize_table(torch.zeros(1, 1, 4, 4), (8, 8))\n';
+    expect(await severitiesInLayers({ 'tests/test_layers.py': test })).toEqual(['warning']);
+    const other = 'def resize_table(t, size):\n    return t\ndef checkpoint_filter_fn(sd, model):\n    return resize_table(sd, 2)\n';
+    expect(await severitiesInLayers({ 'other.py': other })).toEqual(['warning']);
+  });
+});

@@ -30,8 +30,12 @@ export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {
   return false;
 }
 
-/** Functions that generate, sample or decode: inference code, never differentiated. */
-const NO_BACKWARD_NAME = /^_*(generate|sample|decode|greedy|beam_search|speculative|infer|inference|predict)(_|$)|_(generate|generation|sample|sampling|decode|decoding|prefill|inference)(_|$)|(^|_)(checkpoint_filter_fn|filter_fn|load_state_dict|load_from_state_dict|state_dict_pre_hook|state_dict_hook|load_pretrained|load_checkpoint)$/i;
+/**
+ * Functions that generate, sample or decode: inference code, never differentiated. Spatial and
+ * statistical sampling is differentiated (`_apply_pos_embed_grid_sample`, `point_sample`,
+ * `importance_sampling_loss`), so `sample` after those words does not count.
+ */
+const NO_BACKWARD_NAME = /^_*(generate|sample|decode|greedy|beam_search|speculative|infer|inference|predict)(_|$)|_(generate|generation|decode|decoding|prefill|inference)(_|$)|(?<!grid|point|importance|up|down|sub)_(sample|sampling)(_|$)|(^|_)(checkpoint_filter_fn|filter_fn|load_state_dict|load_from_state_dict|state_dict_pre_hook|state_dict_hook|load_pretrained|load_checkpoint)$/i;
 /**
  * Backward functions (`backward`, `_attn_bwd`, `scatter_add_backward`): autograd calls them with
  * gradient recording off, so what they call has no backward of its own.

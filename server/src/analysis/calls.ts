@@ -60,6 +60,33 @@ export function resolveCall(node: Node, scope: ImportScope, wanted: (callee: str
   return { node, callee, anchor: { start: method, end: node }, receiver: object, args: callArguments(node) };
 }
 
+/**
+ * A function handed to a wrapper that is called at once runs with that call's arguments:
+ * `local_map(F.interpolate, out_placements=...)(grid, size=s, mode="bilinear")` (DTensor),
+ * `torch.compile(F.grid_sample)(x, g)`, `functools.partial(F.pad, mode="reflect")(x, p)` (whose
+ * bound arguments come first). `name` is the last name of the reference, the wrapper's first
+ * argument. A wrapper that is itself a call's result (`torch.no_grad()(fn)`) is left alone.
+ */
+export function resolveWrappedCall(name: Node, scope: ImportScope, wanted: (callee: string) => boolean): CallSite | undefined {
+  const reference = name.parent?.type === 'attribute' ? name.parent : name;
+  const list = reference.parent;
+  const wrapper = list?.type === 'argument_list' ? list.parent : undefined;
+  const outer = wrapper?.parent;
+  if (wrapper?.type !== 'call' || outer?.type !== 'call' || !outer.childForFieldName('function')?.equals(wrapper)) return undefined;
+  const wrapperFn = wrapper.childForFieldName('function');
+  if (!wrapperFn || wrapperFn.type === 'call') return undefined;
+  const qualified = scope.resolveExpression(reference);
+  if (qualified === undefined || qualified.startsWith('Tensor.') || !wanted(qualified)) return undefined;
+  const args = callArguments(outer);
+  if (scope.resolveExpression(wrapperFn) === 'functools.partial') {
+    const bound = callArguments(wrapper);
+    args.positional = [...bound.positional.slice(1), ...args.positional];
+    args.keywords = new Map([...bound.keywords, ...args.keywords]);
+    args.hasSplat ||= bound.hasSplat;
+  }
+  return { node: outer, callee: qualified, anchor: { start: reference, end: outer }, args };
+}
+
 /** The span findings underline: the method name through the closing parenthesis, or the whole call. */
 export function callRange(call: CallSite): Range {
   return { start: rangeOf(call.anchor.start).start, end: rangeOf(call.anchor.end).end };

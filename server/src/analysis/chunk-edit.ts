@@ -80,8 +80,9 @@ export function analyzeChunkEdit(host: ChunkEditHost, text: string, edits: reado
     }, text, options);
     const result: ChunkResult = { candidates: [], modeSettings: [], suppressions: parseSuppressions(found.get('comment') ?? []) };
     const other: ChunkResult['candidates'] = [];
-    const nonLocal = run.runPart(found, false, { local: result.candidates, other, modeSettings: result.modeSettings });
-    if (nonLocal || other.length > 0 || askedOutside || !isMovable(result, { startRow: part.startRow, endRow }, layout.firstChunkRow)) return undefined;
+    const output = { local: result.candidates, other, modeSettings: result.modeSettings, readBeyond: false };
+    const nonLocal = run.runPart(found, false, output);
+    if (nonLocal || output.readBeyond || other.length > 0 || askedOutside || !isMovable(result, { startRow: part.startRow, endRow }, layout.firstChunkRow)) return undefined;
 
     cache.add(chunkKey(part.container, part.startColumn, chunkText), ops, { signature: layout.signature, startRow: part.startRow, result, nonLocal: false });
     const delta = end - part.end;

@@ -3,13 +3,15 @@
 import type { Node, Query, Tree } from 'web-tree-sitter';
 import { ChunkCache, ChunkResult, isMovable, shiftResult } from './chunk-cache.js';
 import type { ModeSetting } from './facts.js';
-import { ActiveRules, AnalysisOptions, FileRun, scopeFrom, scopeOpsOf } from './file-run.js';
+import { ActiveRules, AnalysisOptions, FileRun, PartOutput, scopeFrom, scopeOpsOf } from './file-run.js';
 import { isEarlyExit } from './guards.js';
 import type { PythonParser, TextChange } from './parse.js';
 import { analyzeChunkEdit } from './chunk-edit.js';
+import { NameUses, usesOf } from './no-grad-callers.js';
 import { Part, PartNodes, bindingsOf, collectParts, fileParts, partAt } from './parts.js';
 import { CALL_NAME_PATTERN, CallEdge, callEdgesOf } from './program.js';
 import type { Outcomes, Rule } from './rules/rule.js';
+import { importBindingsOf } from './scope.js';
 import { Suppression, parseSuppressions } from './suppressions.js';
 import { rangeOf } from './syntax.js';
 import type { Fix, GuardKind, Range } from './types.js';
@@ -25,6 +27,11 @@ export interface Candidate {
   guardCondition?: Range;
   outcomes: Outcomes;
   fixes: Fix[];
+  /**
+   * For a backward-only rule: the functions the hit stands in, innermost first (no-grad-callers.ts
+   * callableChain). The hit is dropped when every call of one of them runs without gradients.
+   */
+  functions?: string[];
 }
 
 export interface FileAnalysis {
@@ -47,8 +54,14 @@ const COLLECTED = ['call', 'assignment', 'augmented_assignment', 'import_stateme
 const PATTERN: Record<string, string> = Object.fromEntries(COLLECTED.map((type) => [type, `(${type}) @${type}`]));
 PATTERN['matmul'] = '(binary_operator operator: "@") @matmul';
 // Calls are captured by the name they call (`f` of `f(x)`, `m` of `x.m(y)`): most calls of a file call
-// names no rule knows, and those are skipped without reading any more of their nodes.
-PATTERN['call'] = '(call function: (identifier) @call) (call function: (attribute attribute: (identifier) @call))';
+// names no rule knows, and those are skipped without reading any more of their nodes. A function
+// handed to a wrapper that is called at once (`local_map(F.interpolate, ...)(x)`) is captured by its
+// name too: calls.ts wrappedCallOf.
+PATTERN['call'] = [
+  '(call function: (identifier) @call)',
+  '(call function: (attribute attribute: (identifier) @call))',
+  '(call function: (call arguments: (argument_list . [(identifier) @call (attribute attribute: (identifier) @call)])))',
+].join(' ');
 const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [] };
 
 export class Analyzer {
@@ -66,6 +79,7 @@ export class Analyzer {
    */
   private readonly collectors = new Map<string, Query>();
   private callNames: Query | undefined;
+  private imports: Query | undefined;
 
   constructor(
     readonly parser: PythonParser,
@@ -143,6 +157,18 @@ export class Analyzer {
     }
   }
 
+  /** The uses of `names` in a file (no-grad-callers.ts), with the file's imports resolved. */
+  usesOf(text: string, names: readonly string[]): Map<string, NameUses> {
+    const tree = this.parser.parse(text);
+    try {
+      this.imports ??= this.parser.query('(import_statement) @import (import_from_statement) @import');
+      const scope = scopeFrom([{ imports: this.imports.captures(tree.rootNode).flatMap((c) => importBindingsOf(c.node)), aliases: [] }]);
+      return usesOf(tree.rootNode, names, scope);
+    } finally {
+      tree.delete();
+    }
+  }
+
   analyzeText(text: string, options: AnalysisOptions): FileAnalysis {
     if (!this.mayMatch(text)) return EMPTY;
     const tree = this.parser.parse(text);
@@ -206,11 +232,13 @@ export class Analyzer {
         reusable &&= !entry.nonLocal;
       } else {
         result = { candidates: [], modeSettings: [], suppressions: parseSuppressions(nodes[i]!.get('comment') ?? []) };
-        const nonLocal = run.runPart(nodes[i]!, false, { local: result.candidates, other, modeSettings: result.modeSettings });
-        // Only the language server keeps results (the CLI has no cache): only it needs to know.
+        const output: PartOutput = { local: result.candidates, other, modeSettings: result.modeSettings };
+        const nonLocal = run.runPart(nodes[i]!, false, output);
+        // Only the language server keeps results (the CLI has no cache): only it needs to know. A
+        // part whose hits read other functions (RuleContext.readsBeyondFunction) is analysed anew each time.
         const movable = !!cache && isMovable(result, { startRow, endRow: part.node.endPosition.row }, firstChunkRow);
-        if (part.chunk && cache && movable) cache.add(keys[i]!, scopeOps[i]!, { signature, startRow, result, nonLocal });
-        reusable &&= movable && !nonLocal && (part.chunk || !isEarlyExit(part.node));
+        if (part.chunk && cache && movable && !output.readBeyond) cache.add(keys[i]!, scopeOps[i]!, { signature, startRow, result, nonLocal });
+        reusable &&= movable && !nonLocal && !output.readBeyond && (part.chunk || !isEarlyExit(part.node));
       }
       results.push(result);
     }

@@ -2,9 +2,11 @@
 // dispatch of a part's calls and assignments to the rules that want them.
 import type { Node } from 'web-tree-sitter';
 import { runsWithoutGrad } from './autograd.js';
-import { matmulOperatorCall, resolveCall } from './calls.js';
+import { CallSite, matmulOperatorCall, resolveCall, resolveWrappedCall } from './calls.js';
 import type { Candidate } from './engine.js';
+import { Devices } from './devices.js';
 import { MODE_SWITCHES, ModeSetting, modeSettingOf } from './facts.js';
+import { callableChain } from './no-grad-callers.js';
 import { GuardFinder } from './guards.js';
 import type { PartNodes } from './parts.js';
 import type { AssignmentSite, Hit, Rule, RuleContext } from './rules/rule.js';
@@ -37,6 +39,8 @@ export interface PartOutput {
   local: Candidate[];
   other: Candidate[];
   modeSettings: ModeSetting[];
+  /** A rule's facts came from another function of the file: the part's result must not be cached. */
+  readBeyond?: boolean;
 }
 
 export class FileRun {
@@ -58,6 +62,7 @@ export class FileRun {
     this.values = new ValueHints(scope, assignmentsWithin);
     this.guards = new GuardFinder(scope, options.guardNames, text.includes('use_deterministic_algorithms'));
     const guards = this.guards;
+    let devices: Devices | undefined;
     this.ctx = {
       text,
       scope,
@@ -65,9 +70,14 @@ export class FileRun {
       torchVersion: options.torchVersion,
       guardOf: (node) => guards.guardOf(node),
       runsWithoutGrad: (node) => runsWithoutGrad(node, scope),
+      isCpu: (node) => (devices ??= new Devices(scope, this.values, text)).isCpu(node),
+      isConstant: (node) => (devices ??= new Devices(scope, this.values, text)).isConstant(node),
       report: (hit: Hit) => {
         const rule = this.current!;
         (rule.locality === 'function' ? this.output!.local : this.output!.other).push(toCandidate(rule, hit, guards));
+      },
+      readsBeyondFunction: () => {
+        this.output!.readBeyond = true;
       },
     };
     this.names = new Set([...rules.byCallee.keys(), ...MODE_SWITCHES].map((callee) => callee.slice(callee.lastIndexOf('.') + 1)));
@@ -89,9 +99,15 @@ export class FileRun {
       visit();
     };
     const wantedCallee = (callee: string) => byCallee.has(callee) || MODE_SWITCHES.has(callee);
-    const calls = found.get('call')!.flatMap((name) => (this.names.has(name.text) ? (callOfName(name) ?? []) : []));
-    const operatorCalls = byCallee.has('operator.matmul') ? found.get('matmul')!.map(matmulOperatorCall) : [];
-    for (const call of [...calls.map((node) => resolveCall(node, this.scope, wantedCallee)), ...operatorCalls]) {
+    const calls: Array<CallSite | undefined> = [];
+    for (const name of found.get('call')!) {
+      if (!this.names.has(name.text)) continue;
+      const node = callOfName(name);
+      if (node) calls.push(resolveCall(node, this.scope, wantedCallee));
+      else calls.push(resolveWrappedCall(name, this.scope, wantedCallee));
+    }
+    if (byCallee.has('operator.matmul')) calls.push(...found.get('matmul')!.map(matmulOperatorCall));
+    for (const call of calls) {
       if (!call) continue;
       const setting = !onlyNonLocal && MODE_SWITCHES.has(call.callee) ? modeSettingOf(call) : undefined;
       if (setting) output.modeSettings.push(setting);
@@ -146,7 +162,10 @@ function toCandidate(rule: Rule, hit: Hit, guards: GuardFinder): Candidate {
   const range = hit.range ?? (hit.node ? rangeOf(hit.node) : undefined);
   if (!range) throw new Error(`${rule.id} reported a hit with neither node nor range`);
   const found = hit.node && !hit.guard ? guards.guardWithCondition(hit.node) : { kind: hit.guard ?? 'none' };
-  return { rule, range, guard: found.kind, guardCondition: found.condition, outcomes: hit.outcomes, fixes: hit.fixes ?? [] };
+  const candidate: Candidate = { rule, range, guard: found.kind, guardCondition: found.condition, outcomes: hit.outcomes, fixes: hit.fixes ?? [] };
+  const functions = rule.backwardOnly && hit.node ? callableChain(hit.node) : [];
+  if (functions.length) candidate.functions = functions;
+  return candidate;
 }
 
 /** The call whose callee ends in `name` (see engine.ts PATTERN['call']). */

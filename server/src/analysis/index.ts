@@ -4,6 +4,7 @@ import type { ChunkCache } from './chunk-cache.js';
 import type { Settings } from './config.js';
 import { Analyzer, FileAnalysis } from './engine.js';
 import type { ModeSetting } from './facts.js';
+import { FileUses, NameUses, runsOnlyWithoutGrad } from './no-grad-callers.js';
 import { CallEdge, ProgramFile, programMode, reachedSwitches } from './program.js';
 import { GrammarFiles, PythonParser, TextChange } from './parse.js';
 import { resolveFindings } from './resolve.js';
@@ -100,6 +101,41 @@ export class Checker {
   }
 
   /**
+   * Drops the hits of backward-only rules in functions every call of which runs without gradients
+   * (no-grad-callers.ts). Only the names of such hits' functions are looked up, in the files on the
+   * training path that mention them, and then their callers' names: most programs parse nothing more.
+   */
+  private dropWithoutGrad(analyses: FileAnalysis[], files: readonly SourceFile[]): void {
+    const loud = (c: FileAnalysis['candidates'][number]) => !!c.functions && Object.values(c.outcomes).some((o) => o.severity !== 'info');
+    if (!analyses.some((a) => a.candidates.some(loud))) return;
+    // Parsed lazily, one file at a time, the defining file first: most names are ruled out by a use
+    // next to their definition (a call from module level, a reference passed on) before any other file is read.
+    const parsed = new Map<string, NameUses>();
+    const usesIn = (file: number, name: string): NameUses => {
+      const key = `${file}\u0000${name}`;
+      let uses = parsed.get(key);
+      if (!uses) parsed.set(key, (uses = this.analyzer.usesOf(files[file]!.text, [name]).get(name)!));
+      return uses;
+    };
+    const lookup = function* (name: string, first: number): Generator<FileUses> {
+      const word = new RegExp(`\\b${name}\\b`);
+      const order = [first, ...files.keys()].filter((i, k) => k === 0 || i !== first);
+      for (const i of order) if (!files[i]!.offPath && word.test(files[i]!.text)) yield { file: i, uses: usesIn(i, name) };
+    };
+    const answers = new Map<string, boolean>();
+    const withoutGrad = (name: string, file: number) => {
+      const key = `${file}\u0000${name}`;
+      let answer = answers.get(key);
+      if (answer === undefined) answers.set(key, (answer = runsOnlyWithoutGrad(name, file, lookup)));
+      return answer;
+    };
+    analyses.forEach((analysis, i) => {
+      const kept = analysis.candidates.filter((c) => !loud(c) || !c.functions!.some((name) => withoutGrad(name, i)));
+      if (kept.length !== analysis.candidates.length) analyses[i] = { ...analysis, candidates: kept };
+    });
+  }
+
+  /**
    * Checks files that form one program: deterministic mode turned on where the program's default
    * path runs it (e.g. in train.py, program.ts) applies to the ops in all of them (e.g. in model.py).
    */
@@ -109,6 +145,7 @@ export class Checker {
     const analyses = kept.map((f) => analysed?.get(f) ?? this.analyzeForProgram(f.text, f.settings));
     const program = analyses.map((a, i) => ({ offPath: kept[i]!.offPath, modeSettings: a.modeSettings, calls: [] as CallEdge[] }));
     this.addCallEdges(program, kept);
+    this.dropWithoutGrad(analyses, kept);
     const detected = programMode(program);
     const checked = new Map(kept.map((file, i) => [file, {
       path: file.path,

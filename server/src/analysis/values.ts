@@ -13,7 +13,7 @@ import { calledFunction, returnedElement } from './returns.js';
 import { namedOffsets } from './value-names.js';
 import { isGradFreeFactory, methodKeepsGradFree, putsOnCpu, writtenInPlace } from './grad-values.js';
 import { factoryRank, shapeRank } from './shapes.js';
-import { argument, callArguments, enclosingFunction, literalValue, unparenthesize } from './syntax.js';
+import { argument, callArguments, enclosingFunction, unparenthesize } from './syntax.js';
 
 export type DTypeClass = 'int' | 'float' | 'unknown';
 

@@ -49,6 +49,11 @@ export interface OpRuleSpec {
   /** Only the backward pass is affected: silent under no_grad/inference_mode. */
   backwardOnly?: boolean;
   /**
+   * For a backward-only hazard, the tensor whose gradient the hazardous backward computes (the
+   * interpolated input, not the grid): one made in the function from constants has no gradient.
+   */
+  gradInput?: (call: CallSite) => Node | undefined;
+  /**
    * The tensor whose dtype decides exactness: integer accumulation is exact. For a backward-only
    * hazard, the tensor the gradient flows into: an integer one has no gradient.
    */
@@ -88,6 +93,7 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
     facts: factsOf(spec),
     triggers,
     requires: spec.requires,
+    backwardOnly: spec.backwardOnly,
     calls,
     onCall(call, ctx) {
       const key = spec.variant ? spec.variant(call, ctx) : 'default';
@@ -97,6 +103,7 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
       const behaviour = variant.behaviours.find((b) => inRange(ctx.torchVersion, b.torch));
       if (!behaviour) return;
       if (spec.backwardOnly && (ctx.runsWithoutGrad(call.node) || noBackward(spec, call, ctx))) return;
+      if (spec.gradInput && ctx.isConstant(spec.gradInput(call))) return;
       if (spec.index && ctx.values.of(spec.index(call)).unique) return;
       if (spec.index && spec.dim && onePerRow(spec, call, ctx)) return;
       const exact = spec.accumulator && ctx.values.of(spec.accumulator(call)).dtype === 'int';

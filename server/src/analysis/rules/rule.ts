@@ -54,7 +54,16 @@ export interface RuleContext {
   readonly torchVersion: TorchVersion;
   guardOf(node: Node): GuardKind;
   runsWithoutGrad(node: Node): boolean;
+  /** A torch tensor known to be on the CPU by how its function made it (devices.ts). */
+  isCpu(node: Node | undefined): boolean;
+  /** A tensor made in the function from constants, which no gradient reaches (devices.ts). */
+  isConstant(node: Node | undefined): boolean;
   report(hit: Hit): void;
+  /**
+   * The current hit's facts came from another function of the file (defaults.ts): the part is not
+   * cached per function by the language server, whose cached functions are not re-read when another changes.
+   */
+  readsBeyondFunction(): void;
 }
 
 export interface AssignmentSite {
@@ -87,6 +96,12 @@ export interface Rule {
    * further leave it out and run on every analysis.
    */
   locality?: 'function';
+  /**
+   * The hazard is in the backward pass only: hits are silent where no gradient is recorded, at the
+   * call (RuleContext.runsWithoutGrad) and in functions every call of which runs without gradients
+   * (no-grad-callers.ts, across the program).
+   */
+  backwardOnly?: boolean;
   /** Canonical callees this rule inspects (see CallSite.callee). */
   calls?: readonly string[];
   onCall?(call: CallSite, ctx: RuleContext): void;

@@ -40,7 +40,7 @@ function check(write: EnvWrite, ctx: RuleContext): void {
   if (typeof text !== 'string') return; // computed at run time
   const verdict = judgeNcclAlgo(text);
   const shown = JSON.stringify(text);
-  if (verdict.tree && pinsOneChannel(write.node, ctx)) {
+  if (verdict.tree && pinsOneChannel(write.node)) {
     ctx.report({
       node: write.node,
       guard: 'none',
@@ -80,7 +80,7 @@ function check(write: EnvWrite, ctx: RuleContext): void {
  * the batch-invariant recipe (with `NCCL_PROTO=Simple`, P2P off): one channel reduces each element
  * along one tree, with no split across channels that NCCL's tuning could change.
  */
-function pinsOneChannel(node: Node, ctx: RuleContext): boolean {
+function pinsOneChannel(node: Node): boolean {
   const fn = enclosingFunction(node);
   const statements = fn ? [fn] : (rootOf(node).namedChildren.filter((c) => c.type === 'expression_statement'));
   return statements.some((s) => /NCCL_MAX_NCHANNELS["']\s*\]?\s*[=,:]\s*["']1["']/.test(s.text));

@@ -115,6 +115,11 @@ function infer(raw: Node | undefined | null, ctx: RuleContext, depth: number): I
       if (node.childForFieldName('operator')?.text === '/') return 'float';
       return join(infer(node.childForFieldName('left'), ctx, depth + 1), infer(node.childForFieldName('right'), ctx, depth + 1));
     }
+    // `acc += x` (a name's latest binding): the value before it, the name read at the update, joined with x.
+    case 'augmented_assignment': {
+      if (node.childForFieldName('operator')?.text === '/=') return 'float';
+      return join(infer(node.childForFieldName('left'), ctx, depth + 1), infer(node.childForFieldName('right'), ctx, depth + 1));
+    }
     case 'conditional_expression': {
       const [body, , alternative] = node.namedChildren;
       return join(infer(body, ctx, depth + 1), infer(alternative, ctx, depth + 1));

@@ -1,5 +1,28 @@
-import { argument, literalValue } from '../../syntax.js';
+import type { Node } from 'web-tree-sitter';
+import { argument, literalValue, unparenthesize } from '../../syntax.js';
 import { defineOpRule } from '../op-rule.js';
+
+/**
+ * Only the values of the (values, indices) result are read: `median(x, d)[0]`, `.values`, or
+ * `v, _ = median(x, d)`. The values are reproducible; the indices are what ties make vary.
+ */
+function valuesOnly(call: Node): boolean {
+  let node = call;
+  while (node.parent?.type === 'parenthesized_expression') node = node.parent;
+  const parent = node.parent;
+  if (!parent) return false;
+  if (parent.type === 'subscript' && parent.childForFieldName('value')?.equals(node)) {
+    const index = parent.childrenForFieldName('subscript');
+    return index.length === 1 && literalValue(index[0]) === 0;
+  }
+  if (parent.type === 'attribute') return parent.childForFieldName('attribute')?.text === 'values';
+  if (parent.type === 'assignment' && parent.childForFieldName('right')?.equals(node)) {
+    const left = parent.childForFieldName('left');
+    const targets = left && ['pattern_list', 'tuple_pattern', 'list_pattern'].includes(left.type) ? left.namedChildren.map(unparenthesize) : [];
+    return targets.length === 2 && targets[1]!.type === 'identifier' && targets[1]!.text.startsWith('_');
+  }
+  return false;
+}
 
 export default defineOpRule({
   id: 'BX117',
@@ -11,7 +34,8 @@ export default defineOpRule({
   // median(dim, keepdim) / torch.median(input, dim, keepdim); without a dim only the value comes back.
   variant: (call) => {
     const dim = argument(call.args, call.receiver ? 0 : 1, 'dim');
-    return dim && literalValue(dim) !== null ? 'dim' : undefined;
+    if (!dim || literalValue(dim) === null) return undefined;
+    return valuesOnly(call.node) ? 'values' : 'dim';
   },
   variants: {
     dim: {
@@ -21,13 +45,24 @@ export default defineOpRule({
         { torch: '<2.11', byDefault: 'varies', underMode: 'raises', source: 'docs' },
       ],
     },
+    // The indices are dropped: the values are reproducible (the tie case's largest value difference
+    // was 0.0), but the mode still refuses the kernel, which computes the indices anyway.
+    values: {
+      label: 'a `dim`, values only',
+      behaviours: [
+        { torch: '>=2.11', byDefault: 'stable', underMode: 'raises', source: 'measured' },
+        { torch: '<2.11', byDefault: 'stable', underMode: 'raises', source: 'docs' },
+      ],
+    },
   },
   docs: `
 Called with a \`dim\`, \`median\` returns both values and indices. When the median value occurs more
 than once in a row, any of those positions is a correct index, and the CUDA kernel does not pin down
 which one it reports. The values themselves are reproducible; the indices are not, and anything
 built on them (gathering a paired tensor, picking a representative token) inherits the drift.
-PyTorch therefore refuses the call under deterministic mode, even if the indices are ignored.
+PyTorch therefore refuses the call under deterministic mode, even if the indices are ignored; where
+only the values are read (\`median(x, d)[0]\`, \`.values\`, \`v, _ = median(x, d)\`) the call is
+reported only when the mode is on.
 \`median(x)\` without a dim returns only a value and is not reported. \`nanmedian(x, dim)\` is not in
 the PyTorch docstring but shares the kernel: probed on an H200 with torch 2.11 it gave 10 distinct
 index results in 10 runs and raised the same "median CUDA with indices output" error under the mode

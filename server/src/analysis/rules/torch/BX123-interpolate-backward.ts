@@ -1,6 +1,8 @@
 import type { CallSite } from '../../calls.js';
-import { argument, literalValue } from '../../syntax.js';
+import { defaultLiteral } from '../../defaults.js';
+import { argument } from '../../syntax.js';
 import { defineOpRule, type OpVariant } from '../op-rule.js';
+import type { RuleContext } from '../rule.js';
 
 /** Where `mode` sits positionally: F.interpolate(input, size, scale_factor, mode, ...), nn.Upsample(size, scale_factor, mode, ...). */
 const MODE_INDEX: Record<string, number> = {
@@ -10,14 +12,15 @@ const MODE_INDEX: Record<string, number> = {
 };
 const ALWAYS_BILINEAR = new Set(['torch.nn.UpsamplingBilinear2d', 'torch.nn.functional.upsample_bilinear']);
 
-function variant(call: CallSite): string | undefined {
+function variant(call: CallSite, ctx: RuleContext): string | undefined {
   if (ALWAYS_BILINEAR.has(call.callee)) return 'bilinear';
   const modeArg = argument(call.args, MODE_INDEX[call.callee] ?? -1, 'mode');
   if (!modeArg && call.args.hasSplat) return undefined; // mode may come through **kwargs
-  const mode = modeArg ? literalValue(modeArg) : 'nearest';
-  if (typeof mode !== 'string') return undefined; // not a literal: cannot tell
+  // A literal, or the default of the parameter or `self.` attribute it comes from (defaults.ts).
+  const mode = modeArg ? defaultLiteral(modeArg, ctx) : 'nearest';
+  if (typeof mode !== 'string') return undefined; // chosen by the caller: cannot tell
   // antialias is F.interpolate's 7th parameter; nn.Upsample has none.
-  const antialias = call.callee === 'torch.nn.Upsample' ? undefined : literalValue(argument(call.args, 6, 'antialias'));
+  const antialias = call.callee === 'torch.nn.Upsample' ? undefined : defaultLiteral(argument(call.args, 6, 'antialias'), ctx);
   if (antialias === true && (mode === 'bilinear' || mode === 'bicubic')) return 'antialias';
   return Object.hasOwn(VARIANTS, mode) ? mode : undefined; // nearest and nearest-exact are deterministic
 }
@@ -84,6 +87,8 @@ export default defineOpRule({
   alternative:
     'use mode="nearest", or on torch 2.11+ plain mode="bilinear" (no antialias), whose backward the mode makes deterministic',
   backwardOnly: true,
+  // The gradient the atomics add up is the input's: a constant input (made here) has none.
+  gradInput: (call) => (call.callee.startsWith('torch.nn.functional.') ? argument(call.args, 0, 'input') : undefined),
   variant,
   variants: VARIANTS,
   docs: `
@@ -92,7 +97,8 @@ pixels, and neighbouring output pixels share inputs. The CUDA backward walks the
 adds each weighted piece into the input gradient with atomics, so the order of the float additions,
 and the rounding, changes between runs. The forward pass is deterministic; code under
 \`torch.no_grad()\` or \`torch.inference_mode()\` is not reported, and neither are \`nearest\` /
-\`nearest-exact\` (stable and cheap) or a \`mode\` that is not a literal.
+\`nearest-exact\` (stable and cheap) or a \`mode\` the code cannot tell (a mode read from a
+parameter or a \`self.\` attribute counts with its default, the one a plain call or construction gets).
 
 Measured on an H200 with torch 2.11, backward only, 20 runs each: bilinear, bicubic, trilinear,
 linear and antialiased bilinear all gave 20 distinct gradients out of 20; nearest was stable.

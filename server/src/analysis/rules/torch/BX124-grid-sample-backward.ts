@@ -1,3 +1,4 @@
+import { argument } from '../../syntax.js';
 import { defineOpRule } from '../op-rule.js';
 
 export default defineOpRule({
@@ -9,6 +10,8 @@ export default defineOpRule({
   alternative:
     'sample under `torch.no_grad()` when no gradient is needed, or write the interpolation with `gather` and precomputed weights (deterministic under the mode)',
   backwardOnly: true,
+  // The atomics add into the input's gradient (the grid's is one per sample): a constant input has none.
+  gradInput: (call) => argument(call.args, 0, 'input'),
   variants: {
     default: {
       label: '',

@@ -1,10 +1,12 @@
 import type { CallSite } from '../../calls.js';
 import { defineOpRule } from '../op-rule.js';
 import type { RuleContext } from '../rule.js';
-import { isGlobalPool } from './pool-shared.js';
+import { isGlobalPool, tilesEvenly } from './pool-shared.js';
 
 function variant(call: CallSite, ctx: RuleContext): string | undefined {
   if (isGlobalPool(call, ctx)) return undefined;
+  // Windows that tile the input add one gradient per element; the mode still rejects the kernel.
+  if (tilesEvenly(call)) return 'tiled';
   return call.callee.toLowerCase().endsWith('3d') ? '3d' : '2d';
 }
 
@@ -26,6 +28,10 @@ export default defineOpRule({
   backwardOnly: true,
   variant,
   variants: {
+    tiled: {
+      label: 'windows that tile the input',
+      behaviours: [{ torch: '', byDefault: 'stable', underMode: 'raises', source: 'docs' }],
+    },
     '2d': {
       label: '',
       behaviours: [
@@ -55,6 +61,8 @@ in 20 runs; 3-D 16³ → 5³ 20 of 20; 2-D 64×64 → 7×7 was bitwise stable. A
 mode. A follow-up check on the same stack showed that global pooling (\`AdaptiveAvgPool2d(1)\`,
 \`(1, 1)\`, \`AdaptiveAvgPool3d(1)\`) is computed as a plain mean: stable and no raise, so it is not
 reported. An output size of \`None\` in any dimension is not global.
+Output sizes the function asserts the input divides by (\`assert H % n == 0\`) give windows that
+tile the input, one gradient per element: reported only under the mode.
 
 **Deterministic alternative.** If the input size is a multiple of the output size, \`avg_pool2d\`
 with kernel and stride equal to the ratio gives the same numbers (avg_pool2d was stable and is

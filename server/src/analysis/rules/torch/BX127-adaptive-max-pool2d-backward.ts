@@ -1,5 +1,5 @@
 import { defineOpRule } from '../op-rule.js';
-import { isGlobalPool } from './pool-shared.js';
+import { isGlobalPool, tilesEvenly } from './pool-shared.js';
 
 export default defineOpRule({
   id: 'BX127',
@@ -17,10 +17,15 @@ export default defineOpRule({
   backwardOnly: true,
   // Global max pooling routes each plane's gradient to its one arg-max: nothing is added twice, so
   // it cannot vary; the mode still rejects its backward.
-  variant: (call, ctx) => (isGlobalPool(call, ctx) ? 'global' : 'default'),
+  // So does pooling to sizes the input is asserted to divide by: the windows tile the input.
+  variant: (call, ctx) => (isGlobalPool(call, ctx) ? 'global' : tilesEvenly(call) ? 'tiled' : 'default'),
   variants: {
     global: {
       label: 'output size 1',
+      behaviours: [{ torch: '', byDefault: 'stable', underMode: 'raises', source: 'docs' }],
+    },
+    tiled: {
+      label: 'windows that tile the input',
       behaviours: [{ torch: '', byDefault: 'stable', underMode: 'raises', source: 'docs' }],
     },
     default: {
@@ -45,6 +50,8 @@ Measured on an H200 with torch 2.11, 64×64 → 7×7: 20 distinct input gradient
 **Deterministic alternative.** When the input size is a multiple of the output size, \`max_pool2d\`
 with kernel = stride = ratio is the same operation and was stable (1.5× slower under the mode); a
 global max is \`x.amax(dim=(-2, -1), keepdim=True)\`.
+Pooling to sizes the function asserts the input divides by (\`assert H % self.block == 0\` with an
+output size of \`(self.block, 1)\`) has windows that tile the input: reported only under the mode.
 
 \`\`\`python
 self.pool = nn.AdaptiveMaxPool2d((7, 7))   # BX127

@@ -1,19 +1,20 @@
 import type { CallSite } from '../../calls.js';
-import { argument, literalValue } from '../../syntax.js';
+import { defaultLength, defaultLiteral } from '../../defaults.js';
+import { argument } from '../../syntax.js';
 import { defineOpRule } from '../op-rule.js';
+import type { RuleContext } from '../rule.js';
 
 const BY_PAD_LENGTH: Record<number, string> = { 2: '1d', 4: '2d', 6: '3d' };
 
 /** nn.ReplicationPadNd names its rank; F.pad(mode="replicate") takes it from the length of the pad tuple. */
-function variant(call: CallSite): string | undefined {
+function variant(call: CallSite, ctx: RuleContext): string | undefined {
   const cls = /^torch\.nn\.ReplicationPad([123]d)$/.exec(call.callee);
   if (cls) return cls[1];
-  const mode = argument(call.args, 2, 'mode');
-  if (literalValue(mode) !== 'replicate') return undefined;
-  const pad = argument(call.args, 1, 'pad');
-  if (!pad || (pad.type !== 'tuple' && pad.type !== 'list')) return undefined;
-  if (pad.namedChildren.some((c) => c.type === 'list_splat')) return undefined;
-  return BY_PAD_LENGTH[pad.namedChildCount];
+  // The mode and the pad's length as a plain call has them (defaults.ts): `self._padding(x)`
+  // returning four numbers pads two dimensions.
+  if (defaultLiteral(argument(call.args, 2, 'mode'), ctx) !== 'replicate') return undefined;
+  const length = defaultLength(argument(call.args, 1, 'pad'), ctx);
+  return length === undefined ? undefined : BY_PAD_LENGTH[length];
 }
 
 export default defineOpRule({
@@ -24,6 +25,8 @@ export default defineOpRule({
   why: 'adds the gradients of every replicated border element into the edge element it copies with atomic adds in the backward pass, so edge gradients round differently from run to run',
   alternative: 'turn on deterministic mode, or replicate the edge with `expand` and `torch.cat`, whose backward is deterministic',
   backwardOnly: true,
+  // The gradient the atomics add up is the input's: a constant input (made here) has none.
+  gradInput: (call) => (call.callee.startsWith('torch.nn.functional.') ? argument(call.args, 0, 'input') : undefined),
   variant,
   variants: {
     '1d': {
@@ -53,8 +56,10 @@ export default defineOpRule({
 Replication padding repeats the edge element across the whole border, so in the backward pass the
 edge element collects one gradient per copy. The CUDA kernels add them with atomics; with a wide
 border many threads hit the same edge element and the order of the float additions varies. Only the
-backward pass is affected. For \`F.pad\` the rank comes from the length of a literal pad tuple (2, 4
-or 6 numbers); a pad that is not a literal tuple is not reported.
+backward pass is affected. For \`F.pad\` the rank comes from the length of the pad (2, 4 or 6 numbers): a literal tuple, a
+name or \`self.\` attribute bound to one, an n-tuple helper (\`to_4tuple(p)\`, \`_quadruple(p)\`),
+or a method of the same class whose returns all have one length; a pad of unknown length is not
+reported.
 
 Measured on an H200 with torch 2.11, backward, 20 runs each, and the deterministic kernel's cost
 under \`torch.use_deterministic_algorithms(True)\` (all three are made deterministic there):

@@ -1,9 +1,10 @@
 // Adaptive pooling to size 1 in every dimension is global pooling: one window per plane, computed as
 // a mean (average) or a single arg-max (max), so no two windows share an input and the backward
-// never adds twice into one element. Shared by BX126 and BX127.
+// never adds twice into one element. The same holds for output sizes the input divides by: the
+// windows tile it. Shared by BX126 and BX127.
 import type { Node } from 'web-tree-sitter';
 import type { CallSite } from '../../calls.js';
-import { argument, literalValue } from '../../syntax.js';
+import { argument, enclosingFunction, literalValue } from '../../syntax.js';
 import type { RuleContext } from '../rule.js';
 
 function isOne(node: Node | undefined, ctx: RuleContext): boolean {
@@ -22,4 +23,33 @@ function isOne(node: Node | undefined, ctx: RuleContext): boolean {
 export function isGlobalPool(call: CallSite, ctx: RuleContext): boolean {
   const functional = call.callee.startsWith('torch.nn.functional.');
   return isOne(argument(call.args, functional ? 1 : 0, 'output_size'), ctx);
+}
+
+/**
+ * The output size tiles the input: every element is 1, or a size the enclosing function asserts the
+ * input divides by (`assert H % self.block == 0`, `_assert(x.shape[-1] % n == 0, ...)`). Adaptive
+ * windows then do not overlap: each input element belongs to one window and gets one gradient.
+ */
+export function tilesEvenly(call: CallSite): boolean {
+  const functional = call.callee.startsWith('torch.nn.functional.');
+  const size = argument(call.args, functional ? 1 : 0, 'output_size');
+  if (!size) return false;
+  const elements = size.type === 'tuple' || size.type === 'list' ? size.namedChildren : [size];
+  const fn = enclosingFunction(call.node);
+  if (!fn || elements.length === 0) return false;
+  const asserted = divisorsAsserted(fn);
+  return elements.every((e) => literalValue(e) === 1 || asserted.has(e.text.replace(/\s+/g, '')));
+}
+
+/** The divisors `d` of `... % d == 0` conditions in a function's asserts. */
+function divisorsAsserted(fn: Node): Set<string> {
+  const found = new Set<string>();
+  const conditions = [
+    ...fn.descendantsOfType('assert_statement').map((a) => a.namedChildren[0]),
+    ...fn.descendantsOfType('call').filter((c) => /(^|\.)_?assert\w*$/.test(c.childForFieldName('function')?.text ?? '')).map((c) => c.childForFieldName('arguments')?.namedChildren[0]),
+  ];
+  for (const condition of conditions) {
+    for (const m of (condition?.text ?? '').replace(/\s+/g, '').matchAll(/%([\w.]+)==0\b/g)) found.add(m[1]!);
+  }
+  return found;
 }

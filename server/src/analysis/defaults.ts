@@ -1,0 +1,185 @@
+// The literal an argument has on the path a plain call or construction runs: `mode="bicubic"`
+// written at the call, a name bound to a literal earlier in the function, a parameter's default
+// (`def resize(x, mode="bilinear")`), or `self.mode` as `__init__` sets it, its parameter followed to
+// the default (values.ts selfAttributeValue). A parameter without a default, or anything computed, is
+// undefined: the caller decides, and the code cannot tell which path runs; except that a module-level
+// function's parameter takes the literal all its calls in the file agree on, and `config.x` the
+// default of the field `x` of the class `config` is annotated with (a config dataclass).
+import type { Node } from 'web-tree-sitter';
+import { argument, callArguments, enclosingFunction, Literal, literalValue, rootOf, unparenthesize } from './syntax.js';
+import type { ValueHints } from './values.js';
+
+/**
+ * What the facts read: the file's values, and a note that an answer came from another function of
+ * the file (a caller, a config class, a sibling method), which the language server's per-function
+ * cache must not keep (RuleContext.readsBeyondFunction).
+ */
+export interface DefaultsContext {
+  readonly values: ValueHints;
+  readsBeyondFunction?(): void;
+}
+
+const MAX_DEPTH = 4;
+
+export function defaultLiteral(node: Node | undefined, ctx: DefaultsContext, depth = 0): Literal | undefined {
+  const values = ctx.values;
+  if (!node || depth > MAX_DEPTH) return undefined;
+  const expr = unparenthesize(node);
+  const direct = literalValue(expr);
+  if (direct !== undefined) return direct;
+  const next = (n: Node | undefined | null) => defaultLiteral(n ?? undefined, ctx, depth + 1);
+  if (expr.type === 'identifier') {
+    const bound = values.definition(expr);
+    if (bound) return bound.unpacked ? undefined : next(bound.value);
+    const byDefault = values.parameterDefault(expr);
+    if (byDefault) return next(byDefault);
+    ctx.readsBeyondFunction?.();
+    return agreedByCallers(expr, next);
+  }
+  if (expr.type === 'attribute') {
+    const set = values.selfAttributeValue(expr);
+    if (set) return next(set);
+    ctx.readsBeyondFunction?.();
+    return next(configFieldDefault(expr));
+  }
+  return undefined;
+}
+
+/**
+ * A parameter without a default of a module-level function: the literal every call of the function
+ * in its file passes there (`_resize(table, grids, self.mode)` with `self.mode` set to a literal),
+ * when there is at least one call and they all agree.
+ */
+function agreedByCallers(parameter: Node, valueOf: (n: Node | undefined) => Literal | undefined): Literal | undefined {
+  const fn = enclosingFunction(parameter);
+  const holder = fn?.parent?.type === 'decorated_definition' ? fn.parent : fn;
+  const name = fn?.childForFieldName('name')?.text;
+  if (!fn || !name || holder?.parent?.type !== 'module') return undefined;
+  const params = fn.childForFieldName('parameters')?.namedChildren ?? [];
+  const position = params.findIndex((p) => (p.type === 'identifier' ? p : p.childForFieldName('name') ?? p.namedChildren[0])?.text === parameter.text);
+  if (position < 0 || params.slice(0, position).some((p) => p.type === 'list_splat_pattern' || p.type === 'dictionary_splat_pattern')) return undefined;
+  const calls = callsByName(rootOf(parameter)).get(name) ?? [];
+  let agreed: Literal | undefined;
+  for (const call of calls) {
+    const args = callArguments(call);
+    if (args.hasSplat) return undefined;
+    const value = valueOf(argument(args, position, parameter.text));
+    if (value === undefined || (agreed !== undefined && value !== agreed)) return undefined;
+    agreed = value;
+  }
+  return agreed;
+}
+
+/** The file's calls of plain names, by name: read once per tree (the last one asked about). */
+let callsOfTree: { root: Node; byName: Map<string, Node[]> } | undefined;
+function callsByName(root: Node): Map<string, Node[]> {
+  if (callsOfTree && callsOfTree.root.tree === root.tree) return callsOfTree.byName;
+  const byName = new Map<string, Node[]>();
+  for (const call of root.descendantsOfType('call')) {
+    const fn = call.childForFieldName('function');
+    if (fn?.type !== 'identifier') continue;
+    const list = byName.get(fn.text);
+    if (list) list.push(call);
+    else byName.set(fn.text, [call]);
+  }
+  callsOfTree = { root, byName };
+  return byName;
+}
+
+/**
+ * `config.mode` where `config` is a parameter annotated with a class of the file (a config dataclass,
+ * `def __init__(self, config: Config)`): the default its class body gives the field (`mode: str = "bicubic"`).
+ * A class nested in the function's own class wins over one of the same name elsewhere in the file.
+ */
+function configFieldDefault(attribute: Node): Node | undefined {
+  const object = attribute.childForFieldName('object');
+  const field = attribute.childForFieldName('attribute')?.text;
+  if (object?.type !== 'identifier' || !field) return undefined;
+  const fn = enclosingFunction(attribute);
+  const param = fn?.childForFieldName('parameters')?.namedChildren.find((p) => (p.type === 'typed_parameter' || p.type === 'typed_default_parameter') && (p.childForFieldName('name') ?? p.namedChildren[0])?.text === object.text);
+  const typeName = param?.childForFieldName('type')?.text.split('.').pop()?.trim();
+  if (!fn || !typeName || !/^\w+$/.test(typeName)) return undefined;
+  const named = rootOf(attribute).descendantsOfType('class_definition').filter((c) => c.childForFieldName('name')?.text === typeName);
+  let own: Node | null = fn.parent;
+  while (own && own.type !== 'class_definition') own = own.parent;
+  const nestedIn = (c: Node) => (c.parent?.type === 'decorated_definition' ? c.parent : c).parent?.parent;
+  const klass = named.find((c) => own && nestedIn(c)?.equals(own)) ?? (named.length === 1 ? named[0] : undefined);
+  for (const statement of klass?.childForFieldName('body')?.namedChildren ?? []) {
+    const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
+    if (assignment?.type === 'assignment' && assignment.childForFieldName('left')?.text === field) return assignment.childForFieldName('right') ?? undefined;
+  }
+  return undefined;
+}
+
+/** Helpers that build an n-tuple from one value: timm's `to_4tuple`, torch's `_pair` / `_quadruple`. */
+const TUPLE_HELPER = /(^|\.)_?to_?([1-6])tuple$/;
+const NAMED_TUPLE_HELPER: Record<string, number> = { _single: 1, _pair: 2, _triple: 3, _quadruple: 4 };
+
+/**
+ * How many elements the tuple or list an argument holds has on a plain call: a literal display, a
+ * name or `self.x` followed as defaultLiteral does, an n-tuple helper (`to_4tuple(p)`, `_pair(k)`),
+ * or a method of the same class whose returns all agree (`self._padding(x)` returning
+ * `(left, right, top, bottom)`). A splat or anything else is undefined.
+ */
+export function defaultLength(node: Node | undefined, ctx: DefaultsContext, depth = 0): number | undefined {
+  const values = ctx.values;
+  if (!node || depth > MAX_DEPTH) return undefined;
+  const expr = unparenthesize(node);
+  const next = (n: Node | undefined | null) => defaultLength(n ?? undefined, ctx, depth + 1);
+  switch (expr.type) {
+    case 'tuple':
+    case 'list':
+      return expr.namedChildren.some((c) => c.type === 'list_splat') ? undefined : expr.namedChildCount;
+    case 'identifier': {
+      const bound = values.definition(expr);
+      if (bound) return bound.unpacked ? undefined : next(bound.value);
+      return next(values.parameterDefault(expr));
+    }
+    case 'attribute':
+      return next(values.selfAttributeValue(expr));
+    case 'call': {
+      const fn = expr.childForFieldName('function');
+      const name = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text;
+      if (!fn || !name) return undefined;
+      const helper = TUPLE_HELPER.exec(fn.text);
+      if (helper) return Number(helper[2]);
+      if (Object.hasOwn(NAMED_TUPLE_HELPER, name)) return NAMED_TUPLE_HELPER[name];
+      if (fn.type !== 'attribute' || fn.childForFieldName('object')?.text !== 'self') return undefined;
+      ctx.readsBeyondFunction?.();
+      const lengths = new Set(returnsOf(methodOf(expr, name)).map(next));
+      const [only] = lengths;
+      return lengths.size === 1 ? only : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The method `name` of the class `node` stands in (through nested functions). */
+function methodOf(node: Node, name: string): Node | undefined {
+  let klass: Node | null = node.parent;
+  while (klass && klass.type !== 'class_definition') klass = klass.parent;
+  for (const child of klass?.childForFieldName('body')?.namedChildren ?? []) {
+    const fn = child.type === 'decorated_definition' ? child.childForFieldName('definition') : child;
+    if (fn?.type === 'function_definition' && fn.childForFieldName('name')?.text === name) return fn;
+  }
+  return undefined;
+}
+
+/** The values a function returns (not those of functions nested in it); none for a bare `return`. */
+function returnsOf(fn: Node | undefined): Node[] {
+  if (!fn) return [];
+  const found: Node[] = [];
+  const visit = (node: Node) => {
+    for (const child of node.namedChildren) {
+      if (child.type === 'function_definition' || child.type === 'class_definition' || child.type === 'lambda') continue;
+      if (child.type === 'return_statement') {
+        const value = child.namedChildren[0];
+        found.push(value ?? child);
+      } else visit(child);
+    }
+  };
+  const body = fn.childForFieldName('body');
+  if (body) visit(body);
+  return found;
+}
