@@ -51,6 +51,12 @@ describe('bitexact check on notebooks', () => {
     expect(found.some((d) => d.path === 'train.ipynb' && d.rule === 'BX101' && d.severity === 'warning')).toBe(true);
   });
 
+  it('places a syntax error in its cell', () => {
+    const cells = [{ cell_type: 'markdown', metadata: {}, source: ['# t'] }, { cell_type: 'code', metadata: {}, outputs: [], execution_count: null, source: ['import torch\n', 'x = f(\n', '    a=1\n', '    b=2,\n', ')\n'] }];
+    fs.writeFileSync(path.join(project, 'typo.ipynb'), JSON.stringify({ cells, metadata: {}, nbformat: 4, nbformat_minor: 5 }));
+    expect(runCli(['check', 'typo.ipynb'], project).stderr).toMatch(/typo\.ipynb:cell 2:\d+:\d+: syntax error/);
+  });
+
   it('skips checkpoints, other kernels and broken files with a note', () => {
     const result = runCli(['check'], project);
     expect(result.stdout).not.toContain('.ipynb_checkpoints');

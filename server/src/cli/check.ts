@@ -4,14 +4,14 @@ import { SettingsOverrides } from '../analysis/config.js';
 import { applicableFix, applyFixes, FixSelection } from '../analysis/fixes.js';
 import type { FileAnalysis } from '../analysis/engine.js';
 import { Checker, SourceFile } from '../analysis/index.js';
-import { editsByCell, NotebookSource, readNotebook, writeNotebook } from '../analysis/notebook.js';
+import { editsByCell, NotebookSource, readNotebook, toCellRange, writeNotebook } from '../analysis/notebook.js';
 import type { Finding } from '../analysis/types.js';
 import { SEVERITY_RANK } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
 import { collectPythonFiles, isNotebookPath, normalizeLineBreaks, readSource, writeSource } from '../workspace/files.js';
 import { ProjectResolver } from '../workspace/projects.js';
 import { analyseInWorkers, threadsFor } from './analysis-pool.js';
-import type { CheckReport, FileReport } from './output.js';
+import { CheckReport, displayLocation, FileReport } from './output.js';
 
 export interface CheckOptions {
   paths: string[];
@@ -92,8 +92,10 @@ export async function runCheck(checker: Checker, options: CheckOptions): Promise
   for (const [i, file] of files.entries()) {
     const errors = results[i]!.syntaxErrors;
     if (errors.length > 0) {
-      const first = errors[0]!.start;
-      options.note(`${file.path}:${first.line + 1}:${first.column + 1}: syntax error; findings in the rest of the file are still reported`);
+      // In a notebook, where the cell shows it (cell 3, its line 2), as findings are placed.
+      const inCell = file.notebook && toCellRange(file.notebook.source, errors[0]!);
+      const where = displayLocation(inCell ? { path: file.path, cell: inCell.cell.cell, range: inCell.range } : { path: file.path, range: errors[0]! });
+      options.note(`${where}: syntax error; findings in the rest of the file are still reported`);
     }
   }
   const reports: FileReport[] = files.map((f, i) => ({ path: f.path, findings: results[i]!.findings, ...(f.notebook ? { notebook: f.notebook.source } : {}) }));
