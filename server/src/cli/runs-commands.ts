@@ -9,7 +9,7 @@ import { LOG_FORMATS, LogFormat, isLogFormat } from '../runs/formats/detect.js';
 import { goldenValuesJson } from '../runs/formats/golden.js';
 import { readRankTraces } from '../runs/formats/ranks.js';
 import { CompareInputError, resolveCompareInputs } from '../runs/compare-inputs.js';
-import { PairResult, RUN_NUMBER_ENV, runPair } from '../runs/launch.js';
+import { PairResult, RUN_NUMBER_ENV, killActiveRuns, runPair } from '../runs/launch.js';
 import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, readRequest, serveLogRead } from '../runs/read-logs.js';
 import type { ParsedLog } from '../runs/series.js';
 import { settingsCost } from '../runs/cost.js';
@@ -200,7 +200,11 @@ export async function runPairCommand(args: string[]): Promise<number> {
   // The runs live in their own process groups, so Ctrl-C reaches only bitexact: pass it on.
   const controller = new AbortController();
   const onInterrupt = () => {
-    if (controller.signal.aborted) process.exit(130);
+    if (controller.signal.aborted) {
+      // Quit at once, but leave nothing running: what ignored the first signal is killed first.
+      killActiveRuns();
+      process.exit(130);
+    }
     process.stderr.write(`\nbitexact: stopping the run${options.parallel ? 's' : ''} (Ctrl-C again to quit at once)\n`);
     controller.abort();
   };
@@ -336,7 +340,7 @@ export async function runCompareCommand(args: string[]): Promise<number> {
   const reportRuns: ReportRun[] = options.files.map((f) => ({
     label: f.label,
     logPath: displayPath(f.file),
-    ...(f.exit ? { exitCode: f.exit.code, signal: f.exit.signal } : {}),
+    ...(f.exit ? { exitCode: f.exit.code, signal: f.exit.signal, timedOut: f.exit.timedOut, cancelled: f.exit.cancelled, unfinished: f.exit.unfinished } : {}),
     ...(f.env ? { env: f.env } : {}),
     ...(f.wallTime !== undefined ? { wallTime: f.wallTime } : {}),
   }));

@@ -78,7 +78,14 @@ function pairRecords(dir: string): { runs: Map<number, Pick<CompareInput, 'exit'
     stderrMetrics = meta.stderrMetrics === true;
     for (const r of meta.runs ?? []) {
       out.set(r.run, {
-        exit: { code: r.exitCode ?? null, signal: r.signal ?? null, timedOut: r.status === 'timed out', cancelled: r.status === 'cancelled' },
+        exit: {
+          code: r.exitCode ?? null,
+          signal: r.signal ?? null,
+          timedOut: r.status === 'timed out',
+          cancelled: r.status === 'cancelled',
+          // bitexact was stopped (SIGKILL, a crash) while the run ran: compared as far as its log goes.
+          ...(r.status === 'running' ? { unfinished: true } : {}),
+        },
         ...(r.env && typeof r.env === 'object' ? { env: r.env } : {}),
         ...(typeof r.wallTime === 'number' ? { wallTime: r.wallTime } : {}),
       });

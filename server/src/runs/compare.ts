@@ -10,6 +10,8 @@ export interface RunExit {
   signal: string | null;
   timedOut?: boolean;
   cancelled?: boolean;
+  /** meta.json still says "running": bitexact stopped before the run ended, so how it ended is unknown. */
+  unfinished?: boolean;
 }
 
 export interface RunInput {
@@ -127,7 +129,7 @@ export function compareRuns(runs: readonly RunInput[]): Comparison {
 }
 
 export function endedAbnormally(exit: RunExit): boolean {
-  return exit.code !== 0 || exit.signal !== null || exit.timedOut === true || exit.cancelled === true;
+  return exit.code !== 0 || exit.signal !== null || exit.timedOut === true || exit.cancelled === true || exit.unfinished === true;
 }
 
 /** 0: nothing non-timing diverged; 1: something did (or runs stopped at different steps); 2: nothing to compare. */
