@@ -229,6 +229,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
       signal: controller.signal,
       parallel: options.parallel,
       stderrMetrics: options.stderrMetrics,
+      onMetaError: (message) => process.stderr.write(`bitexact: warning: ${message}; the runs go on\n`),
       onRunStart: (k, log) => {
         process.stderr.write(`bitexact: run ${k}/${options.runs} → ${displayPath(log)}\n`);
         metrics?.beforeRun(k);
@@ -281,7 +282,8 @@ export async function runPairCommand(args: string[]): Promise<number> {
   }));
   const comparison = compareRuns(inputs);
   let exitCode: number = exitCodeOf(comparison, { requireBitwise: options.requireBitwise });
-  if (controller.signal.aborted || unlogged) exitCode = 2;
+  if (pair.metaError) process.stderr.write(`bitexact: error: ${pair.metaError}: it does not say how the runs ended\n`);
+  if (controller.signal.aborted || unlogged || pair.metaError) exitCode = 2;
   const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
   // From the divergence back to the code: what bitexact check finds where the command's scripts are.
   const hazards = options.staticCheck && comparison.firstDivergence ? checkScripts(options.command) : undefined;

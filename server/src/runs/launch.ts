@@ -306,6 +306,8 @@ export interface PairSpec {
   versionTimeoutMs?: number;
   /** The runs' stderr is read as metrics too (recorded in meta.json for `compare DIR`). */
   stderrMetrics?: boolean;
+  /** Told when meta.json could not be updated (disk full …); the runs go on regardless. */
+  onMetaError?: (message: string) => void;
 }
 
 export interface PairResult {
@@ -315,6 +317,8 @@ export interface PairResult {
   envDiffs: Record<string, string | null>[];
   /** What the command's Python interpreter reported; null when the command is not a Python one. */
   versions: InterpreterVersions | null;
+  /** Set when the last update of meta.json failed: it does not say how the runs ended. */
+  metaError?: string;
 }
 
 /**
@@ -340,12 +344,29 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
     versions: null as InterpreterVersions | null,
     runs: [] as Record<string, unknown>[],
   };
-  const writeMeta = () => {
-    const file = path.join(dir, 'meta.json');
-    fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(meta, null, 2)}\n`);
-    fs.renameSync(`${file}.tmp`, file);
+  const file = path.join(dir, 'meta.json');
+  const write = () => {
+    try {
+      fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(meta, null, 2)}\n`);
+      fs.renameSync(`${file}.tmp`, file);
+    } catch (error) {
+      fs.rmSync(`${file}.tmp`, { force: true }); // no half-written file left behind
+      throw error;
+    }
   };
-  writeMeta();
+  let metaError: string | undefined;
+  // Once the runs are going, a meta.json that cannot be written (disk full) neither stops them nor
+  // stops bitexact from comparing what reached their logs: it is told, and the next write tries again.
+  const writeMeta = () => {
+    try {
+      write();
+      metaError = undefined;
+    } catch (error) {
+      metaError = `cannot update ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+      spec.onMetaError?.(metaError);
+    }
+  };
+  write(); // before any run: a disk that cannot take this cannot take their logs either
 
   const records: RunRecord[] = [];
   const envDiffs: Record<string, string | null>[] = [];
@@ -399,5 +420,5 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
   // being timed.
   meta.versions = await probeVersions(spec.argv, { cwd: spec.cwd, env: runEnvironment(parent, spec, 1), timeoutMs: spec.versionTimeoutMs, signal: spec.signal });
   writeMeta();
-  return { id, dir, records: records.filter(Boolean), envDiffs: envDiffs.filter(Boolean), versions: meta.versions };
+  return { id, dir, records: records.filter(Boolean), envDiffs: envDiffs.filter(Boolean), versions: meta.versions, ...(metaError ? { metaError } : {}) };
 }
