@@ -101,6 +101,11 @@ describe('JSON Lines numbers read from the bytes', () => {
     );
   });
 
+  it('makes its notes in the full parser\'s order when a block of lines goes back on some steps (a fuzz find)', () => {
+    const text = ['{"step":1,"loss":0,"lr":0}', '{"iteration":2,"loss":7}', '{"step": 3, "loss": 0, "lr": 0}', '{"step":4,"loss":0,"lr":0}', '{"step": 2, "loss": 7, "lr": 7}', '{"step": 3, "loss": 1.500, "lr": 1.500}'].join('\n');
+    expect(readJsonl(text).notes).toEqual(readJsonl(text, { fastPath: false }).notes);
+  });
+
   it('reads the same from bytes as from text, and makes the texts only when they are read', () => {
     const text = '{"step": 1, "loss": 0.25, "lr": 1.500}\n{"step": 2, "loss": 0.125, "lr": 1.250}\n';
     const fromBytes = readJsonl(Buffer.from(text));

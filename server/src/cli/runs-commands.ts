@@ -9,7 +9,7 @@ import { LOG_FORMATS, LogFormat, isLogFormat } from '../runs/formats/detect.js';
 import { goldenValuesJson } from '../runs/formats/golden.js';
 import { readRankTraces } from '../runs/formats/ranks.js';
 import { CompareInputError, resolveCompareInputs } from '../runs/compare-inputs.js';
-import { PairResult, RUN_NUMBER_ENV, runPair } from '../runs/launch.js';
+import { PairResult, RUN_NUMBER_ENV, killActiveRuns, runPair } from '../runs/launch.js';
 import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, readRequest, serveLogRead } from '../runs/read-logs.js';
 import type { ParsedLog } from '../runs/series.js';
 import { settingsCost } from '../runs/cost.js';
@@ -200,7 +200,11 @@ export async function runPairCommand(args: string[]): Promise<number> {
   // The runs live in their own process groups, so Ctrl-C reaches only bitexact: pass it on.
   const controller = new AbortController();
   const onInterrupt = () => {
-    if (controller.signal.aborted) process.exit(130);
+    if (controller.signal.aborted) {
+      // Quit at once, but leave nothing running: what ignored the first signal is killed first.
+      killActiveRuns();
+      process.exit(130);
+    }
     process.stderr.write(`\nbitexact: stopping the run${options.parallel ? 's' : ''} (Ctrl-C again to quit at once)\n`);
     controller.abort();
   };
@@ -225,6 +229,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
       signal: controller.signal,
       parallel: options.parallel,
       stderrMetrics: options.stderrMetrics,
+      onMetaError: (message) => process.stderr.write(`bitexact: warning: ${message}; the runs go on\n`),
       onRunStart: (k, log) => {
         process.stderr.write(`bitexact: run ${k}/${options.runs} → ${displayPath(log)}\n`);
         metrics?.beforeRun(k);
@@ -277,7 +282,8 @@ export async function runPairCommand(args: string[]): Promise<number> {
   }));
   const comparison = compareRuns(inputs);
   let exitCode: number = exitCodeOf(comparison, { requireBitwise: options.requireBitwise });
-  if (controller.signal.aborted || unlogged) exitCode = 2;
+  if (pair.metaError) process.stderr.write(`bitexact: error: ${pair.metaError}: it does not say how the runs ended\n`);
+  if (controller.signal.aborted || unlogged || pair.metaError) exitCode = 2;
   const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
   // From the divergence back to the code: what bitexact check finds where the command's scripts are.
   const hazards = options.staticCheck && comparison.firstDivergence ? checkScripts(options.command) : undefined;
@@ -336,7 +342,7 @@ export async function runCompareCommand(args: string[]): Promise<number> {
   const reportRuns: ReportRun[] = options.files.map((f) => ({
     label: f.label,
     logPath: displayPath(f.file),
-    ...(f.exit ? { exitCode: f.exit.code, signal: f.exit.signal } : {}),
+    ...(f.exit ? { exitCode: f.exit.code, signal: f.exit.signal, timedOut: f.exit.timedOut, cancelled: f.exit.cancelled, unfinished: f.exit.unfinished } : {}),
     ...(f.env ? { env: f.env } : {}),
     ...(f.wallTime !== undefined ? { wallTime: f.wallTime } : {}),
   }));

@@ -34,9 +34,12 @@ export function resolveCompareInputs(paths: string[]): CompareInput[] {
     const { runs: records, stderrMetrics } = pairRecords(dir);
     // A pair run with --metrics kept each run's metrics file in run-k.metrics/: that is what it compared.
     const kept = logs.map((f) => keptMetricsFile(dir, runNumber(f)));
+    const files = logs.map((f, i) => (kept.every(Boolean) ? kept[i]! : path.join(dir, f)));
+    for (const file of files) insidePairDir(dir, file);
+    if (stderrMetrics) for (const f of logs) insidePairDir(dir, path.join(dir, `${f}.stderr`));
     return logs.map((f, i) => ({
       label: `run ${runNumber(f)}`,
-      file: kept.every(Boolean) ? kept[i]! : path.join(dir, f),
+      file: files[i]!,
       ...records.get(runNumber(f)),
       // The pair read each run's stderr after its output (--stderr): so does this.
       ...(stderrMetrics && !kept.every(Boolean) ? { stderr: path.join(dir, `${f}.stderr`) } : {}),
@@ -57,10 +60,28 @@ export function resolveCompareInputs(paths: string[]): CompareInput[] {
 function keptMetricsFile(dir: string, k: number): string | undefined {
   const folder = path.join(dir, `run-${k}.metrics`);
   try {
-    const file = fs.readdirSync(folder, { withFileTypes: true }).find((e) => e.isFile());
+    const file = fs.readdirSync(folder, { withFileTypes: true }).find((e) => e.isFile() || e.isSymbolicLink());
     return file && path.join(folder, file.name);
   } catch {
     return undefined; // no such folder: the pair compared the run's output
+  }
+}
+
+/**
+ * A pair directory is read as what it holds: a file in it that is a symbolic link to somewhere outside
+ * (a log planted to make compare read another file) is refused; links that stay inside are followed.
+ */
+function insidePairDir(dir: string, file: string): void {
+  let real: string;
+  try {
+    if (!fs.lstatSync(file).isSymbolicLink()) return;
+    real = fs.realpathSync(file);
+  } catch {
+    return; // a dangling link: reading it gives the error
+  }
+  const root = fs.realpathSync(dir);
+  if (real !== root && !real.startsWith(`${root}${path.sep}`)) {
+    throw new CompareInputError(`${file}: a symbolic link to ${real}, outside the pair directory; not read`);
   }
 }
 
@@ -78,7 +99,14 @@ function pairRecords(dir: string): { runs: Map<number, Pick<CompareInput, 'exit'
     stderrMetrics = meta.stderrMetrics === true;
     for (const r of meta.runs ?? []) {
       out.set(r.run, {
-        exit: { code: r.exitCode ?? null, signal: r.signal ?? null, timedOut: r.status === 'timed out', cancelled: r.status === 'cancelled' },
+        exit: {
+          code: r.exitCode ?? null,
+          signal: r.signal ?? null,
+          timedOut: r.status === 'timed out',
+          cancelled: r.status === 'cancelled',
+          // bitexact was stopped (SIGKILL, a crash) while the run ran: compared as far as its log goes.
+          ...(r.status === 'running' ? { unfinished: true } : {}),
+        },
         ...(r.env && typeof r.env === 'object' ? { env: r.env } : {}),
         ...(typeof r.wallTime === 'number' ? { wallTime: r.wallTime } : {}),
       });

@@ -10,6 +10,8 @@ export interface RunExit {
   signal: string | null;
   timedOut?: boolean;
   cancelled?: boolean;
+  /** meta.json still says "running": bitexact stopped before the run ended, so how it ended is unknown. */
+  unfinished?: boolean;
 }
 
 export interface RunInput {
@@ -106,9 +108,16 @@ export function compareRuns(runs: readonly RunInput[]): Comparison {
     return { ...base, error: `nothing to compare for ${silent.length === runs.length ? 'any run' : 'some runs'} (${which})` };
   }
 
-  const names: string[] = [];
-  for (const r of runs) for (const s of r.log.series) if (!names.includes(s.name)) names.push(s.name);
-  const metrics = names.map((name) => compareMetric(name, runs));
+  // Each run's series by name, looked up once per metric: linear in the number of series (a run of
+  // thousands of rank files has tens of thousands).
+  const byName = runs.map((r) => {
+    const map = new Map<string, MetricSeries>();
+    for (const s of r.log.series) if (!map.has(s.name)) map.set(s.name, s);
+    return map;
+  });
+  const names = new Set<string>();
+  for (const map of byName) for (const name of map.keys()) names.add(name);
+  const metrics = [...names].map((name) => compareMetric(name, runs, byName.map((map) => map.get(name))));
   const order = metrics
     .filter((m) => !m.timing && m.firstDivergentStep !== null)
     .map((m) => ({ metric: m.name, step: m.firstDivergentStep! }))
@@ -127,7 +136,7 @@ export function compareRuns(runs: readonly RunInput[]): Comparison {
 }
 
 export function endedAbnormally(exit: RunExit): boolean {
-  return exit.code !== 0 || exit.signal !== null || exit.timedOut === true || exit.cancelled === true;
+  return exit.code !== 0 || exit.signal !== null || exit.timedOut === true || exit.cancelled === true || exit.unfinished === true;
 }
 
 /** 0: nothing non-timing diverged; 1: something did (or runs stopped at different steps); 2: nothing to compare. */
@@ -146,8 +155,8 @@ function lastStepOf(log: ParsedLog): number | null {
   return last;
 }
 
-function compareMetric(name: string, runs: readonly RunInput[]): MetricComparison {
-  const present = runs.map((r) => r.log.series.find((s) => s.name === name));
+/** `present[i]`: run i's series of the metric, if it logged it. */
+function compareMetric(name: string, runs: readonly RunInput[], present: (MetricSeries | undefined)[]): MetricComparison {
   const missingIn = runs.filter((_, i) => !present[i]).map((r) => r.label);
   const series = present.filter((s): s is MetricSeries => s !== undefined);
   const first = series[0]!;

@@ -66,7 +66,9 @@ function differences(reference: Record<string, string | null>, env: Record<strin
 }
 
 function stepTimeRatio(logs: readonly ParsedLog[], indexA: number[], indexB: number[]): (Ratio & { metric: string }) | null {
-  const inAll = (name: string) => [...indexA, ...indexB].every((i) => logs[i]?.series.some((s) => s.name === name));
+  // Names per log, looked up once per candidate: linear in the series (thousands with rank files).
+  const names = logs.map((log) => new Set(log.series.map((s) => s.name)));
+  const inAll = (name: string) => [...indexA, ...indexB].every((i) => names[i]?.has(name));
   const candidates = (logs[0]?.series ?? []).filter((s) => s.timing && inAll(s.name));
   for (const pattern of STEP_TIME_NAMES) {
     const metric = candidates.find((s) => pattern.test(s.name.replace(/@rank\d+$/, '').toLowerCase()))?.name;

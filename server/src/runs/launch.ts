@@ -5,12 +5,14 @@
 //   DIR/<run-id>/meta.json     command, environment difference, cwd, git state, Python/torch versions,
 //                              times, exit status
 // Each run gets its own process group (spawn detached), so a timeout or a cancel stops the launcher
-// and everything it started (torchrun workers, data-loader processes) with one kill(-pgid).
+// and everything it started (torchrun workers, data-loader processes) with one kill(-pgid); what left
+// the group (setsid) is found by the run's token in its environment, and a supervisor stops it all if
+// bitexact dies (process-group.ts).
 import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { OutputFile, groupAlive, killGroup } from './process-group.js';
+import { OutputFile, RUN_TOKEN_ENV, RunProcesses, newRunToken, runAlive, signalRun, superviseRun } from './process-group.js';
 import { InterpreterVersions, probeVersions } from './versions.js';
 
 export interface RunSpec {
@@ -117,6 +119,14 @@ export function gitState(cwd: string): { revision: string; dirty: boolean } | nu
 }
 
 
+/** The runs in progress, so that a second Ctrl-C can kill them all before bitexact exits (killActiveRuns). */
+const activeRuns = new Set<RunProcesses>();
+
+/** SIGKILLs every run in progress, everything it started included; synchronous, for an exit path. */
+export function killActiveRuns(): void {
+  for (const run of activeRuns) signalRun(run, 'SIGKILL');
+}
+
 /** How often a running run's output is handed to onOutput (--tee). */
 const TAIL_INTERVAL_MS = 50;
 /** How long processes a run left behind may keep writing after the run itself has exited. */
@@ -172,6 +182,8 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
     let finished = false;
     let stopping = false;
     let child: ReturnType<typeof spawn> | undefined;
+    let run: RunProcesses | undefined;
+    let supervisor: { release: () => void } | undefined;
 
     const onOutput = spec.onOutput;
     const tell = (final: boolean) => {
@@ -185,6 +197,8 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
     const finish = () => {
       if (finished) return;
       finished = true;
+      if (run) activeRuns.delete(run);
+      supervisor?.release();
       clearInterval(ticker);
       for (const t of timers) clearTimeout(t);
       spec.signal?.removeEventListener('abort', onAbort);
@@ -198,14 +212,14 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
       resolve(record);
     };
     const stop = () => {
-      if (stopping || child?.pid === undefined) return;
+      if (stopping || run === undefined) return;
       stopping = true;
-      const pid = child.pid;
-      killGroup(pid, 'SIGINT');
+      const target = run;
+      signalRun(target, 'SIGINT');
       timers.push(
         setTimeout(() => {
-          killGroup(pid, 'SIGTERM');
-          timers.push(setTimeout(() => killGroup(pid, 'SIGKILL'), grace));
+          signalRun(target, 'SIGTERM');
+          timers.push(setTimeout(() => signalRun(target, 'SIGKILL'), grace));
         }, grace),
       );
     };
@@ -214,12 +228,19 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
       stop();
     }
 
+    const token = newRunToken();
     try {
-      child = spawn(spec.argv[0]!, spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', out.writeFd, err.writeFd] });
+      child = spawn(spec.argv[0]!, spec.argv.slice(1), { cwd: spec.cwd, env: { ...spec.env, [RUN_TOKEN_ENV]: token }, detached: true, stdio: ['ignore', out.writeFd, err.writeFd] });
     } catch (error) {
       record.spawnError = (error as Error).message;
       finish();
       return;
+    }
+    if (child.pid !== undefined) {
+      run = { pgid: child.pid, token };
+      activeRuns.add(run);
+      // Should bitexact die (SIGKILL, a crash), the supervisor stops the run: nothing outlives bitexact.
+      supervisor = superviseRun(run);
     }
     // The child holds its own copy of its stderr; ours would only keep the file open.
     err.releaseWriter();
@@ -230,18 +251,19 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
     child.on('exit', (code, signal) => {
       record.exitCode = code;
       record.signal = signal;
-      const pid = child!.pid!;
-      // A run being stopped is stopped whole: whatever of its group ignored the signals goes now.
-      if (stopping) killGroup(pid, 'SIGKILL');
-      // Processes it left behind (data-loader workers, a launcher's ranks) may still be writing: wait
-      // while any is there, for a moment, then end the group so the run cannot hang here.
+      const target = run!;
+      // A run being stopped is stopped whole: whatever of it ignored the signals goes now.
+      if (stopping) signalRun(target, 'SIGKILL');
+      // Processes it left behind (data-loader workers, a launcher's ranks, a daemon in its own
+      // session) may still be writing: wait while any is there, for a moment, then end them all so
+      // the run cannot hang here and leaves nothing behind.
       const exited = performance.now();
       const settle = () => {
-        if (groupAlive(pid) && performance.now() - exited < STRAGGLER_MS) {
+        if (runAlive(target) && performance.now() - exited < STRAGGLER_MS) {
           timers.push(setTimeout(settle, TAIL_INTERVAL_MS));
           return;
         }
-        killGroup(pid, 'SIGKILL');
+        signalRun(target, 'SIGKILL');
         finish();
       };
       settle();
@@ -284,6 +306,8 @@ export interface PairSpec {
   versionTimeoutMs?: number;
   /** The runs' stderr is read as metrics too (recorded in meta.json for `compare DIR`). */
   stderrMetrics?: boolean;
+  /** Told when meta.json could not be updated (disk full …); the runs go on regardless. */
+  onMetaError?: (message: string) => void;
 }
 
 export interface PairResult {
@@ -293,6 +317,8 @@ export interface PairResult {
   envDiffs: Record<string, string | null>[];
   /** What the command's Python interpreter reported; null when the command is not a Python one. */
   versions: InterpreterVersions | null;
+  /** Set when the last update of meta.json failed: it does not say how the runs ended. */
+  metaError?: string;
 }
 
 /**
@@ -318,12 +344,29 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
     versions: null as InterpreterVersions | null,
     runs: [] as Record<string, unknown>[],
   };
-  const writeMeta = () => {
-    const file = path.join(dir, 'meta.json');
-    fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(meta, null, 2)}\n`);
-    fs.renameSync(`${file}.tmp`, file);
+  const file = path.join(dir, 'meta.json');
+  const write = () => {
+    try {
+      fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(meta, null, 2)}\n`);
+      fs.renameSync(`${file}.tmp`, file);
+    } catch (error) {
+      fs.rmSync(`${file}.tmp`, { force: true }); // no half-written file left behind
+      throw error;
+    }
   };
-  writeMeta();
+  let metaError: string | undefined;
+  // Once the runs are going, a meta.json that cannot be written (disk full) neither stops them nor
+  // stops bitexact from comparing what reached their logs: it is told, and the next write tries again.
+  const writeMeta = () => {
+    try {
+      write();
+      metaError = undefined;
+    } catch (error) {
+      metaError = `cannot update ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+      spec.onMetaError?.(metaError);
+    }
+  };
+  write(); // before any run: a disk that cannot take this cannot take their logs either
 
   const records: RunRecord[] = [];
   const envDiffs: Record<string, string | null>[] = [];
@@ -377,5 +420,5 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
   // being timed.
   meta.versions = await probeVersions(spec.argv, { cwd: spec.cwd, env: runEnvironment(parent, spec, 1), timeoutMs: spec.versionTimeoutMs, signal: spec.signal });
   writeMeta();
-  return { id, dir, records: records.filter(Boolean), envDiffs: envDiffs.filter(Boolean), versions: meta.versions };
+  return { id, dir, records: records.filter(Boolean), envDiffs: envDiffs.filter(Boolean), versions: meta.versions, ...(metaError ? { metaError } : {}) };
 }

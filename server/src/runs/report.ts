@@ -16,6 +16,8 @@ export interface ReportRun {
   wallTime?: number;
   timedOut?: boolean;
   cancelled?: boolean;
+  /** meta.json still says "running" (compare DIR): bitexact stopped before the run ended. */
+  unfinished?: boolean;
 }
 
 const TABLE_ROWS = 16;
@@ -41,6 +43,7 @@ export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, run
         logPath: r.logPath,
         ...(r.timedOut ? { timedOut: true } : {}),
         ...(r.cancelled ? { cancelled: true } : {}),
+        ...(r.unfinished ? { unfinished: true } : {}),
         format: parsed?.format ?? null,
         stepKind: parsed?.stepKind ?? null,
         lastStep: parsed?.lastStep ?? null,
@@ -98,7 +101,7 @@ export function reportText(comparison: Comparison, runs: readonly ReportRun[], e
   lines.push(headline(comparison, exitCode));
   for (const [i, r] of runs.entries()) {
     const parsed = comparison.runs[i];
-    const status = r.timedOut ? 'timed out' : r.cancelled ? 'cancelled' : r.signal ? `killed by ${r.signal}` : r.exitCode === undefined ? '' : `exit ${r.exitCode}`;
+    const status = r.unfinished ? 'did not finish (meta.json says running: bitexact stopped first)' : r.timedOut ? 'timed out' : r.cancelled ? 'cancelled' : r.signal ? `killed by ${r.signal}` : r.exitCode === undefined ? '' : `exit ${r.exitCode}`;
     const time = r.wallTime === undefined ? '' : `${r.wallTime.toFixed(1)} s`;
     const reached = parsed?.lastStep === null || parsed?.lastStep === undefined ? 'no steps' : `to ${stepWord(parsed.stepKind)} ${parsed.lastStep}`;
     lines.push(`  ${[r.label, status, time, reached].filter(Boolean).join('  ')}  ${r.logPath}${envNote(runs[0]?.env, r.env)}`);
@@ -183,7 +186,7 @@ function partialText(c: Comparison): string {
   const word = stepWord(c.runs[0]?.stepKind ?? 'step');
   const common = Math.max(...c.metrics.filter((m) => !m.timing).map((m) => m.lastCommonStep ?? -Infinity));
   const ends = c.runs.map((r) => {
-    const how = r.exit === undefined ? '' : r.exit.timedOut ? ', timed out' : r.exit.cancelled ? ', cancelled' : r.exit.signal ? `, ${r.exit.signal}` : r.exit.code !== 0 ? `, exit ${r.exit.code}` : '';
+    const how = r.exit === undefined ? '' : r.exit.unfinished ? ', did not finish' : r.exit.timedOut ? ', timed out' : r.exit.cancelled ? ', cancelled' : r.exit.signal ? `, ${r.exit.signal}` : r.exit.code !== 0 ? `, exit ${r.exit.code}` : '';
     return `${r.label} reached ${r.lastStep ?? 'no step'}${how}`;
   });
   return `compared up to ${word} ${Number.isFinite(common) ? common : '-'}; ${ends.join(', ')}`;

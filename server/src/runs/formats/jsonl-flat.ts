@@ -153,7 +153,12 @@ export class FlatLineReader {
       this.flush();
       return this.add(layout);
     }
-    if (!block) this.block = block = { layout, steps: [], lines: [], columns: layout.slots.map(() => []) };
+    if (!block) {
+      // A block adds column by column; a line that goes back on some slot's steps is added line by line,
+      // so the notes it makes (a repeated step, steps going back) come in the full parser's order.
+      if (layout.slots.some((slot) => slot !== undefined && (slot.byStep !== undefined || step <= slot.last))) return this.add(layout);
+      this.block = block = { layout, steps: [], lines: [], columns: layout.slots.map(() => []) };
+    }
     block.steps.push(step);
     block.lines.push(lineStart);
     const { values, kinds } = this;
