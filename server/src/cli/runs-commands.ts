@@ -3,6 +3,7 @@
 // did (or the runs did not all finish the same steps), 2 on a usage error or when nothing could be read.
 import fs from 'node:fs';
 import path from 'node:path';
+import { localisationText, localisePair, ProbeUsageError, probeSpec } from '../runs/probe-run.js';
 import { parseArgs } from 'node:util';
 import { RunInput, compareRuns, exitCodeOf } from '../runs/compare.js';
 import { LOG_FORMATS, LogFormat, isLogFormat } from '../runs/formats/detect.js';
@@ -28,6 +29,10 @@ Options:
   --env-b KEY=VALUE    set a variable for run B only (runs 2, 4, …; repeatable)
   --preset det         deterministic settings: cuBLAS/NCCL/TE/flash-attn variables and
                        torch.use_deterministic_algorithms(True) when torch is imported
+  --probe modules      also record, in each run's probe-<k>/, a digest of every module's outputs,
+                       gradients and parameters in execution order (torch programs, no code
+                       change); the report names the first record where runs 1 and 2 differ
+  --probe-steps A-B    record only these steps (1-based, inclusive, as the log counts them)
   --parallel           start every run at once (each still in its own process group; a timeout
                        or Ctrl-C stops them all)
   --timeout SECONDS    stop a run (its whole process group) after this long
@@ -77,7 +82,7 @@ function readLogs(requests: LogRequest[]): Promise<ParsedLog[]> {
 class RunsUsageError extends Error {}
 
 function usageFailure(error: unknown, usage: string): number {
-  const message = error instanceof RunsUsageError || error instanceof CompareInputError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (error as Error).message : undefined;
+  const message = error instanceof RunsUsageError || error instanceof CompareInputError || error instanceof ProbeUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (error as Error).message : undefined;
   if (message === undefined) throw error;
   process.stderr.write(`bitexact: error: ${message}\n\n${usage}`);
   return 2;
@@ -151,6 +156,8 @@ export async function runPairCommand(args: string[]): Promise<number> {
         env: { type: 'string', multiple: true },
         'env-b': { type: 'string', multiple: true },
         preset: { type: 'string' },
+        probe: { type: 'string' },
+        'probe-steps': { type: 'string' },
         timeout: { type: 'string' },
         out: { type: 'string', default: path.join('.bitexact', 'runs') },
         'log-format': { type: 'string' },
@@ -173,8 +180,9 @@ export async function runPairCommand(args: string[]): Promise<number> {
     if (values.metrics !== undefined && values.parallel && !hasRunPlaceholder(values.metrics)) {
       throw new RunsUsageError(`--parallel runs would all write ${values.metrics}: put {k} in the path (the run number, also in $${RUN_NUMBER_ENV})`);
     }
-    const siteDir = values.preset === 'det' ? sitecustomizeDir() : undefined;
-    if (values.preset === 'det' && !siteDir) throw new RunsUsageError('--preset det: python/sitecustomize/sitecustomize.py was not found next to bitexact');
+    const probe = probeSpec(values.probe, values['probe-steps']);
+    const siteDir = values.preset === 'det' || probe ? sitecustomizeDir() : undefined;
+    if ((values.preset === 'det' || probe) && !siteDir) throw new RunsUsageError(`${probe ? '--probe' : '--preset det'}: python/sitecustomize/sitecustomize.py was not found next to bitexact`);
     options = {
       command,
       runs,
@@ -182,6 +190,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
       envB: parseAssignments(values['env-b'], '--env-b'),
       preset: values.preset as 'det' | undefined,
       sitecustomizeDir: siteDir,
+      probe,
       timeoutMs: timeout === undefined ? undefined : timeout * 1000,
       out: path.resolve(values.out!),
       logFormat: checkLogFormat(values['log-format']),
@@ -223,6 +232,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
       envB: options.envB,
       preset: options.preset,
       sitecustomizeDir: options.sitecustomizeDir,
+      probe: options.probe,
       // Each run's metrics file may be named after its number ({k} in --metrics).
       numberRuns: metrics !== undefined,
       timeoutMs: options.timeoutMs,
@@ -287,8 +297,9 @@ export async function runPairCommand(args: string[]): Promise<number> {
   const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
   // From the divergence back to the code: what bitexact check finds where the command's scripts are.
   const hazards = options.staticCheck && comparison.firstDivergence ? checkScripts(options.command) : undefined;
-  const text = reportText(comparison, reportRuns, exitCode, cost) + (hazards ? `\n${formatHazards(hazards)}` : '');
-  const json = reportJson('pair', comparison, reportRuns, exitCode, cost, hazards);
+  const probed = options.probe ? localisePair(pair.dir) : {};
+  const text = reportText(comparison, reportRuns, exitCode, cost) + (hazards ? `\n${formatHazards(hazards)}` : '') + (options.probe ? `\n${localisationText(probed)}` : '');
+  const json = reportJson('pair', comparison, reportRuns, exitCode, cost, hazards, probed.localisation ?? (probed.error ? { error: probed.error } : undefined));
   // The report is kept with the logs, so the run directory explains itself later.
   try {
     fs.writeFileSync(path.join(pair.dir, 'report.txt'), text);

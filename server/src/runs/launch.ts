@@ -12,6 +12,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { probeEnvironment, ProbeSpec } from './probe-run.js';
 import { OutputFile, RUN_TOKEN_ENV, RunProcesses, newRunToken, runAlive, signalRun, superviseRun } from './process-group.js';
 import { InterpreterVersions, probeVersions } from './versions.js';
 
@@ -290,6 +291,8 @@ export interface PairSpec {
   envB?: Record<string, string>;
   preset?: 'det';
   sitecustomizeDir?: string;
+  /** Record a probe trace in probe-<k>/ of each run (probe-run.ts; needs sitecustomizeDir). */
+  probe?: ProbeSpec;
   /** Tell each run its number in $BITEXACT_RUN (RUN_NUMBER_ENV). */
   numberRuns?: boolean;
   timeoutMs?: number;
@@ -372,6 +375,7 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
   const envDiffs: Record<string, string | null>[] = [];
   const launch = (k: number): Promise<RunRecord> => {
     const env = runEnvironment(parent, spec, k);
+    if (spec.probe && spec.sitecustomizeDir) Object.assign(env, probeEnvironment(spec.probe, path.join(dir, `probe-${k}`), env, spec.sitecustomizeDir, spec.preset === 'det'));
     const envDiff = environmentDifference(parent, env);
     const logPath = path.join(dir, `run-${k}.log`);
     const entry: Record<string, unknown> = { run: k, log: `run-${k}.log`, env: envDiff, status: 'running', start: new Date().toISOString() };

@@ -24,7 +24,7 @@ const TABLE_ROWS = 16;
 
 /** `cost`: what run B's settings cost (settingsCost), when the runs differ in environment. */
 /** `hazards`: what bitexact check found in the folders of the command's scripts (pair, when runs differ). */
-export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, runs: readonly ReportRun[], exitCode: number, cost?: SettingsCost, hazards?: unknown): string {
+export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, runs: readonly ReportRun[], exitCode: number, cost?: SettingsCost, hazards?: unknown, localisation?: unknown): string {
   const out = {
     version: 1,
     tool: 'bitexact',
@@ -81,6 +81,7 @@ export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, run
     partial: comparison.partial,
     ...(cost ? { costOfB: cost } : {}),
     ...(hazards ? { hazards } : {}),
+    ...(localisation ? { localisation } : {}),
   };
   return `${JSON.stringify(out, null, 2)}\n`;
 }

@@ -1,0 +1,77 @@
+// `bitexact pair --probe modules [--probe-steps A-B]`: each run records a probe trace in
+// probe-<k>/ beside its log (python/sitecustomize/bitexact_probe.py, installed by bitexact's
+// sitecustomize when torch is imported: no code change), and the report says where the first two
+// runs' traces part ways (probe-trace.ts).
+import fs from 'node:fs';
+import path from 'node:path';
+import { Localisation, localiseDirectories, RecordPlace } from './probe-trace.js';
+
+export interface ProbeSpec {
+  mode: 'modules';
+  /** Inclusive, 1-based, as the log counts steps ('2-4', or '3'); every step when absent. */
+  steps?: string;
+}
+
+export class ProbeUsageError extends Error {}
+
+/** `--probe MODE` and `--probe-steps A-B` checked; undefined without --probe. */
+export function probeSpec(mode: string | undefined, steps: string | undefined): ProbeSpec | undefined {
+  if (mode === undefined) {
+    if (steps !== undefined) throw new ProbeUsageError('--probe-steps needs --probe modules');
+    return undefined;
+  }
+  if (mode !== 'modules') throw new ProbeUsageError(`--probe must be modules, not '${mode}'`);
+  if (steps !== undefined) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(steps);
+    if (!m || Number(m[1]) < 1 || (m[2] !== undefined && Number(m[2]) < Number(m[1]))) throw new ProbeUsageError(`--probe-steps must be A-B (1-based, A <= B) or A, not '${steps}'`);
+  }
+  return { mode, ...(steps !== undefined ? { steps } : {}) };
+}
+
+/**
+ * What run k's environment needs for the probe, given the environment it already has: the hooks the
+ * sitecustomize runs once torch is imported (the deterministic preset's too), where to write.
+ */
+export function probeEnvironment(probe: ProbeSpec, dir: string, env: NodeJS.ProcessEnv, sitecustomizeDir: string, deterministic: boolean): Record<string, string> {
+  // With --preset det the sitecustomize is on PYTHONPATH already (runEnvironment).
+  const rest = env['PYTHONPATH'] ? `${path.delimiter}${env['PYTHONPATH']}` : '';
+  return {
+    BITEXACT_TORCH_HOOKS: deterministic ? 'deterministic,probe' : 'probe',
+    BITEXACT_PROBE: probe.mode,
+    BITEXACT_PROBE_DIR: dir,
+    ...(probe.steps !== undefined ? { BITEXACT_PROBE_STEPS: probe.steps } : {}),
+    ...(deterministic ? {} : { PYTHONPATH: `${sitecustomizeDir}${rest}` }),
+  };
+}
+
+/** Where the first two runs of a pair directory part ways, from their probe traces (none: undefined). */
+export function localisePair(pairDir: string): { localisation?: Localisation[]; error?: string } {
+  const [a, b] = [path.join(pairDir, 'probe-1'), path.join(pairDir, 'probe-2')];
+  if (!fs.existsSync(a) || !fs.existsSync(b)) return {};
+  try {
+    return { localisation: localiseDirectories(a, b) };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
+function placeText(p: RecordPlace): string {
+  const what = `${p.kind}${p.output > 0 ? ` #${p.output}` : ''}${p.occurrence > 0 ? ` (occurrence ${p.occurrence + 1})` : ''}`;
+  return `step ${p.step} ${p.phase}, ${p.module || '(loss)'}${p.op ? ` ${p.op}` : ''}: ${what}${p.source ? ` [${p.source.path}:${p.source.line}]` : ''}`;
+}
+
+/** The report's localisation section. */
+export function localisationText(result: { localisation?: Localisation[]; error?: string }): string {
+  if (result.error) return `probe: the traces could not be compared: ${result.error}\n`;
+  const lines = ['probe (runs 1 and 2, in execution order):'];
+  for (const l of result.localisation ?? []) {
+    const rank = (result.localisation?.length ?? 0) > 1 ? `rank ${l.rank}: ` : '';
+    if (!l.divergence) lines.push(`  ${rank}every one of ${l.compared} records matched (${l.matchStrength})`);
+    else {
+      lines.push(`  ${rank}first divergence: ${placeText(l.divergence)}`);
+      if (l.lastMatch) lines.push(`  ${rank}last match before it: ${placeText(l.lastMatch)}`);
+    }
+    if (l.structuralBreak) lines.push(`  ${rank}the runs stop recording the same things at run ${l.structuralBreak.only === 'a' ? 1 : 2}'s ${placeText(l.structuralBreak.record)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

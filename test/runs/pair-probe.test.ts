@@ -1,0 +1,42 @@
+// `bitexact pair --probe modules` with real CPU PyTorch: no change to the program, a trace per run
+// beside its log, and the report naming where the runs part ways, which their logs cannot show.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../support/checker.js';
+import { runCli } from '../support/cli.js';
+import { assertPresent, shouldSkip } from '../e2e/prereq.js';
+
+const TRAINER = path.join(ROOT, 'test/fixtures/probe/tiny_trainer.py');
+const torchFound = spawnSync('python3', ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
+const prereq = { missing: torchFound ? [] : ['python3 cannot import torch (pip install torch==2.13.0+cpu)'] };
+
+describe.skipIf(shouldSkip('pair --probe', prereq))('bitexact pair --probe', { timeout: 240_000 }, () => {
+  it('records each run and names the first divergent record, here where run 2 is nudged', () => {
+    assertPresent('pair --probe', prereq);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-pair-probe-'));
+    const r = runCli(['pair', '--probe', 'modules', '--no-check', '--env-b', 'BITEXACT_TEST_PERTURB=1', '--format', 'json', '--out', 'runs', '--', 'python3', TRAINER], dir);
+    const report = JSON.parse(r.stdout);
+    // The logged losses agree as printed: only the trace sees the nudge.
+    expect(report.metrics.find((m: { name: string }) => m.name === 'loss').verdict).not.toBe('differs');
+    expect(report.localisation[0]).toMatchObject({ rank: 0, divergence: { step: 2, phase: 'backward', kind: 'grad-output' }, lastMatch: { step: 2, kind: 'loss' } });
+    const pairDir = path.join(dir, 'runs', fs.readdirSync(path.join(dir, 'runs'))[0]!);
+    expect(fs.readdirSync(pairDir)).toEqual(expect.arrayContaining(['probe-1', 'probe-2', 'report.txt']));
+    expect(fs.readFileSync(path.join(pairDir, 'report.txt'), 'utf8')).toMatch(/probe \(runs 1 and 2, in execution order\):\n {2}first divergence: step 2 backward, (out|Head): grad-output/);
+  });
+
+  it('with --preset det, the probe and the deterministic mode both apply; bad options are usage errors', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-pair-probe-'));
+    const r = runCli(['pair', '--probe', 'modules', '--probe-steps', '2-3', '--preset', 'det', '--no-check', '--format', 'json', '--out', 'runs', '--', 'python3', TRAINER], dir);
+    const report = JSON.parse(r.stdout);
+    expect(report.runs[0].env.BITEXACT_TORCH_HOOKS).toBe('deterministic,probe');
+    expect(report.localisation[0].divergence).toBeUndefined();
+    const pairDir = path.join(dir, 'runs', fs.readdirSync(path.join(dir, 'runs'))[0]!);
+    const steps = new Set(fs.readFileSync(path.join(pairDir, 'probe-1/rank_0.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).step));
+    expect(steps).toEqual(new Set([2, 3]));
+    expect(runCli(['pair', '--probe', 'ops', '--', 'true'], dir)).toMatchObject({ status: 2, stderr: expect.stringContaining("--probe must be modules, not 'ops'") });
+    expect(runCli(['pair', '--probe-steps', '2', '--', 'true'], dir)).toMatchObject({ status: 2, stderr: expect.stringContaining('--probe-steps needs --probe modules') });
+  });
+});
