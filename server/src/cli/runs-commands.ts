@@ -220,6 +220,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
   process.on('SIGINT', onInterrupt);
   process.on('SIGTERM', onInterrupt);
   const metrics = options.metrics;
+  const metaWarned = new Set<string>();
   let pair: PairResult;
   try {
     fs.mkdirSync(options.out, { recursive: true });
@@ -239,7 +240,10 @@ export async function runPairCommand(args: string[]): Promise<number> {
       signal: controller.signal,
       parallel: options.parallel,
       stderrMetrics: options.stderrMetrics,
-      onMetaError: (message) => process.stderr.write(`bitexact: warning: ${message}; the runs go on\n`),
+      onMetaError: (message) => {
+        if (!metaWarned.has(message)) process.stderr.write(`bitexact: warning: ${message}; the runs go on\n`);
+        metaWarned.add(message);
+      },
       onRunStart: (k, log) => {
         process.stderr.write(`bitexact: run ${k}/${options.runs} → ${displayPath(log)}\n`);
         metrics?.beforeRun(k);
