@@ -109,13 +109,18 @@ export class Checker {
     const loud = (c: FileAnalysis['candidates'][number]) => !!c.functions && Object.values(c.outcomes).some((o) => o.severity !== 'info');
     if (!analyses.some((a) => a.candidates.some(loud))) return;
     // Parsed lazily, one file at a time, the defining file first: most names are ruled out by a use
-    // next to their definition (a call from module level, a reference passed on) before any other file is read.
-    const parsed = new Map<string, NameUses>();
+    // next to their definition (a call from module level, a reference passed on) before any other file
+    // is read. A file is parsed once, for every name of the program's loud candidates it mentions (one
+    // parse per name made a program of many hazards quadratic: 200 files, 16,000 findings, 39 s).
+    const names = [...new Set(analyses.flatMap((a) => a.candidates.filter(loud).flatMap((c) => c.functions!)))];
+    const parsed = new Map<number, Map<string, NameUses>>();
     const usesIn = (file: number, name: string): NameUses => {
-      const key = `${file}\u0000${name}`;
-      let uses = parsed.get(key);
-      if (!uses) parsed.set(key, (uses = this.analyzer.usesOf(files[file]!.text, [name]).get(name)!));
-      return uses;
+      let uses = parsed.get(file);
+      if (!uses) {
+        const text = files[file]!.text;
+        parsed.set(file, (uses = this.analyzer.usesOf(text, names.filter((n) => new RegExp(`\\b${n}\\b`).test(text)))));
+      }
+      return uses.get(name)!;
     };
     const lookup = function* (name: string, first: number): Generator<FileUses> {
       const word = new RegExp(`\\b${name}\\b`);
