@@ -115,11 +115,11 @@ export class Checker {
     const names = [...new Set(analyses.flatMap((a) => a.candidates.filter(loud).flatMap((c) => c.functions!)))];
     const parsed = new Map<number, Map<string, NameUses>>();
     const usesIn = (file: number, name: string): NameUses => {
+      const text = files[file]!.text;
       let uses = parsed.get(file);
-      if (!uses) {
-        const text = files[file]!.text;
-        parsed.set(file, (uses = this.analyzer.usesOf(text, names.filter((n) => new RegExp(`\\b${n}\\b`).test(text)))));
-      }
+      if (!uses) parsed.set(file, (uses = this.analyzer.usesOf(text, names.filter((n) => new RegExp(`\\b${n}\\b`).test(text)))));
+      // A caller's name (the search climbs from a function to the functions calling it) is read on demand.
+      if (!uses.has(name)) uses.set(name, this.analyzer.usesOf(text, [name]).get(name)!);
       return uses.get(name)!;
     };
     const lookup = function* (name: string, first: number): Generator<FileUses> {
