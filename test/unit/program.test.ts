@@ -110,6 +110,14 @@ describe('functions every call of which runs without gradients (no-grad-callers.
     expect(await severitiesInLayers({ 'loader.py': loader, 'model.py': 'from layers import resize_table as rt\ndef f(x):\n    return rt(x, 2)\n' })).toEqual(['warning']);
   });
 
+  it('climb through callers: a helper called only by a function that a checkpoint loader calls', async () => {
+    const helper = 'from layers import resize_table\ndef adapt(sd):\n    return resize_table(sd, (24, 24))\n';
+    const loader = 'from helper import adapt\ndef checkpoint_filter_fn(sd, model):\n    return adapt(sd)\n';
+    expect(await severitiesInLayers({ 'helper.py': helper, 'loader.py': loader })).toEqual([]);
+    const trained = 'from helper import adapt\nclass M:\n    def forward(self, x):\n        return adapt(x)\n';
+    expect(await severitiesInLayers({ 'helper.py': helper, 'model.py': trained })).toEqual(['warning']);
+  });
+
   it('count no call from test code, nor a call of another file\'s function of the same name', async () => {
     const test = 'import torch\nfrom layers import resize_table\ndef test_resize():\n    with torch.no_grad():\n        resize_table(torch.zeros(1, 1, 4, 4), (8, 8))\n';
     expect(await severitiesInLayers({ 'tests/test_layers.py': test })).toEqual(['warning']);
