@@ -57,10 +57,7 @@ export interface IndexValues {
 export function singletonDims(values: IndexValues, node: Node | undefined, depth = 0): number[] {
   if (!node || depth > MAX_DEPTH) return [];
   const expr = unparenthesize(node);
-  if (expr.type === 'identifier') {
-    const def = values.definition(expr);
-    return def && !def.unpacked ? singletonDims(values, def.value, depth + 1) : [];
-  }
+  if (expr.type === 'identifier') return singletonDims(values, boundValue(values, expr), depth + 1);
   if (expr.type === 'subscript') {
     const subs = expr.childrenForFieldName('subscript');
     const last = subs[subs.length - 1];
@@ -197,6 +194,12 @@ function isScalarLike(node: Node | null): boolean {
   return fn?.text === 'len' || (fn?.type === 'attribute' && ['size', 'numel', 'dim', 'item'].includes(fn.childForFieldName('attribute')?.text ?? ''));
 }
 
+/** The value a name is bound to, when it is bound whole (not unpacked from a tuple). */
+function boundValue(values: IndexValues, name: Node): Node | undefined {
+  const def = values.definition(name);
+  return def && !def.unpacked ? def.value : undefined;
+}
+
 /** `ids[:, None]`, `ids.unsqueeze(-1)`, `ids.view(-1, 1)`: one value per row. */
 function isColumn(values: IndexValues, node: Node | undefined): boolean {
   const dims = singletonDims(values, node);
@@ -207,10 +210,7 @@ function isColumn(values: IndexValues, node: Node | undefined): boolean {
 function isDistinctRow(values: IndexValues, node: Node | undefined, depth = 0): boolean {
   if (!node || depth > MAX_DEPTH) return false;
   const expr = unparenthesize(node);
-  if (expr.type === 'identifier') {
-    const def = values.definition(expr);
-    return !!def && !def.unpacked && isDistinctRow(values, def.value, depth + 1);
-  }
+  if (expr.type === 'identifier') return isDistinctRow(values, boundValue(values, expr), depth + 1);
   if (expr.type === 'subscript') {
     const subs = expr.childrenForFieldName('subscript');
     const rowShape = subs[0]?.type === 'none' && (subs.length === 1 || (subs.length === 2 && subs[1]!.text.trim() === ':'));
@@ -229,10 +229,7 @@ function isDistinctRow(values: IndexValues, node: Node | undefined, depth = 0): 
 function isTiledRow(values: IndexValues, node: Node | undefined, depth = 0): boolean {
   if (!node || depth > MAX_DEPTH) return false;
   const expr = unparenthesize(node);
-  if (expr.type === 'identifier') {
-    const def = values.definition(expr);
-    return !!def && !def.unpacked && isTiledRow(values, def.value, depth + 1);
-  }
+  if (expr.type === 'identifier') return isTiledRow(values, boundValue(values, expr), depth + 1);
   if (expr.type !== 'call') return false;
   const fn = expr.childForFieldName('function');
   const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
@@ -260,10 +257,7 @@ function rowsDistinct(values: IndexValues, node: Node | undefined, reshaped: boo
   const unique = values.of(node).unique;
   if (unique === 'flat' || unique === 'rows') return true;
   const expr = unparenthesize(node);
-  if (expr.type === 'identifier') {
-    const def = values.definition(expr);
-    return !!def && !def.unpacked && rowsDistinct(values, def.value, reshaped, depth + 1);
-  }
+  if (expr.type === 'identifier') return rowsDistinct(values, boundValue(values, expr), reshaped, depth + 1);
   if (expr.type !== 'call') return false;
   const fn = expr.childForFieldName('function');
   const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;

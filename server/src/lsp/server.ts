@@ -16,7 +16,6 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Checker, effectiveMode } from '../analysis/index.js';
-import { findingsByCell } from '../analysis/notebook.js';
 import { programMode } from '../analysis/program.js';
 import type { Finding } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
@@ -47,9 +46,7 @@ interface CachedResult {
 
 export function startLanguageServer(checker: Checker, connection: Connection = createConnection()): void {
   const docs = new DocumentStore(checker.parser);
-  const notebooks = new NotebookStore();
-  /** Per notebook URI: its findings by cell document URI, for the notebook's state `key`. */
-  const notebookResults = new Map<string, { key: string; generation: number; byCell: Map<string, Finding[]> }>();
+  const notebooks = new NotebookStore(checker);
   const workspace = new WorkspaceModel();
   const results = new Map<string, CachedResult>();
   const editorCache = new Map<string, Promise<EditorSettings>>();
@@ -107,7 +104,6 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
     return cached;
   }
 
-  /** Findings for the document as it is now; cached per version and settings generation. */
   /**
    * The findings for a document's current version. An edit inside one function is analysed without
    * parsing the file when it can be (Checker.analyzeEdit); a full analysis (`settled`) follows once
@@ -199,46 +195,36 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
     return notebook && notebookFindings(notebook);
   }
 
-  /**
-   * Every cell's findings, the cells checked as one program (as `bitexact check` checks the .ipynb
-   * file), cached until a cell or the settings change.
-   */
-  async function notebookFindings(notebook: NotebookDocument): Promise<Map<string, Finding[]>> {
-    const joined = notebooks.join(notebook);
-    const cached = notebookResults.get(notebook.uri);
-    if (cached && cached.key === joined.key && cached.generation === generation) return cached.byCell;
-    const editor = await editorSettings(notebook.uri);
-    const byCell = new Map<string, Finding[]>();
-    if (editor.enable) {
+  function notebookFindings(notebook: NotebookDocument): Promise<Map<string, Finding[]>> {
+    return notebooks.findings(notebook, generation, async () => {
+      const editor = await editorSettings(notebook.uri);
+      if (!editor.enable) return undefined;
       const { settings } = workspace.effectiveSettings(notebook.uri, editor);
-      const text = joined.source.text;
-      const analysis = checker.analyze(text, settings);
-      const offPath = workspace.isOffPath(uriToPath(notebook.uri), settings);
-      // A notebook is its own program: nothing imports it, and its mode switch is its own.
-      const detected = programMode([{ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [] }]);
-      const findings = checker.resolve(analysis, text, settings, effectiveMode(settings, detected), offPath);
-      for (const [index, found] of findingsByCell(joined.source, findings)) byCell.set(joined.cellUris[index]!, found);
-    }
-    notebookResults.set(notebook.uri, { key: joined.key, generation, byCell });
-    return byCell;
-  }
-
-  /** A cell edit can change other cells' findings (a seed, a mode switch): all cells are re-reported. */
-  function notebookChanged(notebook: NotebookDocument): void {
-    if (pull) {
-      if (refreshSupport) void connection.languages.diagnostics.refresh();
-      return;
-    }
-    void notebookFindings(notebook).then((byCell) => {
-      for (const cell of notebook.cells) void connection.sendDiagnostics({ uri: cell.document, diagnostics: (byCell.get(cell.document) ?? []).map((f) => toDiagnostic(cell.document, f)) });
+      return { settings, offPath: workspace.isOffPath(uriToPath(notebook.uri), settings) };
     });
   }
 
+  /**
+   * A cell edit can change other cells' findings (a seed, a mode switch). A pull client pulls the
+   * cells it changed (and every cell when cells move); the others are refreshed only when their
+   * findings did change, not on every keystroke. A push client gets every cell published.
+   */
+  async function notebookChanged(notebook: NotebookDocument, edited: ReadonlySet<string>): Promise<void> {
+    const before = notebooks.lastFindings(notebook.uri);
+    const byCell = await notebookFindings(notebook);
+    if (!pull) {
+      for (const cell of notebook.cells) void connection.sendDiagnostics({ uri: cell.document, diagnostics: (byCell.get(cell.document) ?? []).map((f) => toDiagnostic(cell.document, f)) });
+      return;
+    }
+    const same = (uri: string) => JSON.stringify(before?.get(uri) ?? []) === JSON.stringify(byCell.get(uri) ?? []);
+    if (refreshSupport && before && notebook.cells.some((c) => !edited.has(c.document) && !same(c.document))) void connection.languages.diagnostics.refresh();
+  }
+
   notebooks.listen(connection);
-  notebooks.onDidOpen(notebookChanged);
-  notebooks.onDidChange(({ notebookDocument }) => notebookChanged(notebookDocument));
+  notebooks.onDidOpen((notebook) => void notebookChanged(notebook, new Set(notebook.cells.map((c) => c.document))));
+  notebooks.onDidChange(({ notebookDocument, cells }) => void notebookChanged(notebookDocument, new Set((cells?.changed.textContent ?? []).map((c) => c.document))));
   notebooks.onDidClose((notebook) => {
-    notebookResults.delete(notebook.uri);
+    notebooks.forget(notebook.uri);
     if (!pull) for (const cell of notebook.cells) void connection.sendDiagnostics({ uri: cell.document, diagnostics: [] });
   });
 
