@@ -6,12 +6,27 @@
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
 
+/**
+ * Signs that a file trains: a backward call, an optimizer, a Trainer, `.train()`. A program trains
+ * when one of its files on the training path shows them (program.ts programTrains); backward-only
+ * hazards in a model file it imports then run.
+ */
+const TRAINING_SIGNS = /\.backward\(|\b(Trainer|SFTTrainer|DPOTrainer|GRPOTrainer|TrainingArguments|Seq2SeqTrainer|Accelerator)\b|\boptim\.|\.train\(\)|\bget_peft_model\b/;
+
+export function showsTraining(text: string): boolean {
+  return TRAINING_SIGNS.test(text);
+}
+
 const NO_GRAD = new Set(['torch.no_grad', 'torch.inference_mode', 'torch.autograd.no_grad', 'torch.autograd.grad_mode.no_grad']);
 
 export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {
   for (let current = node.parent; current; current = current.parent) {
     if (current.type === 'block' && current.parent?.type === 'if_statement' && current.parent.childForFieldName('consequence')?.id === current.id) {
-      if (INFERENCE_CONDITION.test(current.parent.childForFieldName('condition')?.text ?? '')) return true;
+      if (assertsInference(current.parent.childForFieldName('condition'))) return true;
+    } else if (current.type === 'block' && current.parent?.type === 'else_clause' && current.parent.parent?.type === 'if_statement') {
+      // `if inference_params is None: <train> else: <decode>`; an `elif` chain has conditions of its own.
+      const statement = current.parent.parent;
+      if (!statement.namedChildren.some((c) => c.type === 'elif_clause') && assertsTraining(statement.childForFieldName('condition'))) return true;
     } else if (current.type === 'with_statement') {
       const clause = current.namedChildren.find((c) => c.type === 'with_clause');
       for (const item of clause?.namedChildren ?? []) {
@@ -43,6 +58,59 @@ const NO_BACKWARD_NAME = /^_*(generate|sample|decode|greedy|beam_search|speculat
 const BACKWARD_NAME = /^_*(backward|bwd)$|_(backward|bwd)$/;
 /** Branches that run only when decoding or not training: `if is_decoding:`, `if not self.training:`. */
 const INFERENCE_CONDITION = /\b(is_)?decod\w*|\binference\w*|\bnot\s+self\.training\b|\buse_cache\b|\bis_generating\b/;
+/**
+ * Does a condition hold only when decoding or not training? `if inference_params is not None:` and
+ * `if use_cache and x:` do; `if inference_params is None:` (the training branch) and
+ * `if training or use_cache:` do not.
+ */
+function assertsInference(condition: Node | null): boolean {
+  if (!condition) return false;
+  switch (condition.type) {
+    case 'parenthesized_expression':
+      return assertsInference(condition.namedChildren[0] ?? null);
+    case 'boolean_operator': {
+      const left = assertsInference(condition.childForFieldName('left'));
+      const right = assertsInference(condition.childForFieldName('right'));
+      return condition.childForFieldName('operator')?.text === 'and' ? left || right : left && right;
+    }
+    case 'not_operator':
+      return /^self\.training$|^training$/.test(condition.childForFieldName('argument')?.text ?? '');
+    case 'comparison_operator': {
+      // `x is None` / `x == None`: the inference input is absent, the training branch.
+      const operators = condition.children.filter((c) => !c.isNamed).map((c) => c.text).join(' ');
+      if (condition.namedChildren[1]?.type === 'none' && !/not|!=/.test(operators)) return false;
+      return INFERENCE_CONDITION.test(condition.namedChildren[0]?.text ?? '');
+    }
+    default:
+      return INFERENCE_CONDITION.test(condition.text);
+  }
+}
+/**
+ * Does a condition hold only when training, so that its `else` runs only when decoding?
+ * `if inference_params is None:`, `if not use_cache:`, `if self.training:`.
+ */
+function assertsTraining(condition: Node | null): boolean {
+  if (!condition) return false;
+  switch (condition.type) {
+    case 'parenthesized_expression':
+      return assertsTraining(condition.namedChildren[0] ?? null);
+    case 'boolean_operator': {
+      // The else of `a or b` runs when neither holds, that of `a and b` when either fails.
+      const left = assertsTraining(condition.childForFieldName('left'));
+      const right = assertsTraining(condition.childForFieldName('right'));
+      return condition.childForFieldName('operator')?.text === 'or' ? left || right : left && right;
+    }
+    case 'not_operator':
+      return assertsInference(condition.childForFieldName('argument'));
+    case 'comparison_operator': {
+      const operators = condition.children.filter((c) => !c.isNamed).map((c) => c.text).join(' ');
+      const absent = condition.namedChildren[1]?.type === 'none' && !/not|!=/.test(operators);
+      return absent && INFERENCE_CONDITION.test(condition.namedChildren[0]?.text ?? '');
+    }
+    default:
+      return /^self\.training$/.test(condition.text);
+  }
+}
 const AUTOGRAD_METHODS = new Set(['forward', 'backward', 'setup_context', 'jvp', 'vjp']);
 const AUTOGRAD_FUNCTION = /^torch\.autograd(\.function)?\.(Function|InplaceFunction)$/;
 

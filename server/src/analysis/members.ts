@@ -34,3 +34,53 @@ export function isBuffer(node: Node): boolean {
   const init = initOf(node);
   return !!init && !!name && init.descendantsOfType('call').some((c) => c.childForFieldName('function')?.text === 'self.register_buffer' && literalValue(callArguments(c).positional[0]) === name);
 }
+
+/** `forward` and the names a module delegates its forward to (`_forward`, `forward_features`). */
+const FORWARD_NAME = /^_?forward(_\w+)?$/;
+
+function methodsOf(klass: Node): Map<string, Node> {
+  const methods = new Map<string, Node>();
+  for (const child of klass.childForFieldName('body')?.namedChildren ?? []) {
+    const fn = child.type === 'decorated_definition' ? child.childForFieldName('definition') : child;
+    const name = fn?.type === 'function_definition' ? fn.childForFieldName('name')?.text : undefined;
+    if (fn && name) methods.set(name, fn);
+  }
+  return methods;
+}
+
+/** The methods a method calls on its own instance (`self.attend(q, k, v)`), where gradients are recorded. */
+function selfCallees(fn: Node, methods: Map<string, Node>, withoutGrad: (node: Node) => boolean): Node[] {
+  const callees: Node[] = [];
+  for (const call of fn.descendantsOfType('call')) {
+    if (withoutGrad(call)) continue;
+    const target = call.childForFieldName('function');
+    if (target?.type !== 'attribute' || target.childForFieldName('object')?.text !== 'self') continue;
+    const callee = methods.get(target.childForFieldName('attribute')?.text ?? '');
+    if (callee) callees.push(callee);
+  }
+  return callees;
+}
+
+/**
+ * Does the code stand on a class's forward path: in its `forward` (or `_forward`, `forward_*`), or
+ * in a method that forward reaches through calls on `self` (an `attention(q, k, v)` helper it
+ * delegates to)? A model's layers train unless shown otherwise, so their forward path is training code.
+ */
+export function onForwardPath(node: Node, withoutGrad: (node: Node) => boolean): boolean {
+  const fn = enclosingFunction(node);
+  let klass: Node | null | undefined = fn?.parent;
+  if (klass?.type === 'decorated_definition') klass = klass.parent;
+  klass = klass?.type === 'block' ? klass.parent : undefined;
+  if (!fn || klass?.type !== 'class_definition') return false;
+  const methods = methodsOf(klass);
+  const seen = new Set<number>();
+  const pending = [...methods].filter(([name]) => FORWARD_NAME.test(name)).map(([, method]) => method);
+  while (pending.length) {
+    const method = pending.pop()!;
+    if (method.equals(fn)) return true;
+    if (seen.has(method.id)) continue;
+    seen.add(method.id);
+    pending.push(...selfCallees(method, methods, withoutGrad));
+  }
+  return false;
+}

@@ -3,7 +3,9 @@ import type { CallSite } from '../../calls.js';
 import { callRange } from '../../calls.js';
 import { argument, callArguments, dottedParts, literalValue } from '../../syntax.js';
 import type { ModeOutcome, Outcomes, Rule, RuleContext } from '../rule.js';
-import { isImplementationSetting, moduleValue, TRAINING } from './shared.js';
+import { onForwardPath } from '../../members.js';
+import { showsTraining } from '../../autograd.js';
+import { isImplementationSetting, moduleValue } from './shared.js';
 
 type Backend = 'FLASH_ATTENTION' | 'EFFICIENT_ATTENTION' | 'CUDNN_ATTENTION' | 'MATH';
 const BACKENDS = new Set<string>(['FLASH_ATTENTION', 'EFFICIENT_ATTENTION', 'CUDNN_ATTENTION', 'MATH']);
@@ -186,36 +188,27 @@ function underExperimentalSwitch(node: Node, ctx: RuleContext): boolean {
   return false;
 }
 
-/** A `forward` method (or one it delegates to by name, `_forward`, `forward_*`) of a class. */
-function inModuleForward(node: Node): boolean {
-  for (let current = node.parent; current; current = current.parent) {
-    if (current.type !== 'function_definition') continue;
-    if (!/^_?forward(_\w+)?$/.test(current.childForFieldName('name')?.text ?? '')) return false;
-    let up = current.parent;
-    if (up?.type === 'decorated_definition') up = up.parent;
-    return up?.type === 'block' && up.parent?.type === 'class_definition';
-  }
-  return false;
-}
-
 /**
  * transformers' `attn_implementation="sdpa"`: the model's attention layers call
  * scaled_dot_product_attention, which picks a fused backend on a recent GPU. A warning where the
- * file trains (the backward is what varies), information elsewhere; nothing under the mode, which
+ * program trains (the backward is what varies), information elsewhere; nothing under the mode, which
  * makes the fused backends reproducible.
  */
 function scanSdpaSettings(root: Node, ctx: RuleContext): void {
   if (!/["']sdpa["']/.test(ctx.text)) return;
-  const trains = TRAINING.test(ctx.text);
+  const trains = showsTraining(ctx.text);
   for (const node of root.descendantsOfType('string')) {
     if (literalValue(node) !== 'sdpa' || !isImplementationSetting(node, ctx) || ctx.runsWithoutGrad(node)) continue;
-    const untrained = trains ? '' : ' (nothing in this file trains; inference alone is unaffected)';
+    const untrained = trains ? '' : ' (nothing in this program trains; inference alone is unaffected)';
+    const what = `attn_implementation "sdpa" makes transformers call scaled_dot_product_attention, which runs the flash or memory-efficient backend on recent NVIDIA GPUs, and ${MEASURED}`;
+    const fix = `if this program must reproduce, ${MODE} fixes it (${COST}).`;
     ctx.report({
       node,
       outcomes: {
         off: {
           severity: trains ? 'warning' : 'info',
-          message: `attn_implementation "sdpa" makes transformers call scaled_dot_product_attention, which runs the flash or memory-efficient backend on recent NVIDIA GPUs, and ${MEASURED}${untrained}; if this program must reproduce, ${MODE} fixes it (${COST}).`,
+          message: `${what}${untrained}; ${fix}`,
+          ...(trains ? {} : { whenProgramTrains: { severity: 'warning', message: `${what} (another file of this program trains); ${fix}` } }),
         },
       },
     });
@@ -287,7 +280,7 @@ const rule: Rule = {
     if (call.callee === VARLEN) {
       if (KV_CACHE_ARGS.some((name) => call.args.keywords.has(name))) return;
       const note: ModeOutcome = {
-        severity: inModuleForward(call.node) ? 'warning' : 'info',
+        severity: onForwardPath(call.node, (n) => ctx.runsWithoutGrad(n)) ? 'warning' : 'info',
         message: `${shown} runs flash attention, and its backward is the flash backward of scaled_dot_product_attention (${FLASH_MEASURED} on an H200 with torch 2.11); if this program must reproduce, ${MODE} fixes it (1.1-1.8x the default time, measured).`,
       };
       ctx.report({ node: call.node, range: callRange(call), outcomes: { off: note } });
@@ -303,11 +296,11 @@ const rule: Rule = {
       }
       if (context) return;
       if (/enable_flash_sdp\(\s*False\s*\)/.test(ctx.text) && /enable_mem_efficient_sdp\(\s*False\s*\)/.test(ctx.text)) return;
-      // In a module's forward the call is on the training path (a model's layers train unless shown
-      // otherwise): a warning. Elsewhere (a helper, a script) it cannot tell: information.
+      // On a module's forward path (its forward or a method forward calls on self) the call trains
+      // (a model's layers train unless shown otherwise): a warning. Elsewhere (a helper, a script) it cannot tell: information.
       const experimental = underExperimentalSwitch(call.node, ctx);
       const note: ModeOutcome = {
-        severity: inModuleForward(call.node) && !experimental ? 'warning' : 'info',
+        severity: onForwardPath(call.node, (n) => ctx.runsWithoutGrad(n)) && !experimental ? 'warning' : 'info',
         message: `${shown} runs the flash or memory-efficient backend on recent NVIDIA GPUs, and ${MEASURED}${experimental ? ' (this branch runs only when its experimental switch is turned on)' : ''}; if this program must reproduce, ${MODE} fixes it (${COST}).`,
       };
       ctx.report({ node: call.node, range: callRange(call), outcomes: { off: note } });
@@ -368,7 +361,7 @@ The backends are read from \`SDPBackend.X\`, a list of them, a name bound to one
   reported as a plain call is (not in its KV-cache mode, which has no autograd).
 - transformers' \`attn_implementation="sdpa"\` (in \`from_pretrained\`, a config, a dict, an
   argparse or dataclass default): the model's attention layers call scaled_dot_product_attention;
-  a warning with the mode off where the file trains, information where it does not.
+  a warning with the mode off where the file or another file of the program trains, information where none does.
 
 The legacy \`sdp_kernel(enable_flash=..., enable_math=..., enable_mem_efficient=..., enable_cudnn=...)\`
 is read the same way when at least one flag is a literal \`False\`.
