@@ -29,7 +29,7 @@ function corpus(): Array<{ name: string; text: string }> {
 /** Everything a shell shows for a file, in a comparable form. */
 function outcome(checker: Checker, analysis: ReturnType<Checker['analyze']>, text: string, s: Settings): string {
   const modes = analysis.modeSettings.map((m) => `${m.mode}:${m.via}:${JSON.stringify(m.range)}`).sort();
-  const findings = (['off', 'on', 'warn'] as const).map((mode) => checker.resolve(analysis, text, s, mode, false));
+  const findings = (['off', 'on', 'warn'] as const).map((mode) => checker.resolve(analysis, text, s, { mode, trains: false }, false));
   return JSON.stringify({ findings, modes, syntaxErrors: analysis.syntaxErrors });
 }
 

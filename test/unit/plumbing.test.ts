@@ -107,7 +107,7 @@ describe('incremental parsing', () => {
     const tree = c.parser.parse(before);
     const start = before.indexOf('index_add_');
     const { tree: edited, text } = c.parser.reparse(tree, before, { start, oldEnd: start + 'index_add_'.length, newText: 'scatter_add_' });
-    const incremental = c.resolve(c.analyzeTree(edited, text, settings()), text, settings(), 'off', false);
+    const incremental = c.resolve(c.analyzeTree(edited, text, settings()), text, settings(), { mode: 'off', trains: false }, false);
     expect(text).toContain('x.scatter_add_(0, i, s)');
     expect(incremental.map((f) => f.rule)).toEqual(['BX102']);
     expect(incremental).toEqual(await check(text));

@@ -56,6 +56,26 @@ describe('the mode by reachability', () => {
   });
 });
 
+describe('a program that trains (program.ts programTrains)', () => {
+  const MODEL_FILE = 'from transformers import AutoModelForCausalLM\nclass Policy:\n    def __init__(self, name, attn_implementation="flash_attention_2"):\n        self.model = AutoModelForCausalLM.from_pretrained(name, attn_implementation=attn_implementation)\n';
+  async function policySeverities(files: Record<string, string>): Promise<string[]> {
+    const checker = await loadChecker();
+    const s = settings({ select: ['BX502'] });
+    const program = Object.entries({ 'policy.py': MODEL_FILE, ...files }).map(([file, text]) => ({ path: file, text, settings: s, offPath: isOffPath(file) }));
+    return checker.checkProgram(program).find((f) => f.path === 'policy.py')!.findings.map((f) => `${f.severity}${f.message.includes('another file of this program trains') ? ' (program trains)' : ''}`);
+  }
+
+  it('raises a backward-only hit in a model file to a warning when another file trains', async () => {
+    const trainer = 'import torch\nfrom policy import Policy\npolicy = Policy("m")\nloss = policy.model(x).loss\nloss.backward()\n';
+    expect(await policySeverities({ 'train.py': trainer })).toEqual(['warning (program trains)']);
+  });
+
+  it('leaves it information when nothing trains, or only a test does', async () => {
+    expect(await policySeverities({ 'serve.py': 'from policy import Policy\nprint(Policy("m").model.generate())\n' })).toEqual(['info']);
+    expect(await policySeverities({ 'tests/test_policy.py': 'from policy import Policy\nPolicy("m").model(x).loss.backward()\n' })).toEqual(['info']);
+  });
+});
+
 describe('test, benchmark and build code', () => {
   it('is recognised by its path from the project root', () => {
     for (const file of ['tests/test_ops.py', 'test/x.py', 'pkg/tests/x.py', 'ops_test.py', 'conftest.py', 'benchmarks/bench_attn.py', 'bench/x.py', 'docs/conf.py', 'setup.py', 'build/lib/x.py', 'testing/util.py', 'src/pkg/ops/backends/_ascend/ops/mhc.py', 'scripts/conversion/numerical_tests_llama.py', 'benchmark.py', 'kernels/bench_attn.py', 'tools/attn-benchmark.py', 'validate.py', 'inference.py']) {

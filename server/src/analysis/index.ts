@@ -5,7 +5,8 @@ import type { Settings } from './config.js';
 import { Analyzer, FileAnalysis } from './engine.js';
 import type { ModeSetting } from './facts.js';
 import { FileUses, NameUses, runsOnlyWithoutGrad } from './no-grad-callers.js';
-import { CallEdge, ProgramFile, programMode, reachedSwitches } from './program.js';
+import { showsTraining } from './autograd.js';
+import { CallEdge, ProgramFile, ProgramView, programMode, programTrains, reachedSwitches } from './program.js';
 import { GrammarFiles, PythonParser, TextChange } from './parse.js';
 import { resolveFindings } from './resolve.js';
 import { RULES } from './rules/index.js';
@@ -68,8 +69,8 @@ export class Checker {
     return this.analyzer.analyzeText(text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames, callEdges: false });
   }
 
-  resolve(analysis: FileAnalysis, text: string, settings: Settings, mode: DeterministicMode, offPath: boolean): Finding[] {
-    return resolveFindings(analysis, text, { settings, mode, rules: this.rules, offPath });
+  resolve(analysis: FileAnalysis, text: string, settings: Settings, program: ProgramView, offPath: boolean): Finding[] {
+    return resolveFindings(analysis, text, { settings, mode: effectiveMode(settings, program.mode), programTrains: program.trains, rules: this.rules, offPath });
   }
 
   /**
@@ -148,13 +149,13 @@ export class Checker {
     const kept = files.filter((f) => !(f.offPath && f.settings.testCode === 'skip'));
     // `analysed`: the per-file analyses already made (by worker threads, cli/analysis-pool.ts).
     const analyses = kept.map((f) => analysed?.get(f) ?? this.analyzeForProgram(f.text, f.settings));
-    const program = analyses.map((a, i) => ({ offPath: kept[i]!.offPath, modeSettings: a.modeSettings, calls: [] as CallEdge[] }));
+    const program = analyses.map((a, i) => ({ offPath: kept[i]!.offPath, modeSettings: a.modeSettings, calls: [] as CallEdge[], trains: showsTraining(kept[i]!.text) }));
     this.addCallEdges(program, kept);
     this.dropWithoutGrad(analyses, kept);
-    const detected = programMode(program);
+    const view: ProgramView = { mode: programMode(program), trains: programTrains(program) };
     const checked = new Map(kept.map((file, i) => [file, {
       path: file.path,
-      findings: this.resolve(analyses[i]!, file.text, file.settings, effectiveMode(file.settings, detected), file.offPath),
+      findings: this.resolve(analyses[i]!, file.text, file.settings, view, file.offPath),
       syntaxErrors: analyses[i]!.syntaxErrors,
     }]));
     return files.map((file) => checked.get(file) ?? { path: file.path, findings: [], syntaxErrors: [] });
@@ -168,5 +169,6 @@ export function effectiveMode(settings: Settings, detected: DeterministicMode): 
 
 export type { ModeSetting };
 export { ChunkCache } from './chunk-cache.js';
-export { programMode };
+export { programMode, programTrains, showsTraining };
+export type { ProgramView };
 export { isOffPath } from './roles.js';

@@ -87,6 +87,19 @@ export interface ProgramFile {
   offPath: boolean;
   modeSettings: readonly ModeSetting[];
   calls: readonly CallEdge[];
+  /** The file shows training (autograd.ts showsTraining). */
+  trains: boolean;
+}
+
+/** What the resolution of one file's hits needs to know of its program. */
+export interface ProgramView {
+  mode: DeterministicMode;
+  /** A file of the program on the training path trains: backward-only hazards in the others run. */
+  trains: boolean;
+}
+
+export function programTrains(files: readonly ProgramFile[]): boolean {
+  return files.some((f) => f.trains && !f.offPath);
 }
 
 /** The switches that run on the program's default path. */

@@ -13,6 +13,8 @@ export const UNUSED_SUPPRESSION = 'BX002';
 export interface ResolveOptions {
   settings: Settings;
   mode: DeterministicMode;
+  /** Another file of the program trains (program.ts programTrains). */
+  programTrains: boolean;
   rules: ReadonlyMap<string, Rule>;
   /** A test, benchmark, docs or build file: `settings.testCode` decides how it is reported. */
   offPath: boolean;
@@ -36,7 +38,7 @@ export function resolveFindings(analysis: FileAnalysis, text: string, options: R
       used.add(suppression);
       continue;
     }
-    const outcome = pickOutcome(candidate, options.mode);
+    const outcome = pickOutcome(candidate, options.mode, options.programTrains);
     if (!outcome) continue;
     const override = settings.severity[candidate.rule.id];
     const severity = override && override !== 'off' ? override : outcome.severity;
@@ -67,21 +69,25 @@ export function resolveFindings(analysis: FileAnalysis, text: string, options: R
   return findings.sort((a, b) => compareRanges(a.range, b.range) || a.rule.localeCompare(b.rule));
 }
 
-function pickOutcome(candidate: Candidate, mode: DeterministicMode): ModeOutcome | undefined {
+function pickOutcome(candidate: Candidate, mode: DeterministicMode, programTrains: boolean): ModeOutcome | undefined {
+  const outcomeIn = (m: DeterministicMode): ModeOutcome | undefined => {
+    const outcome = candidate.outcomes[m];
+    return programTrains && outcome?.whenProgramTrains ? { ...outcome, ...outcome.whenProgramTrains } : outcome;
+  };
   switch (candidate.guard) {
     case 'none':
-      return candidate.outcomes[mode];
+      return outcomeIn(mode);
     case 'default-branch': {
       // The else of a determinism guard only runs when determinism is off, and the code already
       // has a deterministic path: at most info.
-      const outcome = candidate.outcomes.off;
+      const outcome = outcomeIn('off');
       if (!outcome) return undefined;
       const severity = SEVERITY_RANK[outcome.severity] > SEVERITY_RANK.info ? 'info' : outcome.severity;
       return { ...outcome, severity, message: `${outcome.message} (Guarded: this branch runs only when determinism is off.)` };
     }
     case 'deterministic-branch': {
       // Only what breaks deterministic runs matters here: raising, or staying nondeterministic.
-      const outcome = candidate.outcomes.on;
+      const outcome = outcomeIn('on');
       return outcome?.severity === 'error' ? outcome : undefined;
     }
   }

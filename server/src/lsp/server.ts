@@ -16,7 +16,8 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Checker, effectiveMode } from '../analysis/index.js';
-import { programMode } from '../analysis/program.js';
+import { showsTraining } from '../analysis/autograd.js';
+import { programMode, programTrains } from '../analysis/program.js';
 import type { Finding } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
 import { collectPythonFiles, readSource } from '../workspace/files.js';
@@ -126,13 +127,14 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
       const analysis = quick ?? (checker.mayMatch(text) ? checker.analyzeTree(docs.treeOf(entry), text, settings, entry.chunks) : checker.analyze(text, settings));
       entry.edits = [];
       const file = uriToPath(uri);
-      if (file && workspace.setProgramFacts(file, analysis, settings)) {
+      if (file && workspace.setProgramFacts(file, analysis, text, settings)) {
         generation++;
         refreshOthers(uri);
       }
       const offPath = workspace.isOffPath(file, settings);
-      const detected = file ? workspace.detectedMode(file) : programMode([{ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [] }]);
-      findings = checker.resolve(analysis, text, settings, effectiveMode(settings, detected), offPath);
+      const own = [{ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) }];
+      const program = file ? workspace.programView(file) : { mode: programMode(own), trains: programTrains(own) };
+      findings = checker.resolve(analysis, text, settings, program, offPath);
     }
     results.set(uri, { version, generation, findings });
     return findings;
@@ -365,8 +367,8 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
     if (!editor.enable) return [];
     const { settings } = workspace.effectiveSettings(uri, editor);
     const analysis = checker.analyze(read.text, settings);
-    workspace.setProgramFacts(file, analysis, settings);
-    return checker.resolve(analysis, read.text, settings, effectiveMode(settings, workspace.detectedMode(file)), workspace.isOffPath(file, settings));
+    workspace.setProgramFacts(file, analysis, read.text, settings);
+    return checker.resolve(analysis, read.text, settings, workspace.programView(file), workspace.isOffPath(file, settings));
   }
 
   /** The workspace's Python files that `bitexact check` on each folder would check. */
@@ -392,7 +394,7 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
       const read = readSource(file);
       if (!read.ok || !MODE_SWITCH_TEXT.test(read.text)) continue;
       const { settings } = workspace.effectiveSettings(pathToFileURL(file).href, globalEditor);
-      changed = workspace.setProgramFacts(file, checker.analyze(read.text, settings), settings) || changed;
+      changed = workspace.setProgramFacts(file, checker.analyze(read.text, settings), read.text, settings) || changed;
       if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
     }
     log('info', `scanned ${files.length} workspace files for deterministic-mode switches`);

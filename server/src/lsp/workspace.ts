@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import type { Settings, SettingsOverrides } from '../analysis/config.js';
 import { mergeSettings } from '../analysis/config.js';
 import type { FileAnalysis } from '../analysis/engine.js';
-import { ProgramFile, programMode, unreachedSwitches } from '../analysis/program.js';
+import { showsTraining } from '../analysis/autograd.js';
+import { ProgramFile, ProgramView, programMode, programTrains, unreachedSwitches } from '../analysis/program.js';
 import type { DeterministicMode } from '../analysis/types.js';
 import { ProjectResolver } from '../workspace/projects.js';
 import { EditorSettings, editorOverrides } from './settings.js';
@@ -61,12 +62,15 @@ export class WorkspaceModel {
    * Records a file's mode switches and calls; returns true when that changes what other files say.
    * An analysis of one edited function has no calls: the file's last known calls are kept.
    */
-  setProgramFacts(file: string, analysis: FileAnalysis, settings: Settings): boolean {
+  setProgramFacts(file: string, analysis: FileAnalysis, text: string, settings: Settings): boolean {
     const before = this.programFiles.get(file);
-    const facts: ProgramFile = { offPath: this.isOffPath(file, settings), modeSettings: analysis.modeSettings, calls: analysis.calls ?? before?.calls ?? [] };
+    const facts: ProgramFile = { offPath: this.isOffPath(file, settings), modeSettings: analysis.modeSettings, calls: analysis.calls ?? before?.calls ?? [], trains: showsTraining(text) };
     this.programFiles.set(file, facts);
     const switches = (f: ProgramFile | undefined) => JSON.stringify(f ? [f.offPath, f.modeSettings.map((s) => [s.mode, s.conditional, s.function])] : []);
     if (switches(before) !== switches(facts)) return true;
+    // Whether the project trains changes what backward-only hits in its other files say.
+    const trained = (f: ProgramFile | undefined) => !!f && f.trains && !f.offPath;
+    if (trained(before) !== trained(facts)) return true;
     // New calls matter only where something switches the mode (typing calls must not refresh every file).
     return JSON.stringify(before?.calls ?? []) !== JSON.stringify(facts.calls) && this.hasSwitches(file);
   }
@@ -81,6 +85,12 @@ export class WorkspaceModel {
   /** The deterministic mode the project of `file` runs with, from every known file of that project. */
   detectedMode(file: string | undefined): DeterministicMode {
     return file ? programMode(this.projectFiles(file).map(([, facts]) => facts)) : 'off';
+  }
+
+  /** The program facts the project of `file` resolves its hits with. */
+  programView(file: string): ProgramView {
+    const facts = this.projectFiles(file).map(([, f]) => f);
+    return { mode: programMode(facts), trains: programTrains(facts) };
   }
 
   /** A switch of the project of `file` that its default path does not run, where it stands. */

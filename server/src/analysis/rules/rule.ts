@@ -28,6 +28,11 @@ export interface ModeOutcome {
   message: string;
   /** Fixes that only make sense in this mode; added to the hit's own fixes. */
   fixes?: Fix[];
+  /**
+   * What the hit means instead when another file of the program trains (program.ts programTrains):
+   * a backward-only hazard in a model file that shows no training of its own.
+   */
+  whenProgramTrains?: { severity: Severity; message: string };
 }
 
 export type Outcomes = Partial<Record<DeterministicMode, ModeOutcome>>;

@@ -1,7 +1,8 @@
 import type { Node } from 'web-tree-sitter';
 import { literalValue } from '../../syntax.js';
 import type { ModeOutcome, Rule, RuleContext } from '../rule.js';
-import { envWritesInFile, isImplementationSetting, TRAINING } from './shared.js';
+import { showsTraining } from '../../autograd.js';
+import { envWritesInFile, isImplementationSetting } from './shared.js';
 
 const VARIABLE = 'FLASH_ATTENTION_DETERMINISTIC';
 const IMPLEMENTATIONS = new Set(['flash_attention_2', 'flash_attention_3']);
@@ -47,19 +48,19 @@ function scan(root: Node, ctx: RuleContext): void {
   if (!/flash_attention_[23]|flash-attn/.test(ctx.text)) return;
   const settings = root.descendantsOfType('string').filter((s) => isFlashImplementation(literalValue(s)) && isImplementationSetting(s, ctx));
   if (settings.length === 0 || fileSetsVariable(root, ctx)) return;
-  const trains = TRAINING.test(ctx.text);
+  const trains = showsTraining(ctx.text);
   for (const node of settings) {
     if (ctx.runsWithoutGrad(node)) continue;
     const impl = literalValue(node);
     const why = `transformers calls flash-attn with deterministic=False for ${JSON.stringify(impl)} unless ${VARIABLE}=1 is in the environment when the model runs, so the attention backward adds gradients with atomics and they vary from run to run`;
     const fix = `set os.environ["${VARIABLE}"] = "1" early, before the model code is imported (transformers' enable_full_determinism does it for you), at the cost of a slightly slower backward`;
     const severity = trains ? 'warning' : 'info';
-    const untrained = trains ? '' : ' (nothing in this file trains; inference alone is unaffected)';
-    const off: ModeOutcome = { severity, message: `${why}${untrained}; ${fix}.` };
-    const on: ModeOutcome = {
-      severity,
-      message: `${why}${untrained}; torch.use_deterministic_algorithms(True) does not set the variable (only transformers' enable_full_determinism and set_seed(..., deterministic=True) do), so unless another file sets it, ${fix}.`,
-    };
+    const untrained = trains ? '' : ' (nothing in this program trains; inference alone is unaffected)';
+    const modeNote = `torch.use_deterministic_algorithms(True) does not set the variable (only transformers' enable_full_determinism and set_seed(..., deterministic=True) do), so unless another file sets it, ${fix}`;
+    // A model file the program's trainer imports: the warning stands on the program's training.
+    const trained = (tail: string) => (trains ? {} : { whenProgramTrains: { severity: 'warning' as const, message: `${why} (another file of this program trains); ${tail}.` } });
+    const off: ModeOutcome = { severity, message: `${why}${untrained}; ${fix}.`, ...trained(fix) };
+    const on: ModeOutcome = { severity, message: `${why}${untrained}; ${modeNote}.`, ...trained(modeNote) };
     ctx.report({ node, outcomes: { off, on, warn: on } });
   }
 }
@@ -94,11 +95,13 @@ does, and so do \`set_seed(seed, deterministic=True)\` and \`TrainingArguments(f
 implementation anywhere in a file: \`from_pretrained(..., attn_implementation=...)\` on any model or
 config class, a config constructor, a \`{"attn_implementation": ...}\` dict, an assignment to
 \`config._attn_implementation\`, \`model.set_attn_implementation(...)\`, or an argparse / dataclass
-default for an \`attn_implementation\` option. It is not reported when the same file writes
+default for an \`attn_implementation\` option, or the default of a parameter named so
+(\`def __init__(self, model, attn_implementation="flash_attention_2")\`). It is not reported when the same file writes
 \`FLASH_ATTENTION_DETERMINISTIC\` (to \`"1"\` or to a computed value), calls \`enable_full_determinism\`,
 \`set_seed(..., deterministic=True)\`, or passes \`full_determinism=True\`. Only the backward pass is
-affected, so the finding is a warning when the file shows training (\`.backward(\`, a Trainer,
-an optimizer, \`.train()\`, an Accelerator) and information otherwise. A setting chosen by a
+affected, so the finding is a warning when the file, or another file of the program on the
+training path, shows training (\`.backward(\`, a Trainer, an optimizer, \`.train()\`, an
+Accelerator), and information otherwise (an inference server loading a model). A setting chosen by a
 determinism guard (\`"sdpa" if args.deterministic else "flash_attention_2"\`) is information only.
 
 The check is per file: a variable set in another module of the program is not seen, and the

@@ -115,9 +115,6 @@ function literalKeys(dict: Node, name: string): boolean {
   });
 }
 
-/** Signs that the file trains (only the backward pass is affected). */
-export const TRAINING = /\.backward\(|\b(Trainer|SFTTrainer|DPOTrainer|GRPOTrainer|TrainingArguments|Seq2SeqTrainer|Accelerator)\b|\boptim\.|\.train\(\)|\bget_peft_model\b/;
-
 /** Is this string the value of a transformers attention-implementation setting? */
 export function isImplementationSetting(string: Node, ctx: RuleContext): boolean {
   // `"sdpa" if args.deterministic else "flash_attention_2"`: the setting is the whole expression.
@@ -143,6 +140,10 @@ export function isImplementationSetting(string: Node, ctx: RuleContext): boolean
     }
     case 'pair':
       return literalValue(parent.childForFieldName('key')) === 'attn_implementation';
+    // def __init__(self, model, attn_implementation="flash_attention_2"): the default its callers get.
+    case 'default_parameter':
+    case 'typed_default_parameter':
+      return endsWithName(parent.childForFieldName('name'));
     case 'assignment':
       return endsWithName(parent.childForFieldName('left'));
     case 'argument_list': {
