@@ -1,6 +1,7 @@
 import { callRange } from '../../calls.js';
 import { argument } from '../../syntax.js';
 import type { Outcomes, Rule } from '../rule.js';
+import { ownedByProgram } from './ownership.js';
 import { calleeText, COUNTER_NAME, enclosingKernel, kernelDtype, kernelGuard, TL } from './triton.js';
 
 const FIX_HINT = 'have each program write its partial result to its own slot of a zero-filled buffer and sum that buffer in a fixed order (or with tl.sum in one program) when determinism matters';
@@ -56,8 +57,13 @@ const rule: Rule = {
     const dtype = kernelDtype(value, ctx);
     if (dtype === 'int') return;
     const name = `\`${calleeText(call.node)}\``;
+    const pointer = argument(call.args, 0, 'pointer');
     let outcomes: Outcomes;
-    if (dtype === 'float') {
+    if (ownedByProgram(pointer, kernel, ctx)) {
+      // One writer per address in the launch: an ordered add onto what an earlier kernel stored.
+      const owned = { severity: 'info' as const, message: `${name}'s address depends on every program id the kernel reads, so each element is added to by one program of the launch and the adds cannot race; if programs of this launch can still share an address (a grid larger than the ids read), ${FIX_HINT}.` };
+      outcomes = { off: owned, on: owned, warn: owned };
+    } else if (dtype === 'float') {
       const why = `${name} adds floating-point values in whatever order the program instances reach it, so the rounded total differs from run to run`;
       const stays: Outcomes['on'] = {
         severity: 'error',
@@ -72,7 +78,6 @@ const rule: Rule = {
       // On real kernels an atomic_add of a computed value is a float accumulation far more often than
       // an integer one (counters add literals, casts to int, or name themselves): a warning, unless
       // the names say it counts (bench/truth).
-      const pointer = argument(call.args, 0, 'pointer');
       const base = pointer?.type === 'identifier' ? pointer : pointer?.descendantsOfType('identifier')[0];
       const counting = COUNTER_NAME.test(value.text) || COUNTER_NAME.test(base?.text ?? '');
       const outcome = {
@@ -115,6 +120,13 @@ casts) are exact and not reported. A value loaded through a pointer argument has
 of whatever tensor the caller passes, which the kernel does not show; that case is reported at
 information level, saying so. \`tl.atomic_max\` / \`tl.atomic_min\` give the same result in any order
 and are not reported; an atomic whose returned old value is used is BX402's concern.
+
+An atomic whose address is owned by one program is information only: the address depends on
+every \`tl.program_id\` axis the kernel reads (as is, or split by both \`//\` and \`%\`), and on no
+index loaded from memory other than a table of disjoint work (\`cu_seqlens\`, \`chunk_indices\`,
+\`offsets\`). Such an add is one program's ordered update of a value an earlier kernel wrote. An
+address that leaves an axis out (the split-K or key-block axis of a reduction), collapses one
+(\`pid_h // GROUP\`: heads sharing a slot) or scatters through loaded indices is reported.
 
 A constexpr switch in the kernel counts as a guard: an atomic under \`if not DETERMINISTIC:\` (or in
 the \`else\` of \`if DETERMINISTIC:\`) is reported at information level.
