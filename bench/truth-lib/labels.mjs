@@ -35,6 +35,18 @@ const Verdict = z.strictObject({
 });
 const SampleFile = z.strictObject({ seed: z.number().int(), verdicts: z.array(Verdict) });
 
+/** A label that evidence contradicts: a measurement on the GPU or a fact of the code or its library. */
+const Dispute = z.strictObject({
+  file: z.string().regex(/\.json$/),
+  path: z.string().min(1),
+  line: z.number().int().positive(),
+  label: z.enum(['flag', 'quiet', 'guarded']),
+  evidence: z.enum(['measured', 'code', 'library']),
+  source: z.string().min(1),
+  why: z.string().min(1),
+});
+const DisputesFile = z.strictObject({ disputes: z.array(Dispute) });
+
 function parse(schema, file) {
   let raw;
   try {
@@ -51,7 +63,7 @@ function parse(schema, file) {
 export function readLabelFiles(dir) {
   return fs
     .readdirSync(dir)
-    .filter((n) => n.endsWith('.json') && n !== 'sample.json')
+    .filter((n) => n.endsWith('.json') && n !== 'sample.json' && n !== 'disputes.json')
     .sort()
     .map((name) => ({ name, ...parse(LabelFile, path.join(dir, name)) }));
 }
@@ -60,4 +72,30 @@ export function readLabelFiles(dir) {
 export function readSample(dir) {
   const file = path.join(dir, 'sample.json');
   return fs.existsSync(file) ? parse(SampleFile, file) : { seed: 1, verdicts: [] };
+}
+
+/**
+ * The disputed labels (bench/truth/README.md), keyed `file:path:line`. Each must name a labelled site
+ * whose label it changes: a dispute that matches nothing is an error, not a silent no-op.
+ */
+export function readDisputes(dir, labelFiles) {
+  const file = path.join(dir, 'disputes.json');
+  const disputes = fs.existsSync(file) ? parse(DisputesFile, file).disputes : [];
+  const byKey = new Map();
+  for (const d of disputes) {
+    const labels = labelFiles.find((l) => l.name === d.file);
+    const site = labels?.sites.find((s) => s.path === d.path && s.line === d.line);
+    if (labels && !site) throw new Error(`${file}: ${d.file} has no site at ${d.path}:${d.line}`);
+    if (site && site.label === d.label) throw new Error(`${file}: ${d.file} ${d.path}:${d.line} is already labelled ${d.label}`);
+    byKey.set(`${d.file}:${d.path}:${d.line}`, d);
+  }
+  return byKey;
+}
+
+/** The label file with its disputed sites relabelled as the evidence says. */
+export function settled(labels, disputes) {
+  return { ...labels, sites: labels.sites.map((s) => {
+    const d = disputes.get(`${labels.name}:${s.path}:${s.line}`);
+    return d ? { ...s, label: d.label, why: `${d.why} (disputed: ${d.source})` } : s;
+  }) };
 }
