@@ -152,8 +152,8 @@ if (opts.unlabelled) {
 // (repository, commit, path, line, rule). A change that removes a finding only lets the next one in,
 // so hand verdicts stay attached to the same findings from run to run.
 const sampleFile = readSample(truthDir);
-const keyOf = (r, d) => `${r.labels.repo}@${r.labels.commit}:${d.path}:${d.range.start.line}:${d.rule}`;
-const judged = new Map(sampleFile.verdicts.map((v) => [`${v.repo}@${v.commit}:${v.path}:${v.line}:${v.rule}`, v]));
+const keyOf = (r, d) => `${r.labels.repo}@${r.labels.commit}:${d.path}${d.cell ? `#${d.cell}` : ''}:${d.range.start.line}:${d.rule}`;
+const judged = new Map(sampleFile.verdicts.map((v) => [`${v.repo}@${v.commit}:${v.path}${v.cell ? `#${v.cell}` : ''}:${v.line}:${v.rule}`, v]));
 const hashOf = (text) => createHash('sha256').update(`${sampleFile.seed}\u0000${text}`).digest().readUInt32BE(0);
 const loud = results
   .flatMap((r) => (r.findings ?? []).filter(isLoud).map((d) => ({ r, d, hash: hashOf(keyOf(r, d)) })))
@@ -180,12 +180,12 @@ for (const { r, d } of unjudged) {
 }
 
 if (opts['unjudged-out']) {
-  const items = unjudged.map(({ r, d }) => ({ repo: r.labels.repo, commit: r.labels.commit, checkout: r.dir, path: d.path, line: d.range.start.line, rule: d.rule, severity: d.severity, message: d.message }));
+  const items = unjudged.map(({ r, d }) => ({ repo: r.labels.repo, commit: r.labels.commit, checkout: r.dir, path: d.path, ...(d.cell ? { cell: d.cell } : {}), line: d.range.start.line, rule: d.rule, severity: d.severity, message: d.message }));
   fs.writeFileSync(opts['unjudged-out'], JSON.stringify(items, null, 2) + '\n');
 }
 
 if (opts['sample-out']) {
-  const items = sample.map(({ r, d }) => ({ repo: r.labels.repo, commit: r.labels.commit, path: d.path, line: d.range.start.line, rule: d.rule, severity: d.severity, verdict: judged.get(keyOf(r, d))?.verdict ?? null, why: judged.get(keyOf(r, d))?.why ?? null }));
+  const items = sample.map(({ r, d }) => ({ repo: r.labels.repo, commit: r.labels.commit, path: d.path, ...(d.cell ? { cell: d.cell } : {}), line: d.range.start.line, rule: d.rule, severity: d.severity, verdict: judged.get(keyOf(r, d))?.verdict ?? null, why: judged.get(keyOf(r, d))?.why ?? null }));
   fs.writeFileSync(opts['sample-out'], JSON.stringify(items, null, 2) + '\n');
 }
 

@@ -28,6 +28,8 @@ const Verdict = z.strictObject({
   repo: z.string(),
   commit: z.string(),
   path: z.string(),
+  /** A notebook finding's cell (1-based, as bitexact's JSON gives it): its line is relative to the cell. */
+  cell: z.number().int().positive().optional(),
   line: z.number().int().positive(),
   rule: z.string(),
   verdict: z.enum(['real', 'false']),
