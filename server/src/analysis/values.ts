@@ -5,7 +5,7 @@
 // assignment in the same function; anything more is "unknown", never a guess.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
-import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, isRowMajorIndex, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims } from './index-facts.js';
+import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, isRowMajorIndex, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims, uniqueCoordinate } from './index-facts.js';
 import { ScopeCache } from './scope-cache.js';
 import { isGroupOfPositions } from './grouped-positions.js';
 import { initOf, isBuffer } from './members.js';
@@ -324,6 +324,7 @@ export class ValueHints {
     const method = qualified === undefined && fn.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
     if (method !== undefined && this.of(fn.childForFieldName('object') ?? undefined).origin === 'numpy') return UNKNOWN;
     const name = qualified ?? method ?? '';
+    if (uniqueCoordinate(this, this.scope, source, binding.position)) return { dtype: 'int', origin: 'torch', unique: 'flat' };
     const tupleOp = VALUES_AND_INDICES.test(name);
     if (!tupleOp && this.of(source).origin !== 'torch') return UNKNOWN;
     const indices = tupleOp && binding.position === 1;
