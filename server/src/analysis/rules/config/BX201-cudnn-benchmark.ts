@@ -1,3 +1,4 @@
+import { offByDefault } from '../../defaults.js';
 import { literalValue, rangeOf } from '../../syntax.js';
 import { always, Rule } from '../rule.js';
 
@@ -15,11 +16,14 @@ const rule: Rule = {
   triggers: ['benchmark'],
   onAssignment(site, ctx) {
     if (site.target !== 'torch.backends.cudnn.benchmark' || literalValue(site.right) !== true) return;
+    // `if cudnn_benchmark:` with the parameter defaulting to False: an opt-in the default run skips.
+    const switch_ = offByDefault(site.node, ctx);
+    const optIn = switch_ ? ` (this runs only when \`${switch_}\` is turned on; it is off by default)` : '';
     ctx.report({
       node: site.node,
       outcomes: always(
-        'warning',
-        'cuDNN benchmark mode chooses convolution algorithms by timing, so another run can pick a different algorithm with different rounding; set it to False (an fp32 conv2d forward+backward probed on an H200 took 1.04 ms without benchmarking against 0.73 ms with it).',
+        switch_ ? 'info' : 'warning',
+        `cuDNN benchmark mode chooses convolution algorithms by timing, so another run can pick a different algorithm with different rounding${optIn}; set it to False (an fp32 conv2d forward+backward probed on an H200 took 1.04 ms without benchmarking against 0.73 ms with it).`,
       ),
       fixes: [{ title: 'Set cudnn.benchmark = False', safety: 'safe', edits: [{ range: rangeOf(site.right), newText: 'False' }] }],
     });
@@ -32,6 +36,10 @@ algorithms round differently, so two runs with the same seed can diverge from th
 Measured on an H200 with torch 2.11 and cuDNN 9.19, the conv2d, conv3d and conv_transpose2d shapes
 probed were bitwise stable even with benchmark on; that is one machine and a few shapes, and the
 PyTorch reproducibility notes warn against it.
+
+Set under a switch that is off by default (\`if cudnn_benchmark:\` with the parameter defaulting
+to \`False\`, \`if self.benchmark:\` set so in \`__init__\`), the assignment is information: the
+default run does not take it.
 
 **Fix.** \`torch.backends.cudnn.benchmark = False\` (the quick-fix). Deterministic mode does not turn
 benchmarking off: it narrows the choice to deterministic algorithms, but a timed choice between two
