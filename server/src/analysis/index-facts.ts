@@ -272,12 +272,20 @@ function rowsDistinct(values: IndexValues, node: Node | undefined, reshaped: boo
   return reshaped && VIEWS.has(method) && rowsDistinct(values, receiver, true, depth + 1);
 }
 
+/**
+ * What a callee resolves to, or, when nothing binds its first name (`from .models import *` brought
+ * torch in), its spelling if that spells a torch function.
+ */
+function spelledOrResolved(scope: ImportScope, fn: Node): string | undefined {
+  return scope.resolveExpression(fn) ?? (/^torch\.[\w.]+$/.test(fn.text) ? fn.text : undefined);
+}
+
 /** `torch.where(m)` with one argument, `m.nonzero(as_tuple=True)`, `torch.nonzero(m, as_tuple=True)`: the input, else undefined. */
 function maskOfCoordinateTuple(scope: ImportScope, call: Node): Node | undefined {
   const fn = call.childForFieldName('function');
   if (!fn) return undefined;
   const args = callArguments(call);
-  const qualified = scope.resolveExpression(fn);
+  const qualified = spelledOrResolved(scope, fn);
   if (qualified === 'torch.where') return args.positional.length === 1 && args.keywords.size === 0 ? args.positional[0] : undefined;
   const name = qualified ?? (fn.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined) ?? '';
   if (!name.endsWith('nonzero') || literalValue(args.keywords.get('as_tuple')) !== true) return undefined;
@@ -318,7 +326,8 @@ export function uniqueCoordinate(values: IndexValues, scope: ImportScope, call: 
       current = fn.childForFieldName('object') ?? undefined;
       continue;
     }
-    if (scope.resolveExpression(fn ?? current) !== 'torch.nn.functional.one_hot' || !order) return false;
+    const callee = fn ? spelledOrResolved(scope, fn) : undefined;
+    if (callee !== 'torch.nn.functional.one_hot' || !order) return false;
     // The class axis first; what is left after `[e]` keeps the token axis (0) and the slot axis (1).
     if (order[0] !== 2 || repeatsByConstruction(values, scope, args.positional[0])) return false;
     return order.slice(1).indexOf(0) === position;
