@@ -92,8 +92,13 @@ function boundInFile(name: string, ctx: RuleContext): boolean {
     const n = name.replace(/[^\w]/g, '');
     return new RegExp(
       `\\b(def|class)\\s+${n}\\b|(?<![\\w.])${n}\\s*(=(?!=)|:[^=])|\\bdef\\s+\\w+\\s*\\((?:[^)]*?,)?\\s*\\*{0,2}${n}\\s*[,)=:]|\\bfor\\s+((?:(?!\\bin\\b)[\\w\\s,(])*[\\s,(])?${n}\\b[^\\n]*\\bin\\b|\\bas\\s+${n}\\b`,
-    ).test(ctx.text);
+    ).test(codeText(ctx));
   });
+}
+
+/** The file's text without its comments: a comment's "at all: it..." binds nothing. */
+function codeText(ctx: RuleContext): string {
+  return memo(ctx, 'code-text', () => ctx.text.replace(/#[^\n]*/g, ''));
 }
 
 /** `hash` for a call of the builtin `hash(...)`, unless the file imports or defines that name. */

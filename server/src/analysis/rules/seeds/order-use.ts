@@ -50,7 +50,13 @@ export function consumerOf(start: Node, ctx: RuleContext): Consumer {
       }
       if (resolvedCallee(call, ctx) === 'collections.Counter') return { kind: 'order-free' };
       const fn = call.childForFieldName('function');
-      if (fn?.type === 'attribute' && ORDER_FREE_METHODS.has(fn.childForFieldName('attribute')?.text ?? '')) return { kind: 'order-free' };
+      const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text ?? '' : '';
+      if (ORDER_FREE_METHODS.has(method)) return { kind: 'order-free' };
+      // `"".join(names)` keeps the order in a string; what takes the string decides (`frozenset(...)`).
+      if (method === 'join') {
+        node = outermost(call);
+        continue;
+      }
       return { kind: 'ordered', node, indexed, keyed };
     }
     switch (parent.type) {
