@@ -1,4 +1,4 @@
-// The Runs view (Explorer): every pair under .bitexact/runs/ of the workspace folders, newest first,
+// The Runs view (the bitexact activity-bar container): every pair under .bitexact/runs/ of the workspace folders, newest first,
 // with its verdict; expanded, the hazards bitexact check found in the command's code (a click opens
 // the line) and each metric's verdict and first divergent step. Clicking a pair opens its text
 // report. It follows the folder as pairs finish: a watcher on report.json, and, because watchers miss
@@ -47,6 +47,10 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       watcher.onDidChange(refresh),
       watcher.onDidDelete(refresh),
       vscode.commands.registerCommand('bitexact.refreshRuns', refresh),
+      // The tree's inline action on a pair (the context menu has it too).
+      vscode.commands.registerCommand('bitexact.openReport', async (node: Node | undefined) => {
+        if (node?.kind === 'pair') await vscode.commands.executeCommand('vscode.open', vscode.Uri.joinPath(node.report, '..', 'report.txt'));
+      }),
       view.changed,
       { dispose: () => clearInterval(look) },
     ];
@@ -99,6 +103,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     item.description = node.summary?.title ?? node.error;
     item.tooltip = new vscode.MarkdownString(`**${node.summary?.headline ?? 'unreadable report'}**\n\n${node.summary?.reading ?? node.error ?? ''}\n\n\`${run}\``);
     item.iconPath = node.summary ? ICONS[node.summary.verdict] : new vscode.ThemeIcon('warning');
+    item.contextValue = 'pair';
     item.command = { title: 'Open report', command: 'vscode.open', arguments: [vscode.Uri.joinPath(node.report, '..', 'report.txt')] };
     return item;
   }
