@@ -1,0 +1,176 @@
+// What the Divergence view plots: for each metric of a pair (or of logs `bitexact compare` would take),
+// every run's per-step series exactly as the engine read it, and the engine's own comparison of it
+// (verdict, first divergent step, the difference and ULP distance at each step it compared). The
+// editor asks for it with the `bitexact/pairSeries` request; nothing is parsed in the webview.
+//
+// Values cross JSON (the LSP connection, then the webview's postMessage) as WireNumbers: JSON
+// round-trips every finite double bit for bit (JSON.stringify writes the shortest text that reads
+// back as the same double), but has no NaN or ±Infinity and writes -0 as 0, which the engine tells
+// apart from +0. Those four travel as strings.
+import { CompareInputError, resolveCompareInputs } from './compare-inputs.js';
+import { Comparison, MetricComparison, RunExit, RunInput, Verdict, commonSteps, compareRuns, ulpDistance32, ulpDistance64, valuesAt } from './compare.js';
+import type { LogFormat } from './formats/detect.js';
+import { readRankTraces } from './formats/ranks.js';
+import { readLogFiles } from './read-logs.js';
+import type { MetricSeries, ParsedLog, StepKind } from './series.js';
+
+/** The LSP request's method; its params are PairSeriesParams, its result PairSeries. */
+export const PAIR_SERIES_METHOD = 'bitexact/pairSeries';
+
+export interface PairSeriesParams {
+  /** One pair directory (`.bitexact/runs/<id>/`), or two or more logs or run directories, as `bitexact compare` takes them. */
+  paths: string[];
+  logFormat?: LogFormat | 'auto';
+}
+
+export type WireNumber = number | '-0' | 'NaN' | 'Infinity' | '-Infinity';
+
+export interface RunSeries {
+  /** The run's label ("run 1"), as in the report. */
+  label: string;
+  /** In log order, non-decreasing; a step logged twice (a restart) is here twice, as the engine compares it. */
+  steps: number[];
+  values: WireNumber[];
+}
+
+export interface MetricSeriesView {
+  name: string;
+  timing: boolean;
+  verdict: Verdict;
+  firstDivergentStep: number | null;
+  /** What the logs can prove ("full precision (repr)", "%.6E (7 significant digits)"). */
+  precision: string;
+  exact: boolean;
+  /** The float type ULPs are counted in (float32 when every value is a float32 number); null when not counted. */
+  ulpOf: 'float32' | 'float64' | null;
+  maxAbs: WireNumber | null;
+  maxRel: WireNumber | null;
+  maxUlp: number | null;
+  /** Steps present in every run that has the metric (the steps compared). */
+  comparedSteps: number;
+  /** The runs that logged the metric, in run order. */
+  runs: RunSeries[];
+  /**
+   * The steps the engine compared (each occurrence of a repeated step once per occurrence) and, for
+   * each run after the first that logged the metric, its value minus the first run's and the ULP
+   * distance between them (null where ULPs are not counted: printed values, counters, NaN or ±Inf).
+   */
+  compared: { steps: number[]; against: { label: string; diff: WireNumber[]; ulp: (number | null)[] }[] };
+  /** At the first divergent step: each run's value and the text it printed (runs without that step left out). */
+  atFirstDivergence?: { step: number; runs: { label: string; value: WireNumber; text: string }[] };
+}
+
+export interface PairSeries {
+  runs: { label: string; file: string; format: string; lastStep: number | null; exit?: RunExit; error?: string }[];
+  /** 'ordinal': the logs have no step numbers; step k is the k-th logged value. */
+  stepKind: StepKind;
+  firstDivergence: { step: number; metric: string } | null;
+  reading: string | null;
+  partial: boolean;
+  /** Why nothing could be compared (a run logged no metric), as compare's report says it. */
+  error?: string;
+  /** Non-timing metrics first, those that diverged by first divergent step, then the others; timing last. */
+  metrics: MetricSeriesView[];
+}
+
+export function toWire(value: number): WireNumber {
+  if (Number.isNaN(value)) return 'NaN';
+  if (value === Infinity) return 'Infinity';
+  if (value === -Infinity) return '-Infinity';
+  if (value === 0 && 1 / value < 0) return '-0';
+  return value;
+}
+
+export function fromWire(value: WireNumber): number {
+  if (typeof value === 'number') return value;
+  return value === '-0' ? -0 : Number(value);
+}
+
+/** Reads and compares the runs as `bitexact compare PATHS` does; throws CompareInputError for paths that name nothing to compare. */
+export async function readPairSeries(params: PairSeriesParams): Promise<PairSeries> {
+  if (!Array.isArray(params.paths) || params.paths.length === 0 || !params.paths.every((p) => typeof p === 'string')) {
+    throw new CompareInputError('paths: name one pair directory or at least two logs');
+  }
+  const files = resolveCompareInputs(params.paths);
+  files.forEach((f, i) => (f.label ||= `run ${i + 1}`));
+  const format = params.logFormat ?? 'auto';
+  const plain = files.filter((f) => !f.ranks);
+  const read = await readLogFiles(plain.map((f) => ({ file: f.file, format, ...(f.stderr ? { stderr: f.stderr } : {}) })));
+  const inputs: RunInput[] = files.map((f) => ({ label: f.label, log: f.ranks ? readRankTraces(f.ranks) : read[plain.indexOf(f)]!, ...(f.exit ? { exit: f.exit } : {}) }));
+  return pairSeriesOf(inputs, compareRuns(inputs), files.map((f) => f.file));
+}
+
+/** The view of runs the engine compared (pure: the comparison is compareRuns(inputs)). */
+export function pairSeriesOf(inputs: readonly RunInput[], comparison: Comparison, files: readonly string[]): PairSeries {
+  const byName = inputs.map((input) => seriesByName(input.log));
+  const metrics = comparison.metrics.map((m) => metricView(m, inputs, byName.map((map) => map.get(m.name))));
+  const order = (m: MetricSeriesView) => (m.timing ? 2 : m.firstDivergentStep === null ? 1 : 0);
+  metrics.sort((a, b) => order(a) - order(b) || (a.firstDivergentStep ?? 0) - (b.firstDivergentStep ?? 0));
+  return {
+    runs: comparison.runs.map((r, i) => ({ label: r.label, file: files[i] ?? '', format: r.format, lastStep: r.lastStep, ...(r.exit ? { exit: r.exit } : {}), ...(r.error ? { error: r.error } : {}) })),
+    stepKind: inputs[0]?.log.stepKind ?? 'step',
+    firstDivergence: comparison.firstDivergence,
+    reading: comparison.reading,
+    partial: comparison.partial,
+    ...(comparison.error ? { error: comparison.error } : {}),
+    metrics,
+  };
+}
+
+function seriesByName(log: ParsedLog): Map<string, MetricSeries> {
+  const map = new Map<string, MetricSeries>();
+  for (const s of log.series) if (!map.has(s.name)) map.set(s.name, s);
+  return map;
+}
+
+function metricView(m: MetricComparison, inputs: readonly RunInput[], present: (MetricSeries | undefined)[]): MetricSeriesView {
+  const labelled = present.flatMap((s, i) => (s ? [{ label: inputs[i]!.label, series: s }] : []));
+  const view: MetricSeriesView = {
+    name: m.name,
+    timing: m.timing,
+    verdict: m.verdict,
+    firstDivergentStep: m.firstDivergentStep,
+    precision: m.precision,
+    exact: m.exact,
+    ulpOf: m.ulpOf,
+    maxAbs: m.maxAbs === null ? null : toWire(m.maxAbs),
+    maxRel: m.maxRel === null ? null : toWire(m.maxRel),
+    maxUlp: m.maxUlp,
+    comparedSteps: m.steps,
+    runs: labelled.map(({ label, series }) => ({ label, steps: series.steps, values: series.values.map(toWire) })),
+    compared: { steps: [], against: [] },
+  };
+  if (labelled.length < 2) return view;
+  // The engine's own alignment: the k-th occurrence of a step in one run meets the k-th in another.
+  const steps = commonSteps(labelled.map((l) => l.series));
+  const columns = labelled.map((l) => valuesAt(l.series, steps));
+  // The engine counts ULPs only for exact logs of non-whole numbers, in float32 when every value is one.
+  const ulpOf = m.ulpOf;
+  const ref = columns[0]!;
+  view.compared = {
+    steps,
+    against: labelled.slice(1).map(({ label }, r) => {
+      const column = columns[r + 1]!;
+      return {
+        label,
+        diff: column.map((b, i) => toWire(b - ref[i]!)),
+        ulp: column.map((b, i) => {
+          const a = ref[i]!;
+          if (!ulpOf || !Number.isFinite(a) || !Number.isFinite(b)) return null;
+          return ulpOf === 'float32' ? ulpDistance32(a, b) : ulpDistance64(a, b);
+        }),
+      };
+    }),
+  };
+  const at = m.firstDivergentStep;
+  if (at !== null) {
+    view.atFirstDivergence = {
+      step: at,
+      runs: labelled.flatMap(({ label, series }) => {
+        const i = series.steps.indexOf(at);
+        return i < 0 ? [] : [{ label, value: toWire(series.values[i]!), text: series.texts[i]! }];
+      }),
+    };
+  }
+  return view;
+}
