@@ -84,6 +84,8 @@ describe('npm run package', () => {
       'extension/dist/rules/BX102.md',
       'extension/syntaxes/bitexact-suppression.tmLanguage.json',
       'extension/media/bitexact.svg',
+      'extension/dist/webview/divergence.js',
+      'extension/dist/webview/divergence.css',
       'extension/python/sitecustomize/sitecustomize.py',
     ]) {
       expect(names).toContain(required);
