@@ -64,7 +64,7 @@ export interface PairSeries {
   partial: boolean;
   /** Why nothing could be compared (a run logged no metric), as compare's report says it. */
   error?: string;
-  /** Non-timing metrics first, those that diverged by first divergent step, then the others; timing last. */
+  /** The metrics that diverged in the engine's order (the first is firstDivergence's), then the others, timing last. */
   metrics: MetricSeriesView[];
 }
 

@@ -30,8 +30,10 @@ export async function readPairSeries(params: PairSeriesParams): Promise<PairSeri
 export function pairSeriesOf(inputs: readonly RunInput[], comparison: Comparison, files: readonly string[]): PairSeries {
   const byName = inputs.map((input) => seriesByName(input.log));
   const metrics = comparison.metrics.map((m) => metricView(m, inputs, byName.map((map) => map.get(m.name))));
-  const order = (m: MetricSeriesView) => (m.timing ? 2 : m.firstDivergentStep === null ? 1 : 0);
-  metrics.sort((a, b) => order(a) - order(b) || (a.firstDivergentStep ?? 0) - (b.firstDivergentStep ?? 0));
+  // The engine's order of divergence (by step; at one step the loss before what the backward pass made).
+  const diverged = new Map(comparison.order.map((o, i) => [o.metric, i]));
+  const order = (m: MetricSeriesView) => diverged.get(m.name) ?? (m.timing ? Infinity : diverged.size);
+  metrics.sort((a, b) => order(a) - order(b));
   return {
     runs: comparison.runs.map((r, i) => ({ label: r.label, file: files[i] ?? '', format: r.format, lastStep: r.lastStep, ...(r.exit ? { exit: r.exit } : {}), ...(r.error ? { error: r.error } : {}) })),
     stepKind: inputs[0]?.log.stepKind ?? 'step',
