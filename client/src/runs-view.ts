@@ -36,6 +36,9 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     const watcher = vscode.workspace.createFileSystemWatcher(`**/${REPORTS}`);
     const refresh = () => view.changed.fire();
     let known = '';
+    // What is on disk now, so the first look does not refresh a tree just drawn from the same files
+    // (a refresh re-creates the rows, and a click landing on one then runs nothing).
+    void reportsOnDisk().then((now) => (known ||= now));
     const look = setInterval(() => {
       if (!tree.visible) return;
       void reportsOnDisk().then((now) => {

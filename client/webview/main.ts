@@ -241,6 +241,12 @@ function chartOptions(spec: ChartSpec, width: number, fds: number | null, labell
     legend: { show: true, live: true },
     cursor: { sync: { key: 'bitexact-divergence', setSeries: true }, drag: { x: true, y: false, setScale: false }, bind: { dblclick: () => () => (setRange(null), null) } },
     scales: {
+      ...(spec.id === 'difference'
+        ? {
+            // Around 0, the same both ways: a difference's sign and size read at a glance.
+            y: { range: (_u: uPlot, min: number | null, max: number | null): uPlot.Range.MinMax => symmetric(min, max) },
+          }
+        : {}),
       // The steps as they are: no rounding of the axis to tidy numbers.
       x: { time: false, range: (_u: uPlot, min: number | null, max: number | null): uPlot.Range.MinMax => (min === null || max === null ? [0, 1] : min === max ? [min - 1, max + 1] : [min, max]) },
       ...(spec.log
@@ -253,7 +259,7 @@ function chartOptions(spec: ChartSpec, width: number, fds: number | null, labell
           }
         : {}),
     },
-    axes: [{ ...axis, values: (_u, splits) => splits.map((s) => (Number.isInteger(s) ? String(s) : '')) }, { ...axis, size: 64 }],
+    axes: [{ ...axis, values: (_u, splits) => splits.map((s) => (Number.isInteger(s) ? String(s) : '')) }, { ...axis, size: 70, space: 20, values: (_u, splits) => splits.map(tick) }],
     series: [
       { label: 'step', value: (_u, v) => (v === null || v === undefined ? '—' : String(v)) },
       ...spec.labels.map((label, i): uPlot.Series => ({
@@ -281,6 +287,23 @@ function chartOptions(spec: ChartSpec, width: number, fds: number | null, labell
       draw: [(u) => placeMarker(u, fds, labelled)],
     },
   };
+}
+
+/** [-b, b] for the larger of |min| and |max|, b rounded up to 1, 2 or 5 times a power of ten (so ±b are ticks). */
+function symmetric(min: number | null, max: number | null): [number, number] {
+  const m = Math.max(Math.abs(min ?? 0), Math.abs(max ?? 0));
+  if (!(m > 0) || !Number.isFinite(m)) return [-1, 1];
+  const power = 10 ** Math.floor(Math.log10(m));
+  const bound = ([1, 2, 5, 10].find((k) => k * power >= m) ?? 10) * power;
+  return [-bound, bound];
+}
+
+/** A y tick: short, and never rounded to 0 when it is not (differences are often 1e-9). */
+function tick(v: number | null): string {
+  if (v === null || v === undefined) return '';
+  if (v === 0) return '0';
+  const a = Math.abs(v);
+  return a < 1e-3 || a >= 1e6 ? v.toExponential(1) : String(Number(v.toPrecision(4)));
 }
 
 /** A dashed line at the first divergent step (a DOM element over the canvas, so it is in the page's text too). */
