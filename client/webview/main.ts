@@ -13,6 +13,10 @@ import { Drawn, Table, alignRuns, aroundFirst, comparedTables, drawnPoints, from
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void; getState(): unknown; setState(state: unknown): void };
 
+/** What the Content-Security-Policy refused once the app ran (none expected: see the e2e test). */
+const refused: string[] = [];
+document.addEventListener('securitypolicyviolation', (e) => refused.push(`${e.violatedDirective} ${e.blockedURI}`));
+
 const vscode = acquireVsCodeApi();
 const post = (message: WebviewMessage) => vscode.postMessage(message);
 const app = document.getElementById('app')!;
@@ -37,6 +41,12 @@ interface Shown {
 
 let shown: Shown | undefined;
 let last: Extract<HostMessage, { type: 'show' }> | undefined;
+
+/** The charts follow the view's width (one observer, moved to each new charts section). */
+const resizes = new ResizeObserver((entries) => {
+  const w = entries[0]?.target.clientWidth ?? 0;
+  if (w > 0) for (const c of shown?.charts ?? []) if (c.plot.width !== w) c.plot.setSize({ width: w, height: c.plot.height });
+});
 
 const state = (): WebviewState => (vscode.getState() as WebviewState | undefined) ?? {};
 
@@ -67,6 +77,7 @@ function statusLine(text: string, error = false): void {
 }
 
 function destroyCharts(): void {
+  resizes.disconnect();
   for (const c of shown?.charts ?? []) c.plot.destroy();
 }
 
@@ -143,10 +154,8 @@ function show(pair: PairLabel, series: PairSeries, metricName: string | undefine
   });
   if (range) moveScales(range);
   describeWindow();
-  new ResizeObserver(() => {
-    const w = charts.clientWidth;
-    if (w > 0) for (const c of shown?.charts ?? []) if (c.plot.width !== w) c.plot.setSize({ width: w, height: c.plot.height });
-  }).observe(charts);
+  resizes.disconnect();
+  resizes.observe(charts);
   vscode.setState({ key: pair.key, metric: metric.name, ...(range ? { range } : {}) } satisfies WebviewState);
 }
 
@@ -377,4 +386,5 @@ function el(tag: string, attrs: Record<string, string>, ...children: (Node | str
       scale: { min: c.plot.scales.x!.min ?? null, max: c.plot.scales.x!.max ?? null },
     })) ?? [],
   last: () => last,
+  refused: () => [...refused],
 };

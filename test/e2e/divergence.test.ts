@@ -90,6 +90,7 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
       browser = await Browser.launch();
       const page = browser.page;
       await page.setViewportSize({ width: 1440, height: 1150 });
+
       mark('code-server and chromium up');
       try {
         await openWorkbench(page, server.url, folder);
@@ -183,6 +184,36 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         await page.waitForTimeout(1000);
         await page.screenshot({ path: SHOTS.light });
         mark('screenshots');
+        // The page's Content-Security-Policy as VS Code loaded it: nothing by default, the script by
+        // nonce, styles from the extension only; no inline style or script in the page, and nothing
+        // refused while the app drew, zoomed and recoloured.
+        const page_ = (await view.locator('html').evaluate(() => {
+          // In the webview's page (this test's own types have no DOM).
+          // eslint-disable-next-line @typescript-eslint/no-explicit-any
+          const w = globalThis as any;
+          const d = w.document;
+          return {
+            csp: d.querySelector('meta[http-equiv="Content-Security-Policy"]')?.getAttribute('content') ?? '',
+            // VS Code's own two (its default styles and the acquireVsCodeApi script) are not the page's.
+            inline: [...d.querySelectorAll('style:not(#_defaultStyles), script:not([nonce]):not(#_vscodeApiScript), [onclick], [onload]')].map((e: { outerHTML: string }) => e.outerHTML.slice(0, 120)),
+            nonced: [...d.querySelectorAll('script[nonce]')].map((s: { getAttribute(n: string): string | null }) => s.getAttribute('src') ?? ''),
+            refused: w.bitexactDivergence.refused(),
+            dashed: w.getComputedStyle(d.querySelector('.first-divergence')).borderLeftStyle,
+          };
+        })) as { csp: string; inline: string[]; nonced: string[]; refused: string[]; dashed: string };
+        // Directive by directive: the webview's own files (webview.cspSource: 'self' and VS Code's
+        // resource host) and data: images; no 'unsafe-…', no other host.
+        const directives = Object.fromEntries(page_.csp.split(/;\s*/).map((d) => [d.split(' ')[0], d.split(' ').slice(1)]));
+        expect(Object.keys(directives)).toEqual(['default-src', 'script-src', 'style-src', 'img-src', 'font-src']);
+        expect(directives['default-src']).toEqual(["'none'"]);
+        expect(directives['script-src']).toEqual([expect.stringMatching(/^'nonce-[A-Za-z0-9_-]{16,}'$/)]);
+        const own = (token: string) => token === "'self'" || /^https:\/\/\*\.vscode-cdn\.net$/.test(token);
+        for (const name of ['style-src', 'font-src']) expect(directives[name]!.every(own), `${name}: ${directives[name]}`).toBe(true);
+        expect(directives['img-src']!.every((t: string) => own(t) || t === 'data:')).toBe(true);
+        expect(page_.inline, JSON.stringify(page_.inline)).toEqual([]);
+        expect(page_.nonced.map((src) => src.split('/').pop())).toEqual(['divergence.js']);
+        expect(page_.refused).toEqual([]);
+        expect(page_.dashed).toBe('dashed');
       } catch (e) {
         const shot = path.join(os.tmpdir(), `bitexact-divergence-failure-${process.pid}.png`);
         await page.screenshot({ path: shot }).catch(() => undefined);
