@@ -4,6 +4,7 @@
 // that draws nothing stands in for it (uPlot draws through it), so what is checked is what uPlot was
 // given to plot and its scales, the marker, the table, state and messages; the e2e test sees the pixels.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { HTMLButtonElement, HTMLSelectElement, Window } from 'happy-dom';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -199,3 +200,54 @@ describe('Divergence webview app', () => {
     expect(view.document.querySelector('#status')!.textContent).toContain('Select a pair');
   });
 });
+
+describe('Divergence webview app on a long pair', () => {
+  it('draws an envelope of a 30,000-step pair that keeps every step around the first divergence and a lone divergent step far from it, and every step once zoomed there', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-divergence-long-'));
+    try {
+      const steps = 30_000;
+      const lines = (run: number) => {
+        const out: string[] = [];
+        for (let step = 1; step <= steps; step++) {
+          const loss = Math.fround(2 + Math.sin(step / 300));
+          // Run 2 is one float32 ULP off at step 12,345 and at step 25,000 only.
+          const off = run === 2 && (step === 12_345 || step === 25_000) ? nextFloat32(loss) : loss;
+          out.push(JSON.stringify({ step, loss: off }));
+        }
+        return `${out.join('\n')}\n`;
+      };
+      fs.writeFileSync(path.join(dir, 'run-1.log'), lines(1));
+      fs.writeFileSync(path.join(dir, 'run-2.log'), lines(2));
+      const long = JSON.parse(JSON.stringify(await readPairSeries({ paths: [dir] }))) as PairSeries;
+      expect(long.metrics[0]!.firstDivergentStep).toBe(12_345);
+      const view = openView();
+      view.send({ type: 'show', pair: { ...PAIR, key: dir }, series: long });
+      await settled();
+      const [values, , ulp] = view.plotted();
+      expect(values!.full).toBe(false);
+      expect(values!.data[0]!.length).toBeLessThan(2_100);
+      for (let step = 12_345 - 20; step <= 12_345 + 20; step++) expect(values!.data[0]!.includes(step), `step ${step}`).toBe(true);
+      // The ULP chart's lone point far from the first divergence is drawn, with its distance.
+      expect(ulp!.data[1]![ulp!.data[0]!.indexOf(25_000)]).toBe(1);
+      expect(ulp!.data[1]!.filter((u) => u !== null)).toEqual([1, 1]);
+      expect(view.document.querySelector('#window')!.textContent).toContain('30000 steps drawn as each bucket');
+      // D: the steps around it, every one drawn.
+      view.document.querySelector('#charts')!.dispatchEvent(new view.window.KeyboardEvent('keydown', { key: 'd', bubbles: true }));
+      await settled();
+      const near = view.plotted()[0]!;
+      expect(near.full).toBe(true);
+      expect(near.scale).toEqual({ min: 12_325, max: 12_365 });
+      expect(view.document.querySelector('#window')!.textContent).toBe('Steps 12325–12365: every step drawn. Drag across a chart to zoom.');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** The float32 just above x (a float32 number). */
+function nextFloat32(x: number): number {
+  const view = new DataView(new ArrayBuffer(4));
+  view.setFloat32(0, x);
+  view.setInt32(0, view.getInt32(0) + (x >= 0 ? 1 : -1));
+  return view.getFloat32(0);
+}
