@@ -52,7 +52,14 @@ describe('package.json contributes', () => {
     expect(fs.readFileSync(path.join(ROOT, '.vscodeignore'), 'utf8').split('\n')).toContain(`!${icon}`);
     const views = manifest.contributes.views as Record<string, { id: string }[]>;
     expect(Object.keys(views)).toEqual(['bitexact']);
-    expect(views['bitexact']!.map((v) => v.id)).toContain('bitexact.runs');
+    // The Runs tree, then the Divergence webview (a view of type webview has a provider, not a tree).
+    expect(views['bitexact']!.map((v) => [v.id, (v as { type?: string }).type ?? 'tree'])).toEqual([
+      ['bitexact.runs', 'tree'],
+      ['bitexact.divergence', 'webview'],
+    ]);
+    const client = fs.readFileSync(path.join(ROOT, 'client/src/divergence-view.ts'), 'utf8');
+    expect(client).toContain("DIVERGENCE_VIEW = 'bitexact.divergence'");
+    expect(client).toContain('registerWebviewViewProvider(DIVERGENCE_VIEW');
     // Every view/item action names a command the manifest contributes and a view it has.
     const ids = new Set(manifest.contributes.commands.map((c: { command: string }) => c.command));
     for (const entry of manifest.contributes.menus['view/item/context']) {
