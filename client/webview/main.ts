@@ -384,6 +384,8 @@ function el(tag: string, attrs: Record<string, string>, ...children: (Node | str
       full: c.drawn.full,
       data: c.plot.data.map((column) => Array.from(column as ArrayLike<number | null>)),
       scale: { min: c.plot.scales.x!.min ?? null, max: c.plot.scales.x!.max ?? null },
+      // The lines' colours as uPlot draws them (from the theme's --vscode-charts-* at the last render).
+      strokes: c.plot.series.slice(1).map((s) => (typeof s.stroke === 'function' ? s.stroke(c.plot, 1) : s.stroke)),
     })) ?? [],
   last: () => last,
   refused: () => [...refused],

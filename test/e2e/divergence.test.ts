@@ -40,6 +40,15 @@ function divergenceFrame(page: Page): FrameLocator {
   return page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
 }
 
+/** The first line's colour as uPlot draws it, and the theme's --vscode-charts-blue, in the webview. */
+async function lineColour(view: FrameLocator): Promise<{ drawn: string; theme: string }> {
+  return view.locator('html').evaluate(() => {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const w = globalThis as any;
+    return { drawn: w.bitexactDivergence.plotted()[0].strokes[0], theme: w.getComputedStyle(w.document.documentElement).getPropertyValue('--vscode-charts-blue').trim() };
+  });
+}
+
 /** Drags the sash between the side bar and the editor so the side bar is `width` pixels wide. */
 async function widenSideBar(page: Page, width: number): Promise<void> {
   const bar = await page.locator('.part.sidebar').boundingBox();
@@ -132,6 +141,19 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         await page.keyboard.press('d');
         await expect.poll(() => view.locator('#window').innerText(), { timeout: 10_000 }).toMatch(/every step drawn/);
         await page.keyboard.press('Home');
+        // A drag across the values chart zooms every chart to the steps under it.
+        const over = (await view.locator('#chart-values .u-over').boundingBox())!;
+        await page.mouse.move(over.x + over.width * 0.25, over.y + over.height / 2);
+        await page.mouse.down();
+        await page.mouse.move(over.x + over.width * 0.6, over.y + over.height / 2, { steps: 6 });
+        await page.mouse.up();
+        await expect.poll(() => view.locator('#window').innerText(), { timeout: 10_000 }).toMatch(/^Steps (\d+)–(\d+): every step drawn/);
+        const [, lo, hi] = /^Steps (\d+)–(\d+)/.exec(await view.locator('#window').innerText())!;
+        expect(Number(lo)).toBeGreaterThan(5);
+        expect(Number(hi)).toBeLessThan(35);
+        const scales = (await view.locator('html').evaluate(() => (globalThis as unknown as { bitexactDivergence: { plotted(): { scale: { min: number; max: number } }[] } }).bitexactDivergence.plotted().map((p) => p.scale))) as { min: number; max: number }[];
+        expect(scales).toEqual([0, 1, 2].map(() => ({ min: Number(lo), max: Number(hi) })));
+        await view.locator('#show-all').click();
         mark('charts checked');
 
         // A metric clicked in the tree is the one charted.
@@ -171,6 +193,8 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         await page.mouse.move(5, 500);
         await page.waitForTimeout(500);
         await page.screenshot({ path: SHOTS.dark });
+        const dark = await lineColour(view);
+        expect(dark.drawn).toBe(dark.theme);
         // Light theme through the user settings, as a person would switch it; the charts recolour.
         const input = page.locator('.quick-input-widget input');
         await page.keyboard.press('Control+Shift+P');
@@ -183,6 +207,10 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         await expect.poll(() => view.locator('body').getAttribute('class'), { timeout: 15_000 }).toContain('vscode-light');
         await page.waitForTimeout(1000);
         await page.screenshot({ path: SHOTS.light });
+        // The charts took the light theme's colours.
+        const light = await lineColour(view);
+        expect(light.drawn).toBe(light.theme);
+        expect(light.drawn).not.toBe(dark.drawn);
         mark('screenshots');
         // The page's Content-Security-Policy as VS Code loaded it: nothing by default, the script by
         // nonce, styles from the extension only; no inline style or script in the page, and nothing
