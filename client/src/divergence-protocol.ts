@@ -19,7 +19,8 @@ export type HostMessage =
   | { type: 'failed'; pair: PairLabel; message: string }
   | { type: 'empty' };
 
-export type WebviewMessage = { type: 'ready' } | { type: 'metric'; name: string };
+/** The webview's page loaded (first, or again after being hidden): the host answers with its last message. */
+export type WebviewMessage = { type: 'ready' };
 
 /** What the webview keeps across hide and show (vscode.setState): small, the data comes again from the host. */
 export interface WebviewState {
@@ -48,6 +49,5 @@ export function isHostMessage(value: unknown): value is HostMessage {
 
 export function isWebviewMessage(value: unknown): value is WebviewMessage {
   if (typeof value !== 'object' || value === null) return false;
-  const m = value as { type?: unknown; name?: unknown };
-  return m.type === 'ready' || (m.type === 'metric' && typeof m.name === 'string');
+  return (value as { type?: unknown }).type === 'ready';
 }

@@ -54,12 +54,12 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       watcher.onDidDelete(refresh),
       vscode.commands.registerCommand('bitexact.refreshRuns', refresh),
       // The tree's inline action on a pair (the context menu has it too).
-      vscode.commands.registerCommand('bitexact.showDivergence', async (node: Node | undefined, metric?: string) => {
+      vscode.commands.registerCommand('bitexact.showDivergence', async (node: Node | undefined) => {
         const pair = node?.kind === 'pair' ? node : node && 'pair' in node ? node.pair : undefined;
         if (!pair?.summary) return;
         const dir = vscode.Uri.joinPath(pair.report, '..');
         const label = { key: dir.toString(), title: pair.summary.title, headline: pair.summary.headline, verdict: pair.summary.verdict };
-        await divergence.show(label, [dir.fsPath], metric ?? (node?.kind === 'metric' ? node.metric.name : undefined));
+        await divergence.show(label, [dir.fsPath], node?.kind === 'metric' ? node.metric.name : undefined);
       }),
       vscode.commands.registerCommand('bitexact.openReport', async (node: Node | undefined) => {
         if (node?.kind === 'pair') await vscode.commands.executeCommand('vscode.open', vscode.Uri.joinPath(node.report, '..', 'report.txt'));

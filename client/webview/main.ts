@@ -8,7 +8,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import type { MetricSeriesView, PairSeries } from '../../server/src/runs/pair-series-wire.js';
-import { HostMessage, PairLabel, WebviewMessage, WebviewState, isHostMessage } from '../src/divergence-protocol.js';
+import { PairLabel, WebviewMessage, WebviewState, isHostMessage } from '../src/divergence-protocol.js';
 import { Drawn, Table, alignRuns, aroundFirst, comparedTables, drawnPoints, fromWire } from './chart-data.js';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void; getState(): unknown; setState(state: unknown): void };
@@ -40,7 +40,6 @@ interface Shown {
 }
 
 let shown: Shown | undefined;
-let last: Extract<HostMessage, { type: 'show' }> | undefined;
 
 /** The charts follow the view's width (one observer, moved to each new charts section). */
 const resizes = new ResizeObserver((entries) => {
@@ -56,7 +55,6 @@ window.addEventListener('message', (event: MessageEvent) => {
   if (message.type === 'empty') return void statusLine('Select a pair in the Runs view to see where its runs part.');
   if (message.type === 'loading') return void statusLine(`Reading the logs of ${message.pair.title}…`);
   if (message.type === 'failed') return void statusLine(`${message.pair.title}: ${message.message}`, true);
-  last = message;
   const saved = state();
   const same = saved.key === message.pair.key;
   const name = message.metric ?? (same ? saved.metric : undefined);
@@ -110,12 +108,11 @@ function show(pair: PairLabel, series: PairSeries, metricName: string | undefine
     picker.append(option);
   }
   picker.addEventListener('change', () => {
-    post({ type: 'metric', name: picker.value });
     show(pair, series, picker.value, null);
     document.getElementById('metric')?.focus();
   });
   const button = (id: string, text: string, title: string, action: () => void) => {
-    const b = el('button', { id, type: 'button', title }, text);
+    const b = el('button', { id, type: 'button', title, 'aria-label': title }, text);
     b.addEventListener('click', action);
     return b;
   };
@@ -335,7 +332,6 @@ function verdictTable(series: PairSeries, current: MetricSeriesView, pair: PairL
   const rows = series.metrics.map((m) => {
     const pick = el('button', { type: 'button', class: 'link', title: `Chart ${m.name}` }, m.name);
     pick.addEventListener('click', () => {
-      post({ type: 'metric', name: m.name });
       show(pair, series, m.name, null);
     });
     const at = m.atFirstDivergence;
@@ -387,6 +383,5 @@ function el(tag: string, attrs: Record<string, string>, ...children: (Node | str
       // The lines' colours as uPlot draws them (from the theme's --vscode-charts-* at the last render).
       strokes: c.plot.series.slice(1).map((s) => (typeof s.stroke === 'function' ? s.stroke(c.plot, 1) : s.stroke)),
     })) ?? [],
-  last: () => last,
   refused: () => [...refused],
 };

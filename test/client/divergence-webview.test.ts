@@ -152,7 +152,7 @@ describe('Divergence webview app', () => {
     const picker = view.document.querySelector('#metric') as unknown as HTMLSelectElement;
     picker.value = 'train_loss';
     picker.dispatchEvent(new view.window.Event('change'));
-    expect(view.posted.at(-1)).toEqual({ type: 'metric', name: 'train_loss' });
+    expect(view.posted).toEqual([{ type: 'ready' }]);
     expect(view.plotted()[0]!.data[0]).toEqual(series.metrics.find((m) => m.name === 'train_loss')!.runs[0]!.steps);
     (view.document.querySelector('#verdicts tr[data-metric="loss"] button') as unknown as HTMLButtonElement).click();
     expect((view.document.querySelector('#metric') as unknown as HTMLSelectElement).value).toBe('loss');
