@@ -4,7 +4,7 @@
 // its Runs tree, and the Divergence view's charts and table read inside the webview. The first
 // divergent step it marks must be the one `bitexact pair` reported, and each metric's the one
 // `bitexact compare` prints for the same pair directory. Screenshots of the tree and the chart, dark
-// and light, go to docs/.
+// and light, go to test/e2e/artifacts/ (docs/ has copies).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +16,8 @@ import { Browser, CodeServer, openWorkbench, packageVsix, plain, prerequisites }
 import { assertPresent, shouldSkip } from './prereq.js';
 
 const SUITE = 'e2e divergence';
-const SHOTS = { dark: path.join(ROOT, 'docs/sidebar-divergence-dark.png'), light: path.join(ROOT, 'docs/sidebar-divergence-light.png') };
+// Each run writes fresh screenshots here (ignored by git); docs/sidebar-divergence-*.png are copies.
+const SHOTS = { dark: path.join(ROOT, 'test/e2e/artifacts/sidebar-divergence-dark.png'), light: path.join(ROOT, 'test/e2e/artifacts/sidebar-divergence-light.png') };
 const pre = prerequisites();
 const skip = shouldSkip(SUITE, pre);
 
