@@ -3,8 +3,8 @@
 // late_divergence.py), then the bitexact container opened from the activity bar, the pair clicked in
 // its Runs tree, and the Divergence view's charts and table read inside the webview. The first
 // divergent step it marks must be the one `bitexact pair` reported, and each metric's the one
-// `bitexact compare` prints for the same pair directory. Screenshots of the tree and the chart, dark
-// and light, go to test/e2e/artifacts/ (docs/ has copies).
+// `bitexact compare` prints for the same pair directory. Screenshots of the tree and the chart (dark,
+// light, high contrast) go to test/e2e/artifacts/ (docs/ has copies).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,7 +17,11 @@ import { assertPresent, shouldSkip } from './prereq.js';
 
 const SUITE = 'e2e divergence';
 // Each run writes fresh screenshots here (ignored by git); docs/sidebar-divergence-*.png are copies.
-const SHOTS = { dark: path.join(ROOT, 'test/e2e/artifacts/sidebar-divergence-dark.png'), light: path.join(ROOT, 'test/e2e/artifacts/sidebar-divergence-light.png') };
+const SHOTS = {
+  dark: path.join(ROOT, 'test/e2e/artifacts/sidebar-divergence-dark.png'),
+  light: path.join(ROOT, 'test/e2e/artifacts/sidebar-divergence-light.png'),
+  contrast: path.join(ROOT, 'test/e2e/artifacts/sidebar-divergence-high-contrast.png'),
+};
 const pre = prerequisites();
 const skip = shouldSkip(SUITE, pre);
 
@@ -48,6 +52,17 @@ async function lineColour(view: FrameLocator): Promise<{ drawn: string; theme: s
     const w = globalThis as any;
     return { drawn: w.bitexactDivergence.plotted()[0].strokes[0], theme: w.getComputedStyle(w.document.documentElement).getPropertyValue('--vscode-charts-blue').trim() };
   });
+}
+
+/** Picks a colour theme through Preferences: Color Theme, as a person would. */
+async function pickTheme(page: Page, name: string): Promise<void> {
+  const input = page.locator('.quick-input-widget input');
+  await page.keyboard.press('Control+Shift+P');
+  await input.fill('>Preferences: Color Theme');
+  await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: /^\s*Preferences: Color Theme/ }).filter({ hasNotText: /Browse|Marketplace/ }).first().click({ timeout: 15_000 });
+  await input.fill(name);
+  // The row of that theme itself (not "… Light", nor the marketplace entry), clicked once the list has filtered.
+  await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: new RegExp(`${name}(?! Light)`) }).filter({ hasNotText: /Browse/ }).first().click({ timeout: 15_000 });
 }
 
 /** Drags the sash between the side bar and the editor so the side bar is `width` pixels wide. */
@@ -197,13 +212,7 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         const dark = await lineColour(view);
         expect(dark.drawn).toBe(dark.theme);
         // Light theme through the user settings, as a person would switch it; the charts recolour.
-        const input = page.locator('.quick-input-widget input');
-        await page.keyboard.press('Control+Shift+P');
-        await input.fill('>Preferences: Color Theme');
-        await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: /^\s*Preferences: Color Theme/ }).filter({ hasNotText: /Browse|Marketplace/ }).first().click({ timeout: 15_000 });
-        await input.fill('Light Modern');
-        await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'Light Modern' }).first().waitFor({ timeout: 15_000 });
-        await page.keyboard.press('Enter');
+        await pickTheme(page, 'Light Modern');
         await expect.poll(() => page.locator('.monaco-workbench.vs-dark').count(), { timeout: 15_000 }).toBe(0);
         await expect.poll(() => view.locator('body').getAttribute('class'), { timeout: 15_000 }).toContain('vscode-light');
         await page.waitForTimeout(1000);
@@ -212,6 +221,13 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         const light = await lineColour(view);
         expect(light.drawn).toBe(light.theme);
         expect(light.drawn).not.toBe(dark.drawn);
+        // High contrast: the same, with that theme's colours.
+        await pickTheme(page, 'Default High Contrast');
+        await expect.poll(() => view.locator('body').getAttribute('class'), { timeout: 15_000 }).toMatch(/vscode-high-contrast(?!-light)/);
+        await expect.poll(async () => (await lineColour(view)).drawn, { timeout: 10_000 }).not.toBe(light.drawn);
+        const contrast = await lineColour(view);
+        expect(contrast.drawn).toBe(contrast.theme);
+        await page.screenshot({ path: SHOTS.contrast });
         mark('screenshots');
         // The page's Content-Security-Policy as VS Code loaded it: nothing by default, the script by
         // nonce, styles from the extension only; no inline style or script in the page, and nothing
