@@ -30,6 +30,20 @@ await build({
   logLevel: 'warning',
 });
 
+// The Divergence webview (client/webview): one browser script and its stylesheet (uPlot's with the
+// view's own), loaded by the webview from dist/webview under its Content-Security-Policy.
+await build({
+  absWorkingDir: root,
+  entryPoints: { divergence: 'client/webview/main.ts' },
+  outdir: path.join(dist, 'webview'),
+  bundle: true,
+  platform: 'browser',
+  format: 'iife',
+  target: 'es2022',
+  minify: true,
+  logLevel: 'warning',
+});
+
 for (const file of ['node_modules/web-tree-sitter/web-tree-sitter.wasm', 'node_modules/tree-sitter-python/tree-sitter-python.wasm']) {
   fs.copyFileSync(path.join(root, file), path.join(dist, path.basename(file)));
 }

@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from 'vscode-languageclient/node';
 import { registerRunCommands } from './runs.js';
+import { DivergenceView } from './divergence-view.js';
 import { RunsView } from './runs-view.js';
 
 let client: LanguageClient | undefined;
@@ -27,6 +28,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     outputChannel: output,
   };
   client = new LanguageClient('bitexact', 'bitexact', serverOptions, clientOptions);
+  const started = client.start();
+  const running = client;
+  const divergence = DivergenceView.register(context.extensionUri, () => started.then(() => running));
 
   const status = vscode.languages.createLanguageStatusItem('bitexact.status', { language: 'python' });
   status.name = 'bitexact';
@@ -44,7 +48,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     status,
     ...registerRunCommands(context),
-    ...RunsView.register(),
+    ...RunsView.register(divergence.view),
+    ...divergence.disposables,
     vscode.languages.onDidChangeDiagnostics(updateStatus),
     vscode.window.onDidChangeActiveTextEditor(updateStatus),
     vscode.commands.registerCommand('bitexact.restart', async () => {
@@ -67,7 +72,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
 
-  await client.start();
+  await started;
   context.subscriptions.push(client);
   updateStatus();
 }

@@ -1,10 +1,12 @@
-// The Runs view (Explorer): every pair under .bitexact/runs/ of the workspace folders, newest first,
+// The Runs view (the bitexact activity-bar container): every pair under .bitexact/runs/ of the workspace folders, newest first,
 // with its verdict; expanded, the hazards bitexact check found in the command's code (a click opens
-// the line) and each metric's verdict and first divergent step. Clicking a pair opens its text
-// report. It follows the folder as pairs finish: a watcher on report.json, and, because watchers miss
+// the line) and each metric's verdict and first divergent step. Clicking a pair shows its charts in
+// the Divergence view, clicking a metric shows that metric's; the pair's inline action opens its
+// text report. It follows the folder as pairs finish: a watcher on report.json, and, because watchers miss
 // files in folders created under a dot directory on some hosts (seen in code-server), a look at
 // .bitexact/runs every 2 s while the view is visible.
 import * as vscode from 'vscode';
+import type { DivergenceView } from './divergence-view.js';
 import { HazardSummary, MetricSummary, PairSummary, Verdict, summarizeReport } from './runs-summary.js';
 
 const ICONS: Record<Verdict, vscode.ThemeIcon> = {
@@ -16,10 +18,11 @@ const ICONS: Record<Verdict, vscode.ThemeIcon> = {
 const REPORTS = '.bitexact/runs/*/report.json';
 
 type Hazard = HazardSummary['hazards'][number];
+type PairNode = { kind: 'pair'; report: vscode.Uri; summary?: PairSummary; error?: string };
 type Node =
-  | { kind: 'pair'; report: vscode.Uri; summary?: PairSummary; error?: string }
-  | { kind: 'metric'; metric: MetricSummary }
-  | { kind: 'timing'; metrics: MetricSummary[] }
+  | PairNode
+  | { kind: 'metric'; metric: MetricSummary; pair: PairNode }
+  | { kind: 'timing'; metrics: MetricSummary[]; pair: PairNode }
   | { kind: 'hazards'; hazards: HazardSummary; cwd: vscode.Uri }
   | { kind: 'hazard'; hazard: Hazard; cwd: vscode.Uri };
 
@@ -27,12 +30,15 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
 
-  static register(): vscode.Disposable[] {
+  static register(divergence: DivergenceView): vscode.Disposable[] {
     const view = new RunsView();
     const tree = vscode.window.createTreeView('bitexact.runs', { treeDataProvider: view });
     const watcher = vscode.workspace.createFileSystemWatcher(`**/${REPORTS}`);
     const refresh = () => view.changed.fire();
     let known = '';
+    // What is on disk now, so the first look does not refresh a tree just drawn from the same files
+    // (a refresh re-creates the rows, and a click landing on one then runs nothing).
+    void reportsOnDisk().then((now) => (known ||= now));
     const look = setInterval(() => {
       if (!tree.visible) return;
       void reportsOnDisk().then((now) => {
@@ -47,6 +53,17 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       watcher.onDidChange(refresh),
       watcher.onDidDelete(refresh),
       vscode.commands.registerCommand('bitexact.refreshRuns', refresh),
+      // The tree's inline action on a pair (the context menu has it too).
+      vscode.commands.registerCommand('bitexact.showDivergence', async (node: Node | undefined) => {
+        const pair = node?.kind === 'pair' ? node : node && 'pair' in node ? node.pair : undefined;
+        if (!pair?.summary) return;
+        const dir = vscode.Uri.joinPath(pair.report, '..');
+        const label = { key: dir.toString(), title: pair.summary.title, headline: pair.summary.headline, verdict: pair.summary.verdict };
+        await divergence.show(label, [dir.fsPath], node?.kind === 'metric' ? node.metric.name : undefined);
+      }),
+      vscode.commands.registerCommand('bitexact.openReport', async (node: Node | undefined) => {
+        if (node?.kind === 'pair') await vscode.commands.executeCommand('vscode.open', vscode.Uri.joinPath(node.report, '..', 'report.txt'));
+      }),
       view.changed,
       { dispose: () => clearInterval(look) },
     ];
@@ -54,12 +71,12 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
 
   async getChildren(node?: Node): Promise<Node[]> {
     if (!node) return this.pairs();
-    if (node.kind === 'timing') return node.metrics.map((metric) => ({ kind: 'metric', metric }));
+    if (node.kind === 'timing') return node.metrics.map((metric) => ({ kind: 'metric', metric, pair: node.pair }));
     if (node.kind === 'hazards') return node.hazards.hazards.map((hazard) => ({ kind: 'hazard', hazard, cwd: node.cwd }));
     if (node.kind !== 'pair' || !node.summary) return [];
-    const counted: Node[] = node.summary.metrics.filter((m) => !m.timing).map((metric) => ({ kind: 'metric', metric }));
+    const counted: Node[] = node.summary.metrics.filter((m) => !m.timing).map((metric) => ({ kind: 'metric', metric, pair: node }));
     const timing = node.summary.metrics.filter((m) => m.timing);
-    const out = timing.length ? [...counted, { kind: 'timing', metrics: timing } as Node] : counted;
+    const out = timing.length ? [...counted, { kind: 'timing', metrics: timing, pair: node } as Node] : counted;
     // The pair ran in the folder that holds .bitexact/runs/<id>/ (pair's default --out).
     const cwd = vscode.Uri.joinPath(node.report, '..', '..', '..', '..');
     return node.summary.hazards ? [{ kind: 'hazards', hazards: node.summary.hazards, cwd }, ...out] : out;
@@ -92,6 +109,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       const item = new vscode.TreeItem(node.metric.name);
       item.description = `${node.metric.verdict} · ${node.metric.detail}`;
       item.iconPath = node.metric.timing ? new vscode.ThemeIcon('watch') : ICONS[node.metric.verdict];
+      item.command = { title: 'Show divergence', command: 'bitexact.showDivergence', arguments: [node] };
       return item;
     }
     const run = vscode.workspace.asRelativePath(vscode.Uri.joinPath(node.report, '..'));
@@ -99,7 +117,8 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     item.description = node.summary?.title ?? node.error;
     item.tooltip = new vscode.MarkdownString(`**${node.summary?.headline ?? 'unreadable report'}**\n\n${node.summary?.reading ?? node.error ?? ''}\n\n\`${run}\``);
     item.iconPath = node.summary ? ICONS[node.summary.verdict] : new vscode.ThemeIcon('warning');
-    item.command = { title: 'Open report', command: 'vscode.open', arguments: [vscode.Uri.joinPath(node.report, '..', 'report.txt')] };
+    item.contextValue = 'pair';
+    if (node.summary) item.command = { title: 'Show divergence', command: 'bitexact.showDivergence', arguments: [node] };
     return item;
   }
 

@@ -38,6 +38,35 @@ describe('package.json contributes', () => {
     expect(manifest.activationEvents).toEqual(['onLanguage:python', 'onNotebook:jupyter-notebook']);
     for (const g of manifest.contributes.grammars) expect(fs.existsSync(path.join(ROOT, g.path))).toBe(true);
   });
+
+  it('puts the Runs tree in an activity-bar container of its own, with an SVG icon in the repo that the .vsix ships', () => {
+    const containers = manifest.contributes.viewsContainers.activitybar as { id: string; title: string; icon: string }[];
+    expect(containers.map((c) => c.id)).toEqual(['bitexact']);
+    const icon = containers[0]!.icon;
+    expect(icon).toMatch(/\.svg$/);
+    // An SVG the workbench can tint: drawn with currentColor, no fixed colour, nothing remote.
+    const svg = fs.readFileSync(path.join(ROOT, icon), 'utf8');
+    expect(svg).toMatch(/^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    expect(svg).toContain('currentColor');
+    expect(svg).not.toMatch(/#[0-9a-f]{3,6}\b|href=/i);
+    expect(fs.readFileSync(path.join(ROOT, '.vscodeignore'), 'utf8').split('\n')).toContain(`!${icon}`);
+    const views = manifest.contributes.views as Record<string, { id: string }[]>;
+    expect(Object.keys(views)).toEqual(['bitexact']);
+    // The Runs tree, then the Divergence webview (a view of type webview has a provider, not a tree).
+    expect(views['bitexact']!.map((v) => [v.id, (v as { type?: string }).type ?? 'tree'])).toEqual([
+      ['bitexact.runs', 'tree'],
+      ['bitexact.divergence', 'webview'],
+    ]);
+    const client = fs.readFileSync(path.join(ROOT, 'client/src/divergence-view.ts'), 'utf8');
+    expect(client).toContain("DIVERGENCE_VIEW = 'bitexact.divergence'");
+    expect(client).toContain('registerWebviewViewProvider(DIVERGENCE_VIEW');
+    // Every view/item action names a command the manifest contributes and a view it has.
+    const ids = new Set(manifest.contributes.commands.map((c: { command: string }) => c.command));
+    for (const entry of manifest.contributes.menus['view/item/context']) {
+      expect(ids.has(entry.command), entry.command).toBe(true);
+      expect(entry.when).toMatch(/^view == bitexact\.runs\b/);
+    }
+  });
 });
 
 describe('npm run package', () => {
@@ -61,6 +90,9 @@ describe('npm run package', () => {
       'extension/dist/tree-sitter-python.wasm',
       'extension/dist/rules/BX102.md',
       'extension/syntaxes/bitexact-suppression.tmLanguage.json',
+      'extension/media/bitexact.svg',
+      'extension/dist/webview/divergence.js',
+      'extension/dist/webview/divergence.css',
       'extension/python/sitecustomize/sitecustomize.py',
     ]) {
       expect(names).toContain(required);

@@ -6,7 +6,8 @@
 // `.scatter_add_` call, saves a screenshot with the hover to test/e2e/artifacts/, then applies the
 // BX201 quick fix to cli-project/train.py with Ctrl+. and checks the saved file; opens a notebook and
 // waits for the squiggles in its cells (screenshot in test/e2e/artifacts/); then runs a toy
-// trainer twice from the Command Palette (bitexact pair in a terminal) and waits for its report.
+// trainer twice from the Command Palette (bitexact pair in a terminal), waits for its report and
+// finds the pair in the Runs tree of the bitexact container.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -178,15 +179,18 @@ describe('VS Code (code-server) with the packaged extension', () => {
         };
         await expect.poll(reports, { timeout: 90_000 }).toContain('BITWISE');
         mark('pair from the palette');
-        // The Runs view in the Explorer lists the pair with its verdict.
-        const runsPane = page.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: /bitexact runs/i }) });
+        // The Runs view in the bitexact container (its activity-bar icon) lists the pair with its verdict.
+        await page.locator('.activitybar .action-item .action-label[aria-label^="bitexact"]').first().click({ timeout: 15_000 });
+        const runsPane = page.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: /^\s*runs/i }) });
         const header = runsPane.locator('.pane-header').first();
         await header.waitFor({ timeout: 15_000 });
         if ((await header.getAttribute('aria-expanded')) === 'false') await header.click();
         const pairRow = runsPane.locator('.monaco-list-row').filter({ hasText: 'BITWISE IDENTICAL' }).first();
         await pairRow.waitFor({ timeout: 30_000 });
-        // Clicking opens the text report; the twistie lists the metrics.
+        // Clicking shows its charts in the Divergence view (test/e2e/divergence.test.ts); its inline
+        // action opens the text report; the twistie lists the metrics.
         await pairRow.click();
+        await pairRow.locator('.action-label[aria-label="Open text report"]').click({ timeout: 15_000 });
         await page.locator('.tab.active').filter({ hasText: 'report.txt' }).waitFor({ timeout: 15_000 });
         await pairRow.locator('.monaco-tl-twistie').click();
         await runsPane.locator('.monaco-list-row').filter({ hasText: 'grad_norm' }).first().waitFor({ timeout: 15_000 });

@@ -20,6 +20,8 @@ import { showsTraining } from '../analysis/autograd.js';
 import { programMode, programTrains } from '../analysis/program.js';
 import type { Finding } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
+import { CompareInputError } from '../runs/compare-inputs.js';
+import { PAIR_SERIES_METHOD, PairSeriesParams, readPairSeries } from '../runs/pair-series.js';
 import { collectPythonFiles, readSource } from '../workspace/files.js';
 import { FIX_ALL_KIND, FixAllData, fixAllAction, fixAllEdits, quickFixes } from './actions.js';
 import { toDiagnostic } from './convert.js';
@@ -336,6 +338,16 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
     }
     if (params.command === CHECK_WORKSPACE_COMMAND) return checkWorkspace(token);
     throw new ResponseError(-32602, `unknown command ${params.command}`);
+  });
+
+  // The Divergence view's data: a pair's per-step series and the engine's comparison of them.
+  connection.onRequest(PAIR_SERIES_METHOD, async (params: PairSeriesParams) => {
+    try {
+      return await readPairSeries(params ?? { paths: [] });
+    } catch (error) {
+      if (error instanceof CompareInputError) throw new ResponseError(-32602, error.message);
+      throw error;
+    }
   });
 
   /** Reports every Python file of the workspace (open ones keep their live diagnostics). */

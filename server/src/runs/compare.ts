@@ -303,7 +303,7 @@ function sameSteps(a: number[], b: number[]): boolean {
  * Steps present in every series, ascending (each series' steps are); a step some series repeat is there
  * as often as the series that logged it least often, so its k-th occurrence meets every run's k-th.
  */
-function commonSteps(series: MetricSeries[]): number[] {
+export function commonSteps(series: MetricSeries[]): number[] {
   let common = series[0]!.steps;
   for (const s of series.slice(1)) {
     if (sameSteps(common, s.steps)) continue;
@@ -326,7 +326,7 @@ function commonSteps(series: MetricSeries[]): number[] {
 }
 
 /** The values at `steps` (common steps of s): the k-th occurrence of a step takes s's k-th. */
-function valuesAt(s: MetricSeries, steps: number[]): number[] {
+export function valuesAt(s: MetricSeries, steps: number[]): number[] {
   if (sameSteps(s.steps, steps)) return s.values;
   const out: number[] = [];
   let j = 0;

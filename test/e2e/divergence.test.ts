@@ -1,0 +1,274 @@
+// The sidebar in real VS Code (code-server 4.100.3 + Debian's chromium, as vscode.test.ts): a real
+// `bitexact pair` of a toy trainer that stops reproducing part-way (test/fixtures/runs/
+// late_divergence.py), then the bitexact container opened from the activity bar, the pair clicked in
+// its Runs tree, and the Divergence view's charts and table read inside the webview. The first
+// divergent step it marks must be the one `bitexact pair` reported, and each metric's the one
+// `bitexact compare` prints for the same pair directory. Screenshots of the tree and the chart (dark,
+// light, high contrast) go to test/e2e/artifacts/ (docs/ has copies).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FrameLocator, Page } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../support/checker.js';
+import { runCli } from '../support/cli.js';
+import { Browser, CodeServer, openWorkbench, packageVsix, plain, prerequisites } from './code-server-driver.js';
+import { assertPresent, shouldSkip } from './prereq.js';
+
+const SUITE = 'e2e divergence';
+// Each run writes fresh screenshots here (ignored by git); docs/sidebar-divergence-*.png are copies.
+const SHOTS = {
+  dark: path.join(ROOT, 'test/e2e/artifacts/sidebar-divergence-dark.png'),
+  light: path.join(ROOT, 'test/e2e/artifacts/sidebar-divergence-light.png'),
+  contrast: path.join(ROOT, 'test/e2e/artifacts/sidebar-divergence-high-contrast.png'),
+};
+const pre = prerequisites();
+const skip = shouldSkip(SUITE, pre);
+
+let server: CodeServer | undefined;
+let browser: Browser | undefined;
+const scratch: string[] = [];
+
+afterAll(async () => {
+  await browser?.close().catch((e) => console.error(`[${SUITE}] closing chromium:`, e));
+  await server?.stop().catch((e) => console.error(`[${SUITE}] stopping code-server:`, e));
+  for (const dir of scratch) fs.rmSync(dir, { recursive: true, force: true });
+}, 30_000);
+
+interface JsonReport {
+  firstDivergence: { step: number; metric: string } | null;
+  metrics: { name: string; verdict: string; firstDivergentStep: number | null; timing: boolean }[];
+}
+
+/** The Divergence webview's page: VS Code nests it in two frames. */
+function divergenceFrame(page: Page): FrameLocator {
+  return page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+}
+
+/** The first line's colour as uPlot draws it, and the theme's --vscode-charts-blue, in the webview. */
+async function lineColour(view: FrameLocator): Promise<{ drawn: string; theme: string }> {
+  return view.locator('html').evaluate(() => {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const w = globalThis as any;
+    return { drawn: w.bitexactDivergence.plotted()[0].strokes[0], theme: w.getComputedStyle(w.document.documentElement).getPropertyValue('--vscode-charts-blue').trim() };
+  });
+}
+
+/** Picks a colour theme through Preferences: Color Theme, as a person would. */
+async function pickTheme(page: Page, name: string): Promise<void> {
+  const input = page.locator('.quick-input-widget input');
+  await page.keyboard.press('Control+Shift+P');
+  await input.fill('>Preferences: Color Theme');
+  await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: /^\s*Preferences: Color Theme/ }).filter({ hasNotText: /Browse|Marketplace/ }).first().click({ timeout: 15_000 });
+  await input.fill(name);
+  // The row of that theme itself (not "… Light", nor the marketplace entry), clicked once the list has filtered.
+  await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: new RegExp(`${name}(?! Light)`) }).filter({ hasNotText: /Browse/ }).first().click({ timeout: 15_000 });
+}
+
+/** Drags the sash between the side bar and the editor so the side bar is `width` pixels wide. */
+async function widenSideBar(page: Page, width: number): Promise<void> {
+  const bar = await page.locator('.part.sidebar').boundingBox();
+  for (const s of await page.locator('.monaco-sash.vertical').all()) {
+    const box = await s.boundingBox();
+    if (!box || !bar || Math.abs(box.x + box.width / 2 - (bar.x + bar.width)) > 6) continue;
+    await page.mouse.move(box.x + box.width / 2, box.y + 200);
+    await page.mouse.down();
+    await page.mouse.move(bar.x + width, box.y + 200, { steps: 8 });
+    await page.mouse.up();
+    return;
+  }
+}
+
+describe('VS Code (code-server): the bitexact container and its Divergence view', () => {
+  it.skipIf(skip)(
+    'opens from the activity bar, shows a real pair clicked in the Runs tree, and marks the first divergent step bitexact pair reported',
+    async () => {
+      assertPresent(SUITE, pre);
+      const t0 = Date.now();
+      const marks: string[] = [];
+      const mark = (what: string) => marks.push(`${what} ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+      const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-divergence-'));
+      scratch.push(work);
+      const folder = path.join(work, 'toy');
+      fs.mkdirSync(folder);
+      fs.copyFileSync(path.join(ROOT, 'test/fixtures/runs/late_divergence.py'), path.join(folder, 'train.py'));
+      // A real pair, as a user runs it: two processes, their logs and report under .bitexact/runs/.
+      const pair = runCli(['pair', '--', 'python3', 'train.py'], folder);
+      expect(pair.status, pair.stderr).toBe(1);
+      const runs = path.join(folder, '.bitexact/runs');
+      const [id] = fs.readdirSync(runs);
+      const pairDir = path.join(runs, id!);
+      const report = JSON.parse(fs.readFileSync(path.join(pairDir, 'report.json'), 'utf8')) as JsonReport;
+      expect(report.firstDivergence, 'the toy should diverge').not.toBeNull();
+      const compared = JSON.parse(runCli(['compare', '--format', 'json', pairDir], folder).stdout) as JsonReport;
+      expect(compared.firstDivergence).toEqual(report.firstDivergence);
+      mark('pair run');
+      const vsix = await packageVsix(ROOT, work);
+      mark('packaged');
+
+      server = await CodeServer.start(vsix);
+      // Dark first (the docs' dark screenshot), light later through the same settings file.
+      const settings = path.join(server.dir, 'user-data/User/settings.json');
+      const userSettings = JSON.parse(fs.readFileSync(settings, 'utf8'));
+      fs.writeFileSync(settings, JSON.stringify({ ...userSettings, 'workbench.colorTheme': 'Default Dark Modern' }, null, 2));
+      browser = await Browser.launch();
+      const page = browser.page;
+      await page.setViewportSize({ width: 1440, height: 1150 });
+
+      mark('code-server and chromium up');
+      try {
+        await openWorkbench(page, server.url, folder);
+        mark('workbench');
+        // The bitexact container, from its activity-bar icon.
+        await page.locator('.activitybar .action-item a[aria-label^="bitexact"], .activitybar .action-item .action-label[aria-label^="bitexact"]').first().click({ timeout: 30_000 });
+        const sidebar = page.locator('.part.sidebar');
+        await sidebar.locator('.pane-header', { hasText: /^\s*runs/i }).first().waitFor({ timeout: 30_000 });
+        await sidebar.locator('.pane-header', { hasText: /divergence/i }).first().waitFor({ timeout: 30_000 });
+        await widenSideBar(page, 620);
+        const pairRow = sidebar.locator('.monaco-list-row').filter({ hasText: `DIFFERS from step ${report.firstDivergence!.step}` }).first();
+        await pairRow.waitFor({ timeout: 60_000 });
+        mark('container and pair row');
+
+        await expect.poll(() => page.locator('.monaco-workbench.vs-dark').count(), { timeout: 15_000 }).toBe(1);
+        await pairRow.click();
+        const view = divergenceFrame(page);
+        const first = report.firstDivergence!;
+        await view.locator(`#verdicts tr[data-metric="${first.metric}"]`).waitFor({ timeout: 60_000 });
+        mark('divergence view');
+        // The metric shown first is the one that diverged first; every chart marks its step.
+        expect(await view.locator('#metric').inputValue()).toBe(first.metric);
+        const markers = view.locator('.first-divergence');
+        await expect.poll(() => markers.count(), { timeout: 10_000 }).toBe(3);
+        for (const step of await markers.evaluateAll((els) => els.map((e) => e.getAttribute('data-step')))) expect(step).toBe(String(first.step));
+        expect(plain(await markers.first().innerText())).toBe(`first divergent step ${first.step}`);
+        // The table: each metric's first divergent step as `bitexact compare` prints it.
+        for (const m of compared.metrics) {
+          const cell = view.locator(`#verdicts tr[data-metric="${m.name}"] td.first`);
+          expect(await cell.innerText(), m.name).toBe(m.firstDivergentStep === null ? '—' : String(m.firstDivergentStep));
+        }
+        // Canvases were drawn (uPlot), three charts of the picked metric.
+        expect(await view.locator('figure canvas').count()).toBe(3);
+        const canvasWidth = await view.locator('#chart-values canvas').evaluate((c) => (c as unknown as { width: number }).width);
+        expect(canvasWidth).toBeGreaterThan(200);
+
+        // The keys: D shows the steps around the first divergence; the note says every step is drawn.
+        await view.locator('#charts').focus();
+        await page.keyboard.press('d');
+        await expect.poll(() => view.locator('#window').innerText(), { timeout: 10_000 }).toMatch(/every step drawn/);
+        await page.keyboard.press('Home');
+        // A drag across the values chart zooms every chart to the steps under it.
+        const over = (await view.locator('#chart-values .u-over').boundingBox())!;
+        await page.mouse.move(over.x + over.width * 0.25, over.y + over.height / 2);
+        await page.mouse.down();
+        await page.mouse.move(over.x + over.width * 0.6, over.y + over.height / 2, { steps: 6 });
+        await page.mouse.up();
+        await expect.poll(() => view.locator('#window').innerText(), { timeout: 10_000 }).toMatch(/^Steps (\d+)–(\d+): every step drawn/);
+        const [, lo, hi] = /^Steps (\d+)–(\d+)/.exec(await view.locator('#window').innerText())!;
+        expect(Number(lo)).toBeGreaterThan(5);
+        expect(Number(hi)).toBeLessThan(35);
+        const scales = (await view.locator('html').evaluate(() => (globalThis as unknown as { bitexactDivergence: { plotted(): { scale: { min: number; max: number } }[] } }).bitexactDivergence.plotted().map((p) => p.scale))) as { min: number; max: number }[];
+        expect(scales).toEqual([0, 1, 2].map(() => ({ min: Number(lo), max: Number(hi) })));
+        await view.locator('#show-all').click();
+        mark('charts checked');
+
+        // A metric clicked in the tree is the one charted.
+        await pairRow.locator('.monaco-tl-twistie').click();
+        const other = compared.metrics.find((m) => !m.timing && m.name !== first.metric)!;
+        const metricRow = (name: string) => sidebar.locator('.monaco-list-row[aria-level="2"]').filter({ hasText: new RegExp(`^\\s*${name}`) }).first();
+        await metricRow(other.name).click();
+        await expect.poll(() => view.locator('#metric').inputValue(), { timeout: 15_000 }).toBe(other.name);
+        await metricRow(first.metric).click();
+        await expect.poll(() => view.locator('#metric').inputValue(), { timeout: 15_000 }).toBe(first.metric);
+        mark('metric from the tree');
+
+        // Zoomed in, then the view collapsed and opened again: the webview comes back with its metric and steps.
+        const allNote = await view.locator('#window').innerText();
+        await view.locator('#zoom-in').click();
+        await expect.poll(() => view.locator('#window').innerText()).not.toBe(allNote);
+        const zoomedNote = await view.locator('#window').innerText();
+        const divergenceHeader = sidebar.locator('.pane-header', { hasText: /divergence/i }).first();
+        await divergenceHeader.click();
+        await expect.poll(() => divergenceHeader.getAttribute('aria-expanded')).toBe('false');
+        await divergenceHeader.click();
+        await expect.poll(() => view.locator('#window').innerText(), { timeout: 30_000 }).toBe(zoomedNote);
+        expect(await view.locator('#metric').inputValue()).toBe(first.metric);
+        await view.locator('#show-all').click();
+        mark('state across hide and show');
+
+        // For the screenshots: the Runs pane just tall enough for the pair, the charts below it.
+        const paneSash = page.locator('.part.sidebar .monaco-sash.horizontal').first();
+        const sashBox = await paneSash.boundingBox();
+        if (sashBox) {
+          await page.mouse.move(sashBox.x + 100, sashBox.y + sashBox.height / 2);
+          await page.mouse.down();
+          await page.mouse.move(sashBox.x + 100, 270, { steps: 8 });
+          await page.mouse.up();
+        }
+        fs.mkdirSync(path.dirname(SHOTS.dark), { recursive: true });
+        await page.mouse.move(5, 500);
+        await page.waitForTimeout(500);
+        await page.screenshot({ path: SHOTS.dark });
+        const dark = await lineColour(view);
+        expect(dark.drawn).toBe(dark.theme);
+        // Light theme through the user settings, as a person would switch it; the charts recolour.
+        await pickTheme(page, 'Light Modern');
+        await expect.poll(() => page.locator('.monaco-workbench.vs-dark').count(), { timeout: 15_000 }).toBe(0);
+        await expect.poll(() => view.locator('body').getAttribute('class'), { timeout: 15_000 }).toContain('vscode-light');
+        await page.waitForTimeout(1000);
+        await page.screenshot({ path: SHOTS.light });
+        // The charts took the light theme's colours.
+        const light = await lineColour(view);
+        expect(light.drawn).toBe(light.theme);
+        expect(light.drawn).not.toBe(dark.drawn);
+        // High contrast: the same, with that theme's colours.
+        await pickTheme(page, 'Default High Contrast');
+        await expect.poll(() => view.locator('body').getAttribute('class'), { timeout: 15_000 }).toMatch(/vscode-high-contrast(?!-light)/);
+        await expect.poll(async () => (await lineColour(view)).drawn, { timeout: 10_000 }).not.toBe(light.drawn);
+        const contrast = await lineColour(view);
+        expect(contrast.drawn).toBe(contrast.theme);
+        await page.screenshot({ path: SHOTS.contrast });
+        mark('screenshots');
+        // The page's Content-Security-Policy as VS Code loaded it: nothing by default, the script by
+        // nonce, styles from the extension only; no inline style or script in the page, and nothing
+        // refused while the app drew, zoomed and recoloured.
+        const page_ = (await view.locator('html').evaluate(() => {
+          // In the webview's page (this test's own types have no DOM).
+          // eslint-disable-next-line @typescript-eslint/no-explicit-any
+          const w = globalThis as any;
+          const d = w.document;
+          return {
+            csp: d.querySelector('meta[http-equiv="Content-Security-Policy"]')?.getAttribute('content') ?? '',
+            // VS Code's own two (its default styles and the acquireVsCodeApi script) are not the page's.
+            inline: [...d.querySelectorAll('style:not(#_defaultStyles), script:not([nonce]):not(#_vscodeApiScript), [onclick], [onload]')].map((e: { outerHTML: string }) => e.outerHTML.slice(0, 120)),
+            nonced: [...d.querySelectorAll('script[nonce]')].map((s: { getAttribute(n: string): string | null }) => s.getAttribute('src') ?? ''),
+            refused: w.bitexactDivergence.refused(),
+            dashed: w.getComputedStyle(d.querySelector('.first-divergence')).borderLeftStyle,
+          };
+        })) as { csp: string; inline: string[]; nonced: string[]; refused: string[]; dashed: string };
+        // Directive by directive: the webview's own files (webview.cspSource: 'self' and VS Code's
+        // resource host) and data: images; no 'unsafe-…', no other host.
+        const directives = Object.fromEntries(page_.csp.split(/;\s*/).map((d) => [d.split(' ')[0], d.split(' ').slice(1)]));
+        expect(Object.keys(directives)).toEqual(['default-src', 'script-src', 'style-src', 'img-src', 'font-src']);
+        expect(directives['default-src']).toEqual(["'none'"]);
+        expect(directives['script-src']).toEqual([expect.stringMatching(/^'nonce-[A-Za-z0-9_-]{16,}'$/)]);
+        const own = (token: string) => token === "'self'" || /^https:\/\/\*\.vscode-cdn\.net$/.test(token);
+        for (const name of ['style-src', 'font-src']) expect(directives[name]!.every(own), `${name}: ${directives[name]}`).toBe(true);
+        expect(directives['img-src']!.every((t: string) => own(t) || t === 'data:')).toBe(true);
+        expect(page_.inline, JSON.stringify(page_.inline)).toEqual([]);
+        expect(page_.nonced.map((src) => src.split('/').pop())).toEqual(['divergence.js']);
+        expect(page_.refused).toEqual([]);
+        expect(page_.dashed).toBe('dashed');
+      } catch (e) {
+        const shot = path.join(os.tmpdir(), `bitexact-divergence-failure-${process.pid}.png`);
+        await page.screenshot({ path: shot }).catch(() => undefined);
+        const detail = `\nsteps: ${marks.join(', ')}\nfailure screenshot: ${shot}\n--- code-server log\n${server.logTail()}\n${server.extensionLog()}`;
+        if (e instanceof Error) e.message += detail;
+        throw e;
+      } finally {
+        console.info(`[${SUITE}] ${marks.join(', ')}`);
+      }
+    },
+    240_000,
+  );
+});
