@@ -138,6 +138,9 @@ describe('incremental analysis', () => {
     const files = [...corpus(), ...Array.from({ length: 40 }, (_, i) => ({ name: `model_${i}.py`, text: modelFile(6 + (i % 7)) }))];
     let fast = 0;
     let edits = 0;
+    // The generated model files' functions stand alone: their edits should mostly take the fast path.
+    let modelFast = 0;
+    let modelEdits = 0;
     const lineEdit = fc.record({ kind: fc.constantFrom('insert' as const, 'delete' as const, 'type' as const), at: fraction, insert: fc.constantFrom(...LINES, 'x', 'x ', '(', ':') });
     fc.assert(
       fc.property(fc.constantFrom(...files), fc.array(lineEdit, { minLength: 1, maxLength: 10 }), (file, steps) => {
@@ -164,11 +167,13 @@ describe('incremental analysis', () => {
             text = editTree(tree, text, change);
             pending.push(change);
             edits++;
+            if (file.name.startsWith('model_')) modelEdits++;
             const quick = checker.analyzeEdit(text, pending, s, cache);
 
             pending = [];
             if (quick) {
               fast++;
+              if (file.name.startsWith('model_')) modelFast++;
               const expected = outcome(checker, checker.analyze(text, s), text, s);
               if (outcome(checker, quick, text, s) !== expected) throw new Error(`${file.name}: the fast path differs after ${JSON.stringify(steps)}`);
             } else {
@@ -191,8 +196,11 @@ describe('incremental analysis', () => {
       }),
       { numRuns: 300, seed: 7 },
     );
-    // Not vacuous: a good share of the edits took the fast path.
-    expect(fast).toBeGreaterThan(edits / 10);
+    // Not vacuous: edits took the fast path, and most of those in functions that stand alone. (The
+    // rule fixtures mostly decline it, having file rules or module-level code, so their share of the
+    // sample moves the overall ratio as fixtures come and go.)
+    expect(fast).toBeGreaterThan(edits / 20);
+    expect(modelFast).toBeGreaterThan(modelEdits / 5);
   });
 
   it('analyses again only the function that changed, unless the file context changed', async () => {
