@@ -1,6 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { callRange } from '../../calls.js';
-import { always, Rule } from '../rule.js';
+import { argument, callArguments, unparenthesize } from '../../syntax.js';
+import { always, Rule, RuleContext } from '../rule.js';
 import { calleeText, enclosingKernel, kernelGuard, resultIsUsed, TL } from './triton.js';
 
 const ATOMICS = ['atomic_add', 'atomic_max', 'atomic_min', 'atomic_xchg', 'atomic_cas', 'atomic_and', 'atomic_or', 'atomic_xor'];
@@ -13,6 +14,28 @@ function isSpinLock(node: Node): boolean {
     if (current.type === 'block' || current.type === 'function_definition') return false;
   }
   return false;
+}
+
+/**
+ * Does the kernel store the slot an atomic handed out as a value (`pos = tl.atomic_add(count, 1)`,
+ * then `tl.store(inverse_map + tok, pos)`)? Then it records where each row went, and the consumer
+ * that unpermutes by that map gets the rows back in a fixed order.
+ */
+function recordsSlot(call: Node, kernel: Node, ctx: RuleContext): string | undefined {
+  const assignment = call.parent?.type === 'assignment' ? call.parent : undefined;
+  const target = assignment?.childForFieldName('left');
+  if (target?.type !== 'identifier' || !assignment?.childForFieldName('right')?.equals(call)) return undefined;
+  for (const store of kernel.descendantsOfType('call')) {
+    const fn = store.childForFieldName('function');
+    if (!fn || ctx.scope.resolveExpression(fn) !== `${TL}.store` || store.startIndex < call.endIndex) continue;
+    let value = argument(callArguments(store), 1, 'value');
+    // `pos.to(tl.int32)`: the slot, cast.
+    while (value?.type === 'call' && value.childForFieldName('function')?.type === 'attribute' && value.childForFieldName('function')?.childForFieldName('attribute')?.text === 'to') {
+      value = value.childForFieldName('function')?.childForFieldName('object') ?? undefined;
+    }
+    if (value && unparenthesize(value).type === 'identifier' && unparenthesize(value).text === target.text) return target.text;
+  }
+  return undefined;
 }
 
 const rule: Rule = {
@@ -35,6 +58,12 @@ const rule: Rule = {
     const kernel = enclosingKernel(call.node, ctx);
     if (!kernel || !resultIsUsed(call.node)) return;
     const name = `\`${calleeText(call.node)}\``;
+    const recorded = isSpinLock(call.node) ? undefined : recordsSlot(call.node, kernel, ctx);
+    if (recorded) {
+      const message = `${name} hands out slots in an order that changes from run to run, but the kernel stores each slot (\`${recorded}\`) as a value, which records where every row went, so a consumer that restores the order through that map gets the same result every run; only what reads the rows in slot order (a float sum over them) would vary.`;
+      ctx.report({ node: call.node, range: callRange(call), outcomes: always('info', message), guard: kernelGuard(call.node, kernel, ctx) });
+      return;
+    }
     const message = isSpinLock(call.node)
       ? `${name} in a loop condition is a spin lock, and programs win the lock in a different order on every launch, so whatever the critical section accumulates is added in a run-dependent order; when determinism matters, give each program its own output slot and combine the slots in a fixed order instead of taking a lock.`
       : `${name} hands back the value held before this program's update, and which program sees which value depends on GPU scheduling, so positions or ids taken from it change from run to run; compute them from a prefix sum over a fixed order (tl.cumsum over per-block counts) or sort the output by a stable key afterwards.`;
@@ -57,7 +86,9 @@ the mode.
 **What is reported.** Any Triton atomic (\`atomic_add\`, \`atomic_cas\`, \`atomic_xchg\`, \`atomic_max\`,
 ...) inside a jit function whose result is read: assigned to a name that is used later, compared,
 passed on or returned. An atomic used as a statement, or assigned to \`_\` or to a name that is
-never read, only updates memory and is not reported here (a float \`atomic_add\` is still BX401's).
+never read, only updates memory and is not reported here. A slot the kernel also stores as a
+value (\`tl.store(inverse_map + tok, pos)\`: it records where each row went, as permute kernels do
+for their unpermute) is information (a float \`atomic_add\` is still BX401's).
 
 **Deterministic alternative.** Count first, then place: one pass writes per-block counts, a
 prefix sum (\`tl.cumsum\`, or \`torch.cumsum\` between two kernels) turns them into offsets in a fixed
