@@ -22,13 +22,18 @@ function isSpinLock(node: Node): boolean {
  * that unpermutes by that map gets the rows back in a fixed order.
  */
 function recordsSlot(call: Node, kernel: Node, ctx: RuleContext): string | undefined {
+  // A counter handing out slots (`atomic_add(count, 1)`), not an exchange of one shared value.
+  if (!calleeText(call).endsWith('atomic_add')) return undefined;
   const assignment = call.parent?.type === 'assignment' ? call.parent : undefined;
   const target = assignment?.childForFieldName('left');
   if (target?.type !== 'identifier' || !assignment?.childForFieldName('right')?.equals(call)) return undefined;
   for (const store of kernel.descendantsOfType('call')) {
     const fn = store.childForFieldName('function');
     if (!fn || ctx.scope.resolveExpression(fn) !== `${TL}.store` || store.startIndex < call.endIndex) continue;
-    let value = argument(callArguments(store), 1, 'value');
+    const args = callArguments(store);
+    // Stored per row (`inverse_map + tok`), not into one fixed address.
+    if (unparenthesize(argument(args, 0, 'pointer') ?? store).type !== 'binary_operator') continue;
+    let value = argument(args, 1, 'value');
     // `pos.to(tl.int32)`: the slot, cast.
     while (value?.type === 'call' && value.childForFieldName('function')?.type === 'attribute' && value.childForFieldName('function')?.childForFieldName('attribute')?.text === 'to') {
       value = value.childForFieldName('function')?.childForFieldName('object') ?? undefined;
