@@ -74,6 +74,12 @@ describe('a program that trains (program.ts programTrains)', () => {
     expect(await policySeverities({ 'serve.py': 'from policy import Policy\nprint(Policy("m").model.generate())\n' })).toEqual(['info']);
     expect(await policySeverities({ 'tests/test_policy.py': 'from policy import Policy\nPolicy("m").model(x).loss.backward()\n' })).toEqual(['info']);
   });
+
+  it('leaves it information in a file that only serves the model (it generates and trains nothing)', async () => {
+    const served = MODEL_FILE + 'def answer(p, ids):\n    return p.model.generate(ids)\n';
+    const trainer = 'import torch\nfrom policy import Policy\nPolicy("m").model(x).loss.backward()\n';
+    expect(await policySeverities({ 'policy.py': served, 'train.py': trainer })).toEqual(['info']);
+  });
 });
 
 describe('test, benchmark and build code', () => {

@@ -17,6 +17,17 @@ export function showsTraining(text: string): boolean {
   return TRAINING_SIGNS.test(text);
 }
 
+/** Signs that a file serves a model: it generates, or runs under inference mode or no_grad. */
+const SERVING_SIGNS = /\.generate\(|\binference_mode\b|\bno_grad\b/;
+
+/**
+ * A file that serves a model and shows no training of its own (an inference backend): another
+ * file's training does not make its model settings training ones.
+ */
+export function onlyServes(text: string): boolean {
+  return SERVING_SIGNS.test(text) && !showsTraining(text);
+}
+
 const NO_GRAD = new Set(['torch.no_grad', 'torch.inference_mode', 'torch.autograd.no_grad', 'torch.autograd.grad_mode.no_grad']);
 
 export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {

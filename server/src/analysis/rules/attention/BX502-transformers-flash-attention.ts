@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { literalValue } from '../../syntax.js';
 import type { ModeOutcome, Rule, RuleContext } from '../rule.js';
-import { showsTraining } from '../../autograd.js';
+import { onlyServes, showsTraining } from '../../autograd.js';
 import { envWritesInFile, isImplementationSetting } from './shared.js';
 
 const VARIABLE = 'FLASH_ATTENTION_DETERMINISTIC';
@@ -49,6 +49,7 @@ function scan(root: Node, ctx: RuleContext): void {
   const settings = root.descendantsOfType('string').filter((s) => isFlashImplementation(literalValue(s)) && isImplementationSetting(s, ctx));
   if (settings.length === 0 || fileSetsVariable(root, ctx)) return;
   const trains = showsTraining(ctx.text);
+  const serves = onlyServes(ctx.text);
   for (const node of settings) {
     if (ctx.runsWithoutGrad(node)) continue;
     const impl = literalValue(node);
@@ -58,7 +59,7 @@ function scan(root: Node, ctx: RuleContext): void {
     const untrained = trains ? '' : ' (nothing in this program trains; inference alone is unaffected)';
     const modeNote = `torch.use_deterministic_algorithms(True) does not set the variable (only transformers' enable_full_determinism and set_seed(..., deterministic=True) do), so unless another file sets it, ${fix}`;
     // A model file the program's trainer imports: the warning stands on the program's training.
-    const trained = (tail: string) => (trains ? {} : { whenProgramTrains: { severity: 'warning' as const, message: `${why} (another file of this program trains); ${tail}.` } });
+    const trained = (tail: string) => (trains || serves ? {} : { whenProgramTrains: { severity: 'warning' as const, message: `${why} (another file of this program trains); ${tail}.` } });
     const off: ModeOutcome = { severity, message: `${why}${untrained}; ${fix}.`, ...trained(fix) };
     const on: ModeOutcome = { severity, message: `${why}${untrained}; ${modeNote}.`, ...trained(modeNote) };
     ctx.report({ node, outcomes: { off, on, warn: on } });

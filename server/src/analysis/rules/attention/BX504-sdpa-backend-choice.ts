@@ -4,7 +4,7 @@ import { callRange } from '../../calls.js';
 import { argument, callArguments, dottedParts, literalValue } from '../../syntax.js';
 import type { ModeOutcome, Outcomes, Rule, RuleContext } from '../rule.js';
 import { onForwardPath } from '../../members.js';
-import { showsTraining } from '../../autograd.js';
+import { onlyServes, showsTraining } from '../../autograd.js';
 import { isImplementationSetting, moduleValue } from './shared.js';
 
 type Backend = 'FLASH_ATTENTION' | 'EFFICIENT_ATTENTION' | 'CUDNN_ATTENTION' | 'MATH';
@@ -197,6 +197,7 @@ function underExperimentalSwitch(node: Node, ctx: RuleContext): boolean {
 function scanSdpaSettings(root: Node, ctx: RuleContext): void {
   if (!/["']sdpa["']/.test(ctx.text)) return;
   const trains = showsTraining(ctx.text);
+  const serves = onlyServes(ctx.text);
   for (const node of root.descendantsOfType('string')) {
     if (literalValue(node) !== 'sdpa' || !isImplementationSetting(node, ctx) || ctx.runsWithoutGrad(node)) continue;
     const untrained = trains ? '' : ' (nothing in this program trains; inference alone is unaffected)';
@@ -208,7 +209,7 @@ function scanSdpaSettings(root: Node, ctx: RuleContext): void {
         off: {
           severity: trains ? 'warning' : 'info',
           message: `${what}${untrained}; ${fix}`,
-          ...(trains ? {} : { whenProgramTrains: { severity: 'warning', message: `${what} (another file of this program trains); ${fix}` } }),
+          ...(trains || serves ? {} : { whenProgramTrains: { severity: 'warning', message: `${what} (another file of this program trains); ${fix}` } }),
         },
       },
     });

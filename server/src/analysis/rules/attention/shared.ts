@@ -2,7 +2,7 @@
 // reads) and what a `deterministic=` style keyword argument says.
 import type { Node } from 'web-tree-sitter';
 import type { CallSite } from '../../calls.js';
-import { callArguments, literalValue, Literal } from '../../syntax.js';
+import { callArguments, enclosingFunction, literalValue, Literal } from '../../syntax.js';
 import type { AssignmentSite, RuleContext } from '../rule.js';
 import { ENV_CALLS, envWriteOfAssignment as anyEnvWriteOfAssignment, envWritesOfCall as anyEnvWritesOfCall } from '../../env.js';
 
@@ -115,6 +115,26 @@ function literalKeys(dict: Node, name: string): boolean {
   });
 }
 
+/**
+ * `cfg = AutoConfig.from_pretrained(name, attn_implementation=...)` whose only uses in its function
+ * read attributes (`getattr(cfg, "quantization_config", None)`, `cfg.num_layers`): a config loaded
+ * to be looked at, which builds no model.
+ */
+function onlyInspectedConfig(call: Node | null | undefined): boolean {
+  if (call?.type !== 'call' || !/Config(\.from_pretrained)?$/.test(call.childForFieldName('function')?.text ?? '')) return false;
+  const assignment = call.parent?.type === 'assignment' ? call.parent : undefined;
+  const target = assignment?.childForFieldName('left');
+  const fn = enclosingFunction(call);
+  if (target?.type !== 'identifier' || !fn) return false;
+  const uses = fn.descendantsOfType('identifier').filter((id) => id.text === target.text && id.startIndex > assignment!.endIndex);
+  return uses.length > 0 && uses.every((use) => {
+    const parent = use.parent;
+    if (parent?.type === 'attribute' && parent.childForFieldName('object')?.equals(use)) return parent.parent?.type !== 'call' || !parent.parent.childForFieldName('function')?.equals(parent);
+    const call = parent?.type === 'argument_list' ? parent.parent : undefined;
+    return call?.childForFieldName('function')?.text === 'getattr' && parent!.namedChildren[0]?.equals(use);
+  });
+}
+
 /** Is this string the value of a transformers attention-implementation setting? */
 export function isImplementationSetting(string: Node, ctx: RuleContext): boolean {
   // `"sdpa" if args.deterministic else "flash_attention_2"`: the setting is the whole expression.
@@ -129,7 +149,7 @@ export function isImplementationSetting(string: Node, ctx: RuleContext): boolean
   switch (parent.type) {
     case 'keyword_argument': {
       const name = parent.childForFieldName('name')?.text;
-      if (name === 'attn_implementation') return true;
+      if (name === 'attn_implementation') return !onlyInspectedConfig(parent.parent?.parent);
       if (name !== 'default') return false;
       // parser.add_argument("--attn_implementation", default=...) / field(default=...)
       const call = parent.parent?.parent;
