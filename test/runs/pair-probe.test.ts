@@ -36,7 +36,7 @@ describe.skipIf(shouldSkip('pair --probe', prereq))('bitexact pair --probe', { t
     const pairDir = path.join(dir, 'runs', fs.readdirSync(path.join(dir, 'runs'))[0]!);
     const steps = new Set(fs.readFileSync(path.join(pairDir, 'probe-1/rank_0.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).step));
     expect(steps).toEqual(new Set([2, 3]));
-    expect(runCli(['pair', '--probe', 'ops', '--', 'true'], dir)).toMatchObject({ status: 2, stderr: expect.stringContaining("--probe must be modules, not 'ops'") });
+    expect(runCli(['pair', '--probe', 'layers', '--', 'true'], dir)).toMatchObject({ status: 2, stderr: expect.stringContaining("--probe must be modules or ops, not 'layers'") });
     expect(runCli(['pair', '--probe-steps', '2', '--', 'true'], dir)).toMatchObject({ status: 2, stderr: expect.stringContaining('--probe-steps needs --probe modules') });
   });
 });
