@@ -43,6 +43,7 @@ class OpsProbe(bitexact_probe.Probe):
         # Forward outputs whose autograd node is set only once the op has returned to autograd:
         # tagged with their source at the next op (tensor, source, module).
         self.untagged = []
+        self.writes = {}
 
     # --- where an op comes from ----------------------------------------------------------------
 
@@ -64,7 +65,15 @@ class OpsProbe(bitexact_probe.Probe):
 
     # --- the dispatch mode ---------------------------------------------------------------------
 
-    def on_op(self, func, out):
+    def written(self, func, args, kwargs):
+        """The tensors an op writes in place (its mutable arguments): what an op that returns None changed."""
+        positions = self.writes.get(func)
+        if positions is None:
+            positions = [(i, a.name) for i, a in enumerate(func._schema.arguments) if a.alias_info is not None and a.alias_info.is_write]
+            self.writes[func] = positions
+        return [args[i] if i < len(args) else kwargs.get(name) for i, name in positions]
+
+    def on_op(self, func, out, args, kwargs):
         torch = self.torch
         self.tag_nodes()
         node = torch._C._current_autograd_node()
@@ -76,7 +85,11 @@ class OpsProbe(bitexact_probe.Probe):
         else:
             phase, source, module = "forward", self.user_frame(), self.stack[-1] if self.stack else ""
         name = str(func)
-        for index, tensor in enumerate(bitexact_probe._tensors(out)):
+        tensors = list(bitexact_probe._tensors(out))
+        if not tensors:
+            # In-place ops that return nothing (the optimizers' _foreach_add_, ...): their written arguments.
+            tensors = list(bitexact_probe._tensors(self.written(func, args, kwargs)))
+        for index, tensor in enumerate(tensors):
             # Sparse, nested and meta tensors have no plain bytes to digest on the device.
             if tensor.layout != torch.strided or tensor.device.type == "meta":
                 continue
@@ -130,9 +143,10 @@ def _mode_class(torch):
             self.probe = probe
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
             # The mode is off inside this call: the digest's own ops are not recorded.
-            self.probe.on_op(func, out)
+            self.probe.on_op(func, out, args, kwargs)
             return out
 
     return _RecordOps

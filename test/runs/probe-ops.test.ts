@@ -92,19 +92,24 @@ describe.skipIf(shouldSkip('probe ops', prereq))('the ops probe', { timeout: 240
     const outside = path.join(dir, 'outside');
     expect(site('7', outside)).toBe(plain);
     expect(traced(outside)).toEqual([]);
-    // The dispatch mode is on the dispatcher's stack only during the window's steps.
+    // The dispatch mode is on the dispatcher's stack only during the window's steps; an optimizer's
+    // in-place _foreach_ ops return nothing, so what they wrote (each parameter's tensor) is recorded.
     const script = `
-import json, tempfile, torch, bitexact_probe
+import json, os, tempfile, torch, bitexact_probe
 from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
-bitexact_probe.install_ops(torch, tempfile.mkdtemp(), "2")
+out = tempfile.mkdtemp()
+probe = bitexact_probe.install_ops(torch, out, "2")
 model = torch.nn.Linear(4, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
+opt = torch.optim.AdamW(model.parameters(), lr=0.1, foreach=True)
 active = []
 for _ in range(3):
     loss = model(torch.ones(2, 4)).sum()
     active.append(len(_get_current_dispatch_mode_stack()) > 0)
     loss.backward(); opt.step(); opt.zero_grad()
-print(json.dumps(active))`;
-    expect(JSON.parse(python(['-c', script]))).toEqual([false, true, false]);
+probe.close()
+records = [json.loads(l) for l in open(os.path.join(out, "rank_0.jsonl"))]
+updates = [[r["output"], r["shape"]] for r in records if r["op"] == "aten._foreach_addcdiv_.ScalarList"]
+print(json.dumps({"active": active, "updates": updates}))`;
+    expect(JSON.parse(python(['-c', script]))).toEqual({ active: [false, true, false], updates: [[0, [1, 4]], [1, [1]]] });
   });
 });
