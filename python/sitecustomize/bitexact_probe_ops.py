@@ -9,8 +9,9 @@ boundary, no host sync per op). Outside the window the mode is not on the dispat
 so it costs nothing there: it is pushed at the first module forward of a step in the window and
 popped when that step's optimizer.step() returns.
 
-Per record: op (e.g. aten.index_add_.default); phase: `optimizer` inside optimizer.step(),
-`backward` while the autograd engine runs a node (or inside Tensor.backward), else `forward`;
+Per record: op (e.g. aten.index_add_.default); phase: `optimizer` inside optimizer.step() and
+between a backward's end and the next module forward (gradient clipping, scaling), `backward` while
+the autograd engine runs a node (or inside Tensor.backward), else `forward`;
 module: the innermost module whose forward is running (in the backward: the module the node's
 forward ran in); source {path, line}: the first frame outside torch and outside the probe. A
 backward op has no user frame of its own, so it gets the source of the forward op whose autograd
@@ -40,6 +41,9 @@ class OpsProbe(bitexact_probe.Probe):
         self.torch_dir = _torch_dir(torch) + os.sep
         self.mode = None
         self.in_optimizer = 0
+        # A backward ended and no module forward began since: gradient clipping, scaling, all-reduce
+        # before optimizer.step() belong to the optimizer's phase (a microbatch's forward ends it).
+        self.after_backward = False
         # Forward outputs whose autograd node is set only once the op has returned to autograd:
         # tagged with their source at the next op (tensor, source, module).
         self.untagged = []
@@ -77,7 +81,7 @@ class OpsProbe(bitexact_probe.Probe):
         torch = self.torch
         self.tag_nodes()
         node = torch._C._current_autograd_node()
-        if self.in_optimizer:
+        if self.in_optimizer or (self.after_backward and node is None and not self.in_backward):
             phase, source, module = "optimizer", self.user_frame(), ""
         elif node is not None or self.in_backward:
             phase = "backward"
@@ -113,6 +117,7 @@ class OpsProbe(bitexact_probe.Probe):
 
     def forward_pre(self, module, args):
         bitexact_probe.Probe.forward_pre(self, module, args)
+        self.after_backward = False
         self.start()
 
     def forward(self, module, args, output):
@@ -124,6 +129,7 @@ class OpsProbe(bitexact_probe.Probe):
 
     def after_step(self, optimizer, args, kwargs):
         self.in_optimizer -= 1
+        self.after_backward = False
         self.stop()
         self.flush()
         self.step += 1
@@ -172,6 +178,7 @@ def install(torch, out_dir, steps=""):
             return original_backward(self, *args, **kwargs)
         finally:
             probe.in_backward -= 1
+            probe.after_backward = True
 
     torch.Tensor.backward = backward
     atexit.register(probe.close)
