@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/checker.js';
 import { assertPresent, shouldSkip } from '../e2e/prereq.js';
 import { runPair } from '../../server/src/runs/launch.js';
-import { firstDivergentStep, narrowToOps } from '../../server/src/runs/narrow.js';
+import { firstDivergentStep, narrowText, narrowToOps } from '../../server/src/runs/narrow.js';
 import { localisePair } from '../../server/src/runs/probe-run.js';
 
 const SITE = path.join(ROOT, 'python/sitecustomize');
@@ -51,6 +51,7 @@ describe.skipIf(shouldSkip('probe narrowing', prereq))('automatic narrowing', { 
       matchStrength: 'digest',
       divergence: { step: 2, phase: 'forward', module: 'combine', op: 'aten.index_add_.default', source: { path: TRAINER, line: lineOf('combined.index_add_(') } },
     });
+    expect(narrowText(narrowed)).toContain(`narrowed: step 2 re-run twice with the ops probe (${narrowed.dir}), in execution order:\n  first divergence: step 2 forward, combine aten.index_add_.default: op-output [${TRAINER}:${lineOf('combined.index_add_(')}]\n`);
     // Earlier evidence is never replaced.
     await expect(narrowToOps({ ...common, pairDir: pair.dir, step: 2 })).rejects.toThrow(/narrow exists already/);
     // A re-run that fails is said so, with where its logs are; a step that is no step is refused.

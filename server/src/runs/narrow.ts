@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PairResult, PairSpec, RunRecord, runPair } from './launch.js';
+import { localisationText } from './probe-run.js';
 import { Localisation, localiseDirectories } from './probe-trace.js';
 
 /** What a re-run of a pair repeats: the pair's command and settings (PairSpec less where it goes). */
@@ -73,4 +74,9 @@ export async function narrowToOps(spec: NarrowSpec): Promise<NarrowResult> {
   } catch (error) {
     return { ...base, error: (error as Error).message };
   }
+}
+
+/** The report's section on the narrowed re-run. */
+export function narrowText(result: NarrowResult): string {
+  return localisationText(result, `narrowed: step ${result.step} re-run twice with the ops probe (${result.dir}), in execution order`);
 }

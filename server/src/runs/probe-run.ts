@@ -61,10 +61,10 @@ function placeText(p: RecordPlace): string {
   return `step ${p.step} ${p.phase}, ${p.module || '(loss)'}${p.op ? ` ${p.op}` : ''}: ${what}${p.source ? ` [${p.source.path}:${p.source.line}]` : ''}`;
 }
 
-/** The report's localisation section. */
-export function localisationText(result: { localisation?: Localisation[]; error?: string }): string {
-  if (result.error) return `probe: the traces could not be compared: ${result.error}\n`;
-  const lines = ['probe (runs 1 and 2, in execution order):'];
+/** The report's localisation section (`heading`: what the traces are, the pair's own by default). */
+export function localisationText(result: { localisation?: Localisation[]; error?: string }, heading = 'probe (runs 1 and 2, in execution order)'): string {
+  if (result.error) return `${heading}: the traces could not be compared: ${result.error}\n`;
+  const lines = [`${heading}:`];
   for (const l of result.localisation ?? []) {
     const rank = (result.localisation?.length ?? 0) > 1 ? `rank ${l.rank}: ` : '';
     if (!l.divergence) lines.push(`  ${rank}every one of ${l.compared} records matched (${l.matchStrength})`);
