@@ -1,4 +1,7 @@
-"""The probe of `bitexact pair --probe modules`: where two runs of one training program part ways.
+"""The probe of `bitexact pair --probe modules|ops`: where two runs of one training program part ways.
+
+This file is the `modules` mode and what both modes share (digest, records, the step window, flushing);
+the `ops` mode, every aten op's outputs, is bitexact_probe_ops.py.
 
 Installed without code changes by bitexact's sitecustomize (BITEXACT_PROBE=modules) right after the
 program imports torch. It records, in execution order, a digest of every nn.Module's outputs in the
@@ -109,28 +112,30 @@ class Probe(object):
     def in_window(self):
         return self.low <= self.step <= self.high
 
-    def record(self, kind, phase, module, tensor, output=0, source=None):
+    def record(self, kind, phase, module, tensor, output=0, source=None, op=None):
         if not self.in_window() or not isinstance(tensor, self.torch.Tensor):
             return
-        key = (kind, module, output)
+        # Occurrences count per module/kind/output; an op's per step, phase, op and source line.
+        key = (kind, module, output) if op is None else (phase, op, output, source and (source["path"], source["line"]))
         occurrence = self.occurrences.get(key, 0)
         self.occurrences[key] = occurrence + 1
-        self.pending.append(
-            {
-                "sequence": self.sequence,
-                "rank": self.rank,
-                "step": self.step,
-                "phase": phase,
-                "kind": kind,
-                "module": module,
-                "output": output,
-                "occurrence": occurrence,
-                "source": source,
-                "dtype": str(tensor.dtype).replace("torch.", ""),
-                "shape": list(tensor.shape),
-                "digest": digest(self.torch, tensor, self.weights),
-            }
-        )
+        record = {
+            "sequence": self.sequence,
+            "rank": self.rank,
+            "step": self.step,
+            "phase": phase,
+            "kind": kind,
+            "module": module,
+            "output": output,
+            "occurrence": occurrence,
+            "source": source,
+            "dtype": str(tensor.dtype).replace("torch.", ""),
+            "shape": list(tensor.shape),
+            "digest": digest(self.torch, tensor, self.weights),
+        }
+        if op is not None:
+            record["op"] = op
+        self.pending.append(record)
         self.sequence += 1
 
     def flush(self, wait=False):
@@ -266,23 +271,34 @@ def install_from_environment(torch):
     mode = os.environ.get("BITEXACT_PROBE", "")
     if not mode:
         return None
-    if mode != "modules":
-        sys.stderr.write("bitexact probe: unknown mode %r (modules); not recording\n" % mode)
+    if mode not in MODES:
+        sys.stderr.write("bitexact probe: unknown mode %r (modules, ops); not recording\n" % mode)
         return None
     out_dir = os.environ.get("BITEXACT_PROBE_DIR") or "bitexact-probe"
-    return install(torch, out_dir, os.environ.get("BITEXACT_PROBE_STEPS", ""))
+    return MODES[mode](torch, out_dir, os.environ.get("BITEXACT_PROBE_STEPS", ""))
+
+
+def install_ops(torch, out_dir, steps=""):
+    """The `ops` mode (bitexact_probe_ops.py): every aten op's outputs inside the step window."""
+    import bitexact_probe_ops
+
+    return bitexact_probe_ops.install(torch, out_dir, steps)
+
+
+MODES = {"modules": install, "ops": install_ops}
 
 
 def main(argv):
-    """`python -m bitexact_probe [--out DIR] [--steps A-B] -- script.py args...`: runs the script probed."""
+    """`python -m bitexact_probe [--mode modules|ops] [--out DIR] [--steps A-B] -- script.py args...`: runs the script probed."""
     import argparse
     import runpy
 
     if "--" not in argv:
-        sys.stderr.write("usage: python -m bitexact_probe [--out DIR] [--steps A-B] -- script.py [args...]\n")
+        sys.stderr.write("usage: python -m bitexact_probe [--mode modules|ops] [--out DIR] [--steps A-B] -- script.py [args...]\n")
         return 2
     split = argv.index("--")
     parser = argparse.ArgumentParser(prog="python -m bitexact_probe")
+    parser.add_argument("--mode", choices=sorted(MODES), default=os.environ.get("BITEXACT_PROBE") or "modules")
     parser.add_argument("--out", default=os.environ.get("BITEXACT_PROBE_DIR") or "bitexact-probe")
     parser.add_argument("--steps", default=os.environ.get("BITEXACT_PROBE_STEPS", ""))
     options = parser.parse_args(argv[:split])
@@ -292,7 +308,7 @@ def main(argv):
         return 2
     import torch
 
-    install(torch, options.out, options.steps)
+    MODES[options.mode](torch, options.out, options.steps)
     sys.argv = script
     sys.path.insert(0, os.path.dirname(os.path.abspath(script[0])))
     runpy.run_path(script[0], run_name="__main__")

@@ -36,7 +36,17 @@ describe.skipIf(shouldSkip('pair --probe', prereq))('bitexact pair --probe', { t
     const pairDir = path.join(dir, 'runs', fs.readdirSync(path.join(dir, 'runs'))[0]!);
     const steps = new Set(fs.readFileSync(path.join(pairDir, 'probe-1/rank_0.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).step));
     expect(steps).toEqual(new Set([2, 3]));
-    expect(runCli(['pair', '--probe', 'ops', '--', 'true'], dir)).toMatchObject({ status: 2, stderr: expect.stringContaining("--probe must be modules, not 'ops'") });
+    expect(runCli(['pair', '--probe', 'layers', '--', 'true'], dir)).toMatchObject({ status: 2, stderr: expect.stringContaining("--probe must be modules or ops, not 'layers'") });
     expect(runCli(['pair', '--probe-steps', '2', '--', 'true'], dir)).toMatchObject({ status: 2, stderr: expect.stringContaining('--probe-steps needs --probe modules') });
+  });
+
+  it('--probe ops names the aten op and its source line where the runs part', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-pair-probe-ops-'));
+    const trainer = path.join(ROOT, 'test/fixtures/probe/ops_trainer.py');
+    const env = ['--env', 'BITEXACT_TEST_OPS_PERTURB=1', '--env', 'BITEXACT_RUN=1', '--env-b', 'BITEXACT_RUN=2'];
+    const r = runCli(['pair', '--probe', 'ops', '--probe-steps', '2', '--no-check', ...env, '--format', 'json', '--out', 'runs', '--', 'python3', trainer], dir);
+    const report = JSON.parse(r.stdout);
+    const line = fs.readFileSync(trainer, 'utf8').split('\n').findIndex((l) => l.includes('combined.index_add_(')) + 1;
+    expect(report.localisation[0]).toMatchObject({ rank: 0, divergence: { step: 2, phase: 'forward', kind: 'op-output', module: 'combine', op: 'aten.index_add_.default', source: { path: trainer, line } } });
   });
 });

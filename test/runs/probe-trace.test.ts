@@ -91,3 +91,81 @@ describe('probe traces', () => {
     expect(() => localiseDirectories(a, b)).toThrow(/rank 1 has a trace in .* only/);
   });
 });
+
+/** An ops-mode stream: per step, forward ops of two modules, their backward, the optimizer's updates. */
+function opsStream(steps: number, seed: number): ProbeRecord[] {
+  const plan: [ProbeRecord['phase'], string, string, number, number[]][] = [
+    ['forward', 'layers.2', 'aten.addmm.default', 10, [4, 8]],
+    ['forward', 'layers.2', 'aten.relu.default', 11, [4, 8]],
+    ['forward', 'layers.10', 'aten.addmm.default', 10, [4, 8]],
+    ['forward', 'combine', 'aten.index_add_.default', 22, [4, 8]],
+    ['backward', 'combine', 'aten.index_select.default', 22, [4, 8]],
+    ['backward', 'layers.10', 'aten.mm.default', 10, [8, 8]],
+    ['backward', 'layers.2', 'aten.mm.default', 10, [8, 8]],
+    ['optimizer', '', 'aten.add_.Tensor', 40, [8, 8]],
+    ['optimizer', '', 'aten.add_.Tensor', 40, [8, 8]],
+  ];
+  const records: ProbeRecord[] = [];
+  for (let step = 1; step <= steps; step++) {
+    const seen = new Map<string, number>();
+    for (const [phase, module, op, line, shape] of plan) {
+      const key = `${phase} ${op} ${line}`;
+      const occurrence = seen.get(key) ?? 0;
+      seen.set(key, occurrence + 1);
+      const digest = ((seed * 31 + records.length * 7919) >>> 0).toString(16).padStart(16, '0');
+      records.push({ sequence: records.length, rank: 0, step, phase, kind: 'op-output', module, op, output: 0, occurrence, source: { path: 'model.py', line }, dtype: 'float32', shape, digest });
+    }
+  }
+  return records;
+}
+
+describe('ops traces', () => {
+  it('name the first divergent op with its module and source line, in execution order', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 3 }), fc.integer(), fc.nat(), (steps, seed, at) => {
+        const a = opsStream(steps, seed);
+        const k = at % a.length;
+        const b = structuredClone(a);
+        b[k]!.digest = flip(b[k]!.digest);
+        const result = localise(0, a, b);
+        expect(result.matchStrength).toBe('digest');
+        expect(result.divergence).toMatchObject({ sequence: k, op: a[k]!.op, module: a[k]!.module, source: a[k]!.source, step: a[k]!.step, phase: a[k]!.phase });
+        expect(result.lastMatch?.sequence).toBe(k === 0 ? undefined : k - 1);
+      }),
+    );
+  });
+
+  it('two ops of one name on different lines are different records, not occurrences of one', () => {
+    const a = opsStream(1, 7);
+    // layers.2's addmm and layers.10's addmm share a line (one Linear class) and count as occurrences 0
+    // and 1 of it; moving one to another line is a structural change, not a value change.
+    const b = structuredClone(a);
+    b[2]!.source = { path: 'model.py', line: 12 };
+    b[2]!.occurrence = 0;
+    const result = localise(0, a, b);
+    expect(result.divergence).toBeUndefined();
+    expect(result.structuralBreak).toMatchObject({ sequence: 2, record: { op: 'aten.addmm.default', module: 'layers.10' } });
+  });
+
+  it('streams of different length (an extra op, lines moved) align by module, op and shape and still find the divergence', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 3 }), fc.integer(), fc.nat(), fc.nat(), (steps, seed, at, later) => {
+        const a = opsStream(steps, seed);
+        const j = at % a.length;
+        // Run B does one more op at j (a compiled region's copy) and every later line moved by one.
+        const extra: ProbeRecord = { ...a[j]!, op: 'aten.clone.default', shape: [1], occurrence: 0 };
+        const b = [...a.slice(0, j), extra, ...a.slice(j).map((r) => ({ ...r, source: { path: 'model.py', line: r.source!.line + 1 } }))].map((r, i) => ({ ...r, sequence: i }));
+        const clean = localise(0, a, b);
+        expect(clean.structuralBreak).toMatchObject({ only: 'b', record: { op: 'aten.clone.default' } });
+        expect(clean.divergence).toBeUndefined();
+        expect(clean.compared).toBe(a.length);
+        const m = j + (later % (a.length - j));
+        const changed = b.map((r) => ({ ...r }));
+        changed[m + 1]!.digest = flip(changed[m + 1]!.digest);
+        const result = localise(0, a, changed);
+        expect(result.matchStrength).toBe('structure');
+        expect(result.divergence).toMatchObject({ sequence: m, op: a[m]!.op, module: a[m]!.module });
+      }),
+    );
+  });
+});

@@ -1,4 +1,4 @@
-// `bitexact pair --probe modules [--probe-steps A-B]`: each run records a probe trace in
+// `bitexact pair --probe modules|ops [--probe-steps A-B]`: each run records a probe trace in
 // probe-<k>/ beside its log (python/sitecustomize/bitexact_probe.py, installed by bitexact's
 // sitecustomize when torch is imported: no code change), and the report says where the first two
 // runs' traces part ways (probe-trace.ts).
@@ -7,7 +7,8 @@ import path from 'node:path';
 import { Localisation, localiseDirectories, RecordPlace } from './probe-trace.js';
 
 export interface ProbeSpec {
-  mode: 'modules';
+  /** `modules`: module outputs, gradients, parameters; `ops`: every aten op's outputs (bitexact_probe_ops.py). */
+  mode: 'modules' | 'ops';
   /** Inclusive, 1-based, as the log counts steps ('2-4', or '3'); every step when absent. */
   steps?: string;
 }
@@ -17,10 +18,10 @@ export class ProbeUsageError extends Error {}
 /** `--probe MODE` and `--probe-steps A-B` checked; undefined without --probe. */
 export function probeSpec(mode: string | undefined, steps: string | undefined): ProbeSpec | undefined {
   if (mode === undefined) {
-    if (steps !== undefined) throw new ProbeUsageError('--probe-steps needs --probe modules');
+    if (steps !== undefined) throw new ProbeUsageError('--probe-steps needs --probe modules or --probe ops');
     return undefined;
   }
-  if (mode !== 'modules') throw new ProbeUsageError(`--probe must be modules, not '${mode}'`);
+  if (mode !== 'modules' && mode !== 'ops') throw new ProbeUsageError(`--probe must be modules or ops, not '${mode}'`);
   if (steps !== undefined) {
     const m = /^(\d+)(?:-(\d+))?$/.exec(steps);
     if (!m || Number(m[1]) < 1 || (m[2] !== undefined && Number(m[2]) < Number(m[1]))) throw new ProbeUsageError(`--probe-steps must be A-B (1-based, A <= B) or A, not '${steps}'`);
@@ -60,10 +61,10 @@ function placeText(p: RecordPlace): string {
   return `step ${p.step} ${p.phase}, ${p.module || '(loss)'}${p.op ? ` ${p.op}` : ''}: ${what}${p.source ? ` [${p.source.path}:${p.source.line}]` : ''}`;
 }
 
-/** The report's localisation section. */
-export function localisationText(result: { localisation?: Localisation[]; error?: string }): string {
-  if (result.error) return `probe: the traces could not be compared: ${result.error}\n`;
-  const lines = ['probe (runs 1 and 2, in execution order):'];
+/** The report's localisation section (`heading`: what the traces are, the pair's own by default). */
+export function localisationText(result: { localisation?: Localisation[]; error?: string }, heading = 'probe (runs 1 and 2, in execution order)'): string {
+  if (result.error) return `${heading}: the traces could not be compared: ${result.error}\n`;
+  const lines = [`${heading}:`];
   for (const l of result.localisation ?? []) {
     const rank = (result.localisation?.length ?? 0) > 1 ? `rank ${l.rank}: ` : '';
     if (!l.divergence) lines.push(`  ${rank}every one of ${l.compared} records matched (${l.matchStrength})`);

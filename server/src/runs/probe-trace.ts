@@ -5,8 +5,9 @@
 // Two streams of one program record the same things in the same order; the first record whose
 // digest differs is the divergence, and the record before it the last match. Streams that stop
 // recording the same things (another config, compile against eager) are aligned by what each record
-// is (step, phase, kind, module, output, occurrence): the report then says where they stop matching
-// structurally, and the first digest difference among the records both have.
+// is (step, phase, kind, module, op, output and shape, numbered by occurrence): the report then says
+// where they stop matching structurally, and the first digest difference among the records both have.
+// Both modes' records are read alike: `ops` records carry the aten op and the user's source line.
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -61,9 +62,27 @@ export function readProbeDirectory(dir: string): Map<number, ProbeRecord[]> {
   return ranks;
 }
 
-/** What a record is, whatever its value: two runs of one program record these in the same order. */
+/**
+ * What a record is, whatever its value: two runs of one program record these in the same order. An
+ * op's occurrence counts per source line, so the line is part of what it is.
+ */
 export function recordKey(r: ProbeRecord): string {
-  return [r.step, r.phase, r.kind, r.module, r.op ?? '', r.output, r.occurrence].join('\u0000');
+  const source = r.op !== undefined && r.source ? `${r.source.path}:${r.source.line}` : '';
+  return [r.step, r.phase, r.kind, r.module, r.op ?? '', source, r.output, r.occurrence].join('\u0000');
+}
+
+/**
+ * Keys for aligning streams that stopped recording the same things: module, op and shape (not the
+ * source line, which another config or compile moves), numbered by their occurrence in the stream.
+ */
+function alignmentKeys(records: readonly ProbeRecord[]): string[] {
+  const seen = new Map<string, number>();
+  return records.map((r) => {
+    const what = [r.step, r.phase, r.kind, r.module, r.op ?? '', r.output, r.shape.join('x')].join('\u0000');
+    const n = seen.get(what) ?? 0;
+    seen.set(what, n + 1);
+    return `${what}\u0000${n}`;
+  });
 }
 
 export interface RecordPlace {
@@ -116,15 +135,18 @@ export function localise(rank: number, a: readonly ProbeRecord[], b: readonly Pr
     i++;
   }
   if (i === a.length && i === b.length) return { rank, matchStrength: 'digest', compared: i, ...(i > 0 ? { lastMatch: place(a[i - 1]!) } : {}) };
-  // The streams part structurally at i: align the rest by key and look for a value difference.
-  const only: 'a' | 'b' = i < a.length && !b.some((r) => recordKey(r) === recordKey(a[i]!)) ? 'a' : 'b';
+  // The streams part structurally at i: align the rest by module, op and shape, and look for a value
+  // difference among the records both have.
+  const [keysA, keysB] = [alignmentKeys(a), alignmentKeys(b)];
+  const setB = new Set(keysB);
+  const only: 'a' | 'b' = i < a.length && !setB.has(keysA[i]!) ? 'a' : 'b';
   const breakRecord = only === 'a' ? a[i]! : b[i] ?? a[i]!;
   const structuralBreak = { sequence: breakRecord.sequence, only, record: place(breakRecord) };
-  const inB = new Map(b.map((r) => [recordKey(r), r]));
+  const inB = new Map(b.map((r, k) => [keysB[k]!, r]));
   let lastMatch = i > 0 ? place(a[i - 1]!) : undefined;
   let compared = i;
   for (let k = i; k < a.length; k++) {
-    const other = inB.get(recordKey(a[k]!));
+    const other = inB.get(keysA[k]!);
     if (!other) continue;
     compared++;
     if (other.digest !== a[k]!.digest) {

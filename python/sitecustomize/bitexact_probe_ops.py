@@ -1,0 +1,185 @@
+"""The `ops` mode of the probe (BITEXACT_PROBE=ops, `python -m bitexact_probe --mode ops`): which aten op
+two runs part at, and on which line of the user's code.
+
+A TorchDispatchMode sees every aten op below autograd, in the forward, the backward (the autograd
+engine carries the mode to its threads) and the optimizer. Inside the step window
+(BITEXACT_PROBE_STEPS) it records each tensor an op returns as an `op-output` record with the same
+on-device digest as the modules mode (bitexact_probe.digest, batched to the host at the step
+boundary, no host sync per op). Outside the window the mode is not on the dispatcher's stack at all,
+so it costs nothing there: it is pushed at the first module forward of a step in the window and
+popped when that step's optimizer.step() returns.
+
+Per record: op (e.g. aten.index_add_.default); phase: `optimizer` inside optimizer.step() and
+between a backward's end and the next module forward (gradient clipping, scaling), `backward` while
+the autograd engine runs a node (or inside Tensor.backward), else `forward`;
+module: the innermost module whose forward is running (in the backward: the module the node's
+forward ran in); source {path, line}: the first frame outside torch and outside the probe. A
+backward op has no user frame of its own, so it gets the source of the forward op whose autograd
+node it runs (kept in the node's metadata dict); occurrence counts per step, phase, op and source.
+
+What it cannot see: ops inside a CUDA graph replay or a compiled region that runs as one kernel
+(torch.compile's inductor code, custom CUDA / Triton kernels called outside the dispatcher), the
+internals of any kernel (only its outputs), and ops between optimizer.step() and the next forward
+(data loading, zero_grad before the forward).
+"""
+import os
+import sys
+
+import bitexact_probe
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_META_KEY = "bitexact_probe"
+
+
+def _torch_dir(torch):
+    return os.path.dirname(os.path.abspath(torch.__file__))
+
+
+class OpsProbe(bitexact_probe.Probe):
+    def __init__(self, torch, out_dir, steps=""):
+        bitexact_probe.Probe.__init__(self, torch, out_dir, steps)
+        self.torch_dir = _torch_dir(torch) + os.sep
+        self.mode = None
+        self.in_optimizer = 0
+        # A backward ended and no module forward began since: gradient clipping, scaling, all-reduce
+        # before optimizer.step() belong to the optimizer's phase (a microbatch's forward ends it).
+        self.after_backward = False
+        # Forward outputs whose autograd node is set only once the op has returned to autograd:
+        # tagged with their source at the next op (tensor, source, module).
+        self.untagged = []
+        self.writes = {}
+
+    # --- where an op comes from ----------------------------------------------------------------
+
+    def user_frame(self):
+        frame = sys._getframe(1)
+        while frame is not None:
+            path = frame.f_code.co_filename
+            if not (path.startswith(self.torch_dir) or path.startswith(_HERE) or path.startswith("<")):
+                return {"path": path, "line": frame.f_lineno}
+            frame = frame.f_back
+        return None
+
+    def tag_nodes(self):
+        for tensor, source, module in self.untagged:
+            node = tensor.grad_fn
+            if node is not None and _META_KEY not in node.metadata:
+                node.metadata[_META_KEY] = (source, module)
+        self.untagged = []
+
+    # --- the dispatch mode ---------------------------------------------------------------------
+
+    def written(self, func, args, kwargs):
+        """The tensors an op writes in place (its mutable arguments): what an op that returns None changed."""
+        positions = self.writes.get(func)
+        if positions is None:
+            positions = [(i, a.name) for i, a in enumerate(func._schema.arguments) if a.alias_info is not None and a.alias_info.is_write]
+            self.writes[func] = positions
+        return [args[i] if i < len(args) else kwargs.get(name) for i, name in positions]
+
+    def on_op(self, func, out, args, kwargs):
+        torch = self.torch
+        self.tag_nodes()
+        node = torch._C._current_autograd_node()
+        if self.in_optimizer or (self.after_backward and node is None and not self.in_backward):
+            phase, source, module = "optimizer", self.user_frame(), ""
+        elif node is not None or self.in_backward:
+            phase = "backward"
+            source, module = (node.metadata.get(_META_KEY) if node is not None else None) or (self.user_frame(), "")
+        else:
+            phase, source, module = "forward", self.user_frame(), self.stack[-1] if self.stack else ""
+        name = str(func)
+        tensors = list(bitexact_probe._tensors(out))
+        if not tensors:
+            # In-place ops that return nothing (the optimizers' _foreach_add_, ...): their written arguments.
+            tensors = list(bitexact_probe._tensors(self.written(func, args, kwargs)))
+        for index, tensor in enumerate(tensors):
+            # Sparse, nested and meta tensors have no plain bytes to digest on the device.
+            if tensor.layout != torch.strided or tensor.device.type == "meta":
+                continue
+            self.record("op-output", phase, module, tensor, index, source, op=name)
+            # Below autograd an output has no grad_fn (nor requires_grad) yet: look again at the next op.
+            if phase == "forward":
+                self.untagged.append((tensor, source, module))
+
+    def start(self):
+        if self.mode is None and self.in_window():
+            self.mode = _mode_class(self.torch)(self)
+            self.mode.__enter__()
+
+    def stop(self):
+        if self.mode is not None:
+            mode, self.mode = self.mode, None
+            mode.__exit__(None, None, None)
+        self.untagged = []
+
+    # --- hooks ---------------------------------------------------------------------------------
+
+    def forward_pre(self, module, args):
+        bitexact_probe.Probe.forward_pre(self, module, args)
+        self.after_backward = False
+        self.start()
+
+    def forward(self, module, args, output):
+        if self.stack:
+            self.stack.pop()
+
+    def before_step(self, optimizer, args, kwargs):
+        self.in_optimizer += 1
+
+    def after_step(self, optimizer, args, kwargs):
+        self.in_optimizer -= 1
+        self.after_backward = False
+        self.stop()
+        self.flush()
+        self.step += 1
+        self.occurrences = {}
+
+    def close(self):
+        self.stop()
+        bitexact_probe.Probe.close(self)
+
+
+def _mode_class(torch):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class _RecordOps(TorchDispatchMode):
+        def __init__(self, probe):
+            TorchDispatchMode.__init__(self)
+            self.probe = probe
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            # The mode is off inside this call: the digest's own ops are not recorded.
+            self.probe.on_op(func, out, args, kwargs)
+            return out
+
+    return _RecordOps
+
+
+def install(torch, out_dir, steps=""):
+    """Hooks modules and optimizers to know the step, phase and module; records ops in the window."""
+    import atexit
+
+    import torch.nn.modules.module as modules
+    import torch.optim.optimizer as optimizers
+
+    probe = OpsProbe(torch, out_dir, steps)
+    modules.register_module_forward_pre_hook(probe.forward_pre)
+    modules.register_module_forward_hook(probe.forward)
+    optimizers.register_optimizer_step_pre_hook(probe.before_step)
+    optimizers.register_optimizer_step_post_hook(probe.after_step)
+    original_backward = torch.Tensor.backward
+
+    def backward(self, *args, **kwargs):
+        probe.in_backward += 1
+        try:
+            return original_backward(self, *args, **kwargs)
+        finally:
+            probe.in_backward -= 1
+            probe.after_backward = True
+
+    torch.Tensor.backward = backward
+    atexit.register(probe.close)
+    return probe
