@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { localisationText, localisePair, ProbeUsageError, probeSpec } from '../runs/probe-run.js';
 import { parseArgs } from 'node:util';
-import { RunInput, compareRuns, exitCodeOf } from '../runs/compare.js';
+import { RunInput, compareRuns } from '../runs/compare.js';
+import { judge } from '../runs/verdict.js';
 import { LOG_FORMATS, LogFormat, isLogFormat } from '../runs/formats/detect.js';
 import { goldenValuesJson } from '../runs/formats/golden.js';
 import { readRankTraces } from '../runs/formats/ranks.js';
@@ -295,15 +296,16 @@ export async function runPairCommand(args: string[]): Promise<number> {
     cancelled: r.cancelled,
   }));
   const comparison = compareRuns(inputs);
-  let exitCode: number = exitCodeOf(comparison, { requireBitwise: options.requireBitwise });
   if (pair.metaError) process.stderr.write(`bitexact: error: ${pair.metaError}: it does not say how the runs ended\n`);
-  if (controller.signal.aborted || unlogged || pair.metaError) exitCode = 2;
+  const broken = unlogged?.logError ?? (pair.metaError ? 'meta.json could not be updated' : undefined);
+  const judged = judge(comparison, { requireBitwise: options.requireBitwise, cancelled: controller.signal.aborted, expectedRuns: options.runs, ...(broken ? { broken } : {}) });
   const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
   // From the divergence back to the code: what bitexact check finds where the command's scripts are.
   const hazards = options.staticCheck && comparison.firstDivergence ? checkScripts(options.command) : undefined;
   const probed = options.probe ? localisePair(pair.dir) : {};
-  const text = reportText(comparison, reportRuns, exitCode, cost) + (hazards ? `\n${formatHazards(hazards)}` : '') + (options.probe ? `\n${localisationText(probed)}` : '');
-  const json = reportJson('pair', comparison, reportRuns, exitCode, cost, hazards, probed.localisation ?? (probed.error ? { error: probed.error } : undefined));
+  const text = reportText(comparison, reportRuns, judged, cost) + (hazards ? `\n${formatHazards(hazards)}` : '') + (options.probe ? `\n${localisationText(probed)}` : '');
+  const localisation = probed.localisation ?? (probed.error ? { error: probed.error } : undefined);
+  const json = reportJson('pair', comparison, reportRuns, judged, { cost, hazards, localisation });
   // The report is kept with the logs, so the run directory explains itself later.
   try {
     fs.writeFileSync(path.join(pair.dir, 'report.txt'), text);
@@ -312,7 +314,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
     process.stderr.write(`bitexact: note: could not save the report in ${pair.dir}: ${(error as Error).message}\n`);
   }
   process.stdout.write(options.format === 'json' ? json : text);
-  return exitCode;
+  return judged.exitCode;
 }
 
 export async function runCompareCommand(args: string[]): Promise<number> {
@@ -362,9 +364,10 @@ export async function runCompareCommand(args: string[]): Promise<number> {
     ...(f.wallTime !== undefined ? { wallTime: f.wallTime } : {}),
   }));
   const comparison = compareRuns(inputs);
-  let exitCode: number = exitCodeOf(comparison, { requireBitwise: options.requireBitwise });
+  const judged = judge(comparison, { requireBitwise: options.requireBitwise });
+  let exitCode: number = judged.exitCode;
   const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
-  process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, exitCode, cost) : reportText(comparison, reportRuns, exitCode, cost));
+  process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, judged, { cost }) : reportText(comparison, reportRuns, judged, cost));
   if (options.exportGolden !== undefined && !exportGolden(options.exportGolden, inputs[0]!)) exitCode = 2;
   return exitCode;
 }
