@@ -3,7 +3,7 @@
 // did (or the runs did not all finish the same steps), 2 on a usage error or when nothing could be read.
 import fs from 'node:fs';
 import path from 'node:path';
-import { localisationText, localisePair, ProbeUsageError, probeSpec } from '../runs/probe-run.js';
+import { ProbeUsageError, probeSpec } from '../runs/probe-run.js';
 import { parseArgs } from 'node:util';
 import { RunInput, compareRuns } from '../runs/compare.js';
 import { judge } from '../runs/verdict.js';
@@ -11,13 +11,14 @@ import { LOG_FORMATS, LogFormat, isLogFormat } from '../runs/formats/detect.js';
 import { goldenValuesJson } from '../runs/formats/golden.js';
 import { readRankTraces } from '../runs/formats/ranks.js';
 import { CompareInputError, resolveCompareInputs } from '../runs/compare-inputs.js';
-import { PairResult, RUN_NUMBER_ENV, killActiveRuns, runPair } from '../runs/launch.js';
-import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, readRequest, serveLogRead } from '../runs/read-logs.js';
+import { RUN_NUMBER_ENV, killActiveRuns } from '../runs/launch.js';
+import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, serveLogRead } from '../runs/read-logs.js';
+import type { PairEvent } from '../runs/pair-events.js';
+import { displayPath as displaySessionPath, runPairSession } from '../runs/pair-session.js';
 import type { ParsedLog } from '../runs/series.js';
 import { settingsCost } from '../runs/cost.js';
 import { ReportRun, reportJson, reportText } from '../runs/report.js';
-import { HazardCheck, checkFolders, commandScripts, formatHazards, scriptFolders } from './pair-hazards.js';
-import { MetricsFiles, hasRunPlaceholder } from './pair-metrics.js';
+import { hasRunPlaceholder } from '../runs/pair-metrics.js';
 
 const PAIR_USAGE = `Usage: bitexact pair [options] -- COMMAND [ARG...]
 
@@ -111,11 +112,6 @@ function parseAssignments(values: string[] | undefined, flag: string): Record<st
   return out;
 }
 
-/** What bitexact check finds in the folders of the command's scripts, those scripts first. */
-function checkScripts(command: readonly string[]): HazardCheck {
-  const scripts = commandScripts(command, process.cwd());
-  return checkFolders(bundledCli(), scriptFolders(scripts), process.cwd(), scripts);
-}
 
 /** The full CLI bundle (dist/cli.cjs), next to this bundle or above the sources. */
 function bundledCli(): string {
@@ -195,7 +191,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
       timeoutMs: timeout === undefined ? undefined : timeout * 1000,
       out: path.resolve(values.out!),
       logFormat: checkLogFormat(values['log-format']),
-      metrics: values.metrics === undefined ? undefined : new MetricsFiles(values.metrics, process.cwd()),
+      metrics: values.metrics,
       format: checkFormat(values.format),
       requireBitwise: values['require-bitwise']!,
       tee: values.tee!,
@@ -220,101 +216,23 @@ export async function runPairCommand(args: string[]): Promise<number> {
   };
   process.on('SIGINT', onInterrupt);
   process.on('SIGTERM', onInterrupt);
-  const metrics = options.metrics;
-  const metaWarned = new Set<string>();
-  let pair: PairResult;
+  let result;
   try {
-    fs.mkdirSync(options.out, { recursive: true });
-    pair = await runPair({
-      argv: options.command,
-      cwd: process.cwd(),
-      runs: options.runs,
-      outDir: options.out,
-      env: options.env,
-      envB: options.envB,
-      preset: options.preset,
-      sitecustomizeDir: options.sitecustomizeDir,
-      probe: options.probe,
-      // Each run's metrics file may be named after its number ({k} in --metrics).
-      numberRuns: metrics !== undefined,
-      timeoutMs: options.timeoutMs,
-      signal: controller.signal,
-      parallel: options.parallel,
-      stderrMetrics: options.stderrMetrics,
-      onMetaError: (message) => {
-        if (!metaWarned.has(message)) process.stderr.write(`bitexact: warning: ${message}; the runs go on\n`);
-        metaWarned.add(message);
-      },
-      onRunStart: (k, log) => {
-        process.stderr.write(`bitexact: run ${k}/${options.runs} → ${displayPath(log)}\n`);
-        metrics?.beforeRun(k);
-      },
-      onRunEnd: (k, record) => metrics?.afterRun(k, path.dirname(record.logPath), record.start),
-      ...(options.tee ? { onOutput: (_k: number, chunk: Buffer) => process.stderr.write(chunk) } : {}),
-    });
-  } catch (error) {
-    // The run directory or meta.json could not be written (permissions, disk full).
-    process.stderr.write(`bitexact: error: cannot keep run logs in ${options.out}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`);
-    return 2;
+    result = await runPairSession({ ...options, cwd: process.cwd(), checker: options.staticCheck ? bundledCli() : undefined, workerEntry: LOG_READ_WORKER, signal: controller.signal, onEvent: printEvent });
   } finally {
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onInterrupt);
   }
+  const out = options.format === 'json' ? result.json : result.text;
+  if (out !== undefined) process.stdout.write(out);
+  return result.exitCode;
+}
 
-  const notStarted = pair.records.find((r) => r.spawnError);
-  if (notStarted) {
-    process.stderr.write(`bitexact: error: cannot start \`${options.command[0]}\`: ${notStarted.spawnError}\n`);
-    return 2;
-  }
-  // A log that could not be written (disk full) ends the pair: the runs after it are not started.
-  // What reached the disk is still compared below, but the exit status says the comparison is not whole.
-  const unlogged = pair.records.find((r) => r.logError);
-  if (unlogged) {
-    const notStarted = options.runs - pair.records.length;
-    process.stderr.write(`bitexact: error: ${unlogged.logError}${notStarted > 0 ? ` (and ${notStarted} later run${notStarted === 1 ? ' was' : 's were'} not started)` : ''}\n`);
-  }
-  for (const { run, error } of metrics?.errors() ?? []) process.stderr.write(`bitexact: error: run ${run}: ${error}\n`);
-  const logs = metrics
-    ? []
-    : await readLogs(pair.records.map((r) => ({ file: r.logPath, format: options.logFormat, ...(options.stderrMetrics && r.stderrPath ? { stderr: r.stderrPath } : {}) })));
-  if (!metrics && !options.stderrMetrics) pair.records.forEach((r, i) => noteStderrMetrics(logs[i]!, r.stderrPath, options.logFormat));
-  const read = pair.records.map((r, i) => (metrics ? metrics.read(i + 1, options.logFormat) : { log: logs[i]!, file: r.logPath }));
-  const inputs: RunInput[] = pair.records.map((r, i) => ({
-    label: `run ${i + 1}`,
-    log: read[i]!.log,
-    exit: { code: r.exitCode, signal: r.signal, timedOut: r.timedOut, cancelled: r.cancelled },
-  }));
-  const reportRuns: ReportRun[] = pair.records.map((r, i) => ({
-    label: `run ${i + 1}`,
-    logPath: displayPath(read[i]!.file ?? r.logPath),
-    command: r.argv,
-    env: pair.envDiffs[i],
-    exitCode: r.exitCode,
-    signal: r.signal,
-    wallTime: r.wallTime,
-    timedOut: r.timedOut,
-    cancelled: r.cancelled,
-  }));
-  const comparison = compareRuns(inputs);
-  if (pair.metaError) process.stderr.write(`bitexact: error: ${pair.metaError}: it does not say how the runs ended\n`);
-  const broken = unlogged?.logError ?? (pair.metaError ? 'meta.json could not be updated' : undefined);
-  const judged = judge(comparison, { requireBitwise: options.requireBitwise, cancelled: controller.signal.aborted, expectedRuns: options.runs, ...(broken ? { broken } : {}) });
-  const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
-  // From the divergence back to the code: what bitexact check finds where the command's scripts are.
-  const hazards = options.staticCheck && comparison.firstDivergence ? checkScripts(options.command) : undefined;
-  const probed = options.probe ? localisePair(pair.dir) : {};
-  const text = reportText(comparison, reportRuns, judged, cost) + (hazards ? `\n${formatHazards(hazards)}` : '') + (options.probe ? `\n${localisationText(probed)}` : '');
-  const localisation = probed.localisation ?? (probed.error ? { error: probed.error } : undefined);
-  const json = reportJson('pair', comparison, reportRuns, judged, { cost, hazards, localisation });
-  // The report is kept with the logs, so the run directory explains itself later.
-  try {
-    fs.writeFileSync(path.join(pair.dir, 'report.txt'), text);
-    fs.writeFileSync(path.join(pair.dir, 'report.json'), json);
-  } catch (error) {
-    process.stderr.write(`bitexact: note: could not save the report in ${pair.dir}: ${(error as Error).message}\n`);
-  }
-  process.stdout.write(options.format === 'json' ? json : text);
-  return judged.exitCode;
+/** The session's events on stderr: where each run's log goes, warnings and errors, --tee output. */
+function printEvent(event: PairEvent): void {
+  if (event.kind === 'run-started') process.stderr.write(`bitexact: run ${event.run}/${event.total} → ${displayPath(event.log)}\n`);
+  else if (event.kind === 'message') process.stderr.write(`bitexact: ${event.level}: ${event.text}\n`);
+  else if (event.kind === 'output') process.stderr.write(event.chunk);
 }
 
 export async function runCompareCommand(args: string[]): Promise<number> {
@@ -372,16 +290,6 @@ export async function runCompareCommand(args: string[]): Promise<number> {
   return exitCode;
 }
 
-/**
- * A run whose output held nothing to compare but whose stderr has metrics (Python's logging writes to
- * stderr): say so in the log's error, where the report shows it, rather than read stderr unasked.
- */
-function noteStderrMetrics(log: ParsedLog, stderrPath: string | undefined, format: LogFormat | 'auto'): void {
-  if (!stderrPath || log.series.length > 0) return;
-  const stderr = readRequest({ file: stderrPath, format });
-  if (stderr.series.length === 0) return;
-  log.error = `${log.error ?? 'no metrics'}; its stderr (${path.basename(stderrPath)}) has ${stderr.series.length} metric(s): pass --stderr to read them`;
-}
 
 /** Writes run 1's metrics as Megatron golden values; false (with a message) when it cannot. */
 function exportGolden(file: string, reference: RunInput): boolean {
@@ -400,6 +308,5 @@ function exportGolden(file: string, reference: RunInput): boolean {
 }
 
 function displayPath(file: string): string {
-  const rel = path.relative(process.cwd(), file);
-  return (rel.startsWith('..') ? file : rel).split(path.sep).join('/');
+  return displaySessionPath(process.cwd(), file);
 }

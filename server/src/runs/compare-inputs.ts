@@ -5,6 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { RunInput } from './compare.js';
 import { rankFilesIn } from './formats/ranks.js';
+import { PAIR_META_READ } from './pair-meta.js';
+
+type PairMetaRead = ReturnType<typeof PAIR_META_READ.parse>;
 
 /** Paths that name nothing to compare: a usage error. */
 export class CompareInputError extends Error {}
@@ -92,29 +95,28 @@ function runNumber(file: string): number {
 /** What meta.json says of each run (how it ended, its environment difference and wall time), and whether the pair read stderr. */
 function pairRecords(dir: string): { runs: Map<number, Pick<CompareInput, 'exit' | 'env' | 'wallTime'>>; stderrMetrics: boolean } {
   const out = new Map<number, Pick<CompareInput, 'exit' | 'env' | 'wallTime'>>();
-  let stderrMetrics = false;
-  type MetaRun = { run: number; exitCode?: number | null; signal?: string | null; status?: string; env?: Record<string, string | null>; wallTime?: number };
+  let meta: PairMetaRead | undefined;
   try {
-    const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8')) as { runs?: MetaRun[]; stderrMetrics?: unknown };
-    stderrMetrics = meta.stderrMetrics === true;
-    for (const r of meta.runs ?? []) {
-      out.set(r.run, {
-        exit: {
-          code: r.exitCode ?? null,
-          signal: r.signal ?? null,
-          timedOut: r.status === 'timed out',
-          cancelled: r.status === 'cancelled',
-          // bitexact was stopped (SIGKILL, a crash) while the run ran: compared as far as its log goes.
-          ...(r.status === 'running' ? { unfinished: true } : {}),
-        },
-        ...(r.env && typeof r.env === 'object' ? { env: r.env } : {}),
-        ...(typeof r.wallTime === 'number' ? { wallTime: r.wallTime } : {}),
-      });
-    }
+    const parsed = PAIR_META_READ.safeParse(JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8')));
+    meta = parsed.success ? parsed.data : undefined;
   } catch {
     // No meta.json (logs copied by hand): compare without exit information.
   }
-  return { runs: out, stderrMetrics };
+  for (const r of meta?.runs ?? []) {
+    out.set(r.run, {
+      exit: {
+        code: r.exitCode ?? null,
+        signal: r.signal ?? null,
+        timedOut: r.status === 'timed out',
+        cancelled: r.status === 'cancelled',
+        // bitexact was stopped (SIGKILL, a crash) while the run ran: compared as far as its log goes.
+        ...(r.status === 'running' ? { unfinished: true } : {}),
+      },
+      ...(r.env ? { env: r.env } : {}),
+      ...(r.wallTime !== undefined ? { wallTime: r.wallTime } : {}),
+    });
+  }
+  return { runs: out, stderrMetrics: meta?.stderrMetrics === true };
 }
 
 const LOG_PREFERENCE: [RegExp, number][] = [
