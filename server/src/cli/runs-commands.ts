@@ -19,6 +19,7 @@ import type { ParsedLog } from '../runs/series.js';
 import { settingsCost } from '../runs/cost.js';
 import { ReportRun, reportJson, reportText } from '../runs/report.js';
 import { hasRunPlaceholder } from '../runs/pair-metrics.js';
+import { VariantUsageError, parseVariants } from '../runs/variants.js';
 
 const PAIR_USAGE = `Usage: bitexact pair [options] -- COMMAND [ARG...]
 
@@ -26,7 +27,13 @@ Runs COMMAND several times, one run after another (or all at once with --paralle
 the metrics each run logged.
 
 Options:
-  --runs N             how many runs (default 2)
+  --runs N             how many runs (default 2; per variant with --variant)
+  --variant NAME[:SPEC]
+                       run the command --runs times under each variant, one variant after
+                       another, and compare within each variant and across them (repeatable).
+                       Built in: default, det (the det preset), det-nofill (det with
+                       torch.utils.deterministic.fill_uninitialized_memory = False). SPEC:
+                       comma-separated preset=det, fill=off, KEY=VALUE (\\, is a comma in a value)
   --env KEY=VALUE      set a variable for every run (repeatable)
   --env-b KEY=VALUE    set a variable for run B only (runs 2, 4, …; repeatable)
   --preset det         deterministic settings: cuBLAS/NCCL/TE/flash-attn variables and
@@ -84,7 +91,7 @@ function readLogs(requests: LogRequest[]): Promise<ParsedLog[]> {
 class RunsUsageError extends Error {}
 
 function usageFailure(error: unknown, usage: string): number {
-  const message = error instanceof RunsUsageError || error instanceof CompareInputError || error instanceof ProbeUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (error as Error).message : undefined;
+  const message = error instanceof RunsUsageError || error instanceof CompareInputError || error instanceof ProbeUsageError || error instanceof VariantUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (error as Error).message : undefined;
   if (message === undefined) throw error;
   process.stderr.write(`bitexact: error: ${message}\n\n${usage}`);
   return 2;
@@ -152,6 +159,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
         runs: { type: 'string', default: '2' },
         env: { type: 'string', multiple: true },
         'env-b': { type: 'string', multiple: true },
+        variant: { type: 'string', multiple: true },
         preset: { type: 'string' },
         probe: { type: 'string' },
         'probe-steps': { type: 'string' },
@@ -178,14 +186,19 @@ export async function runPairCommand(args: string[]): Promise<number> {
       throw new RunsUsageError(`--parallel runs would all write ${values.metrics}: put {k} in the path (the run number, also in $${RUN_NUMBER_ENV})`);
     }
     const probe = probeSpec(values.probe, values['probe-steps']);
-    const siteDir = values.preset === 'det' || probe ? sitecustomizeDir() : undefined;
-    if ((values.preset === 'det' || probe) && !siteDir) throw new RunsUsageError(`${probe ? '--probe' : '--preset det'}: python/sitecustomize/sitecustomize.py was not found next to bitexact`);
+    const variants = values.variant ? parseVariants(values.variant) : undefined;
+    if (variants && values.preset !== undefined) throw new RunsUsageError('--preset applies to every run: with --variant, give it to a variant (det, or NAME:preset=det)');
+    if (variants && values['env-b'] !== undefined) throw new RunsUsageError('--env-b cannot be combined with --variant: give run B\'s settings as a variant (NAME:KEY=VALUE)');
+    const hooked = values.preset === 'det' || probe !== undefined || (variants ?? []).some((v) => v.preset === 'det' || v.fill === 'off');
+    const siteDir = hooked ? sitecustomizeDir() : undefined;
+    if (hooked && !siteDir) throw new RunsUsageError(`${probe ? '--probe' : variants ? '--variant' : '--preset det'}: python/sitecustomize/sitecustomize.py was not found next to bitexact`);
     options = {
       command,
       runs,
       env: parseAssignments(values.env, '--env'),
       envB: parseAssignments(values['env-b'], '--env-b'),
       preset: values.preset as 'det' | undefined,
+      variants,
       sitecustomizeDir: siteDir,
       probe,
       timeoutMs: timeout === undefined ? undefined : timeout * 1000,
@@ -230,7 +243,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
 
 /** The session's events on stderr: where each run's log goes, warnings and errors, --tee output. */
 function printEvent(event: PairEvent): void {
-  if (event.kind === 'run-started') process.stderr.write(`bitexact: run ${event.run}/${event.total} → ${displayPath(event.log)}\n`);
+  if (event.kind === 'run-started') process.stderr.write(`bitexact: run ${event.run}/${event.total}${event.variant !== undefined ? ` (${event.variant})` : ''} → ${displayPath(event.log)}\n`);
   else if (event.kind === 'message') process.stderr.write(`bitexact: ${event.level}: ${event.text}\n`);
   else if (event.kind === 'output') process.stderr.write(event.chunk);
 }

@@ -5,8 +5,8 @@
 // logs. A shell hands in settings it has checked and listens to the events; it prints, nothing more.
 import fs from 'node:fs';
 import path from 'node:path';
-import { RunInput, compareRuns } from './compare.js';
-import { settingsCost } from './cost.js';
+import { Comparison, RunInput, compareRuns } from './compare.js';
+import { SettingsCost, settingsCost } from './cost.js';
 import type { LogFormat } from './formats/detect.js';
 import { PairResult, runPair } from './launch.js';
 import type { PairEventListener } from './pair-events.js';
@@ -17,7 +17,9 @@ import { LogRequest, WorkerEntry, readLogFiles, readRequest } from './read-logs.
 import { ReportRun, reportObject, reportText } from './report.js';
 import type { Report } from './report-schema.js';
 import type { ParsedLog } from './series.js';
-import { judge } from './verdict.js';
+import type { MetaVariant } from './pair-meta.js';
+import { VariantsOutcome, judgeVariants, variantsText } from './variants.js';
+import { Judgement, judge } from './verdict.js';
 
 export interface PairSessionOptions {
   command: string[];
@@ -29,6 +31,10 @@ export interface PairSessionOptions {
   env?: Record<string, string>;
   envB?: Record<string, string>;
   preset?: 'det';
+  /** pair --variant: `runs` runs under each, in order (preset and envB are not used then). */
+  variants?: MetaVariant[];
+  /** The run configuration of pyproject.toml this pair runs (kept in meta.json). */
+  runConfig?: string;
   /** python/sitecustomize, for the det preset, fill=off and the probe. */
   sitecustomizeDir?: string;
   probe?: ProbeSpec;
@@ -63,7 +69,7 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
   const display = (file: string) => displayPath(options.cwd, file);
   const metrics = options.metrics === undefined ? undefined : new MetricsFiles(options.metrics, options.cwd);
   const metaWarned = new Set<string>();
-  const total = options.runs;
+  const total = options.runs * (options.variants?.length ?? 1);
   let pair: PairResult;
   try {
     fs.mkdirSync(options.out, { recursive: true });
@@ -75,6 +81,8 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
       env: options.env,
       envB: options.envB,
       preset: options.preset,
+      ...(options.variants ? { variants: options.variants } : {}),
+      ...(options.runConfig !== undefined ? { runConfig: options.runConfig } : {}),
       sitecustomizeDir: options.sitecustomizeDir,
       probe: options.probe,
       // Each run's metrics file may be named after its number ({k} in --metrics).
@@ -87,8 +95,9 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
         if (!metaWarned.has(message)) tell({ kind: 'message', level: 'warning', text: `${message}; the runs go on` });
         metaWarned.add(message);
       },
-      onRunStart: (k, log, total) => {
-        tell({ kind: 'run-started', run: k, total, log });
+      onRunStart: (k, log) => {
+        const variant = options.variants?.[Math.floor((k - 1) / options.runs)]?.name;
+        tell({ kind: 'run-started', run: k, total, log, ...(variant !== undefined ? { variant } : {}) });
         metrics?.beforeRun(k);
       },
       onRunEnd: (k, record) => {
@@ -141,18 +150,38 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
     wallTime: r.wallTime,
     timedOut: r.timedOut,
     cancelled: r.cancelled,
+    ...(pair.meta.runs[i]!.variant !== undefined ? { variant: pair.meta.runs[i]!.variant } : {}),
   }));
-  const comparison = compareRuns(inputs);
   if (pair.metaError) tell({ kind: 'message', level: 'error', text: `${pair.metaError}: it does not say how the runs ended` });
   const broken = unlogged?.logError ?? (pair.metaError ? 'meta.json could not be updated' : undefined);
-  const judged = judge(comparison, { requireBitwise: options.requireBitwise, cancelled: options.signal?.aborted === true, expectedRuns: total, ...(broken ? { broken } : {}) });
-  const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
+  const cancelled = options.signal?.aborted === true;
+  let comparison: Comparison;
+  let judged: Judgement;
+  let body: string;
+  let cost: SettingsCost | undefined;
+  let variants: VariantsOutcome | undefined;
+  if (options.variants) {
+    variants = judgeVariants(options.variants, inputs, reportRuns, options.runs, { requireBitwise: options.requireBitwise, cancelled });
+    // The report's metrics are the chosen variant's (the one its verdict comes from); its runs are all runs.
+    const chosen = variants.comparisons[variants.chosen]!;
+    comparison = { ...chosen, runs: variants.comparisons.flatMap((c) => c.runs) };
+    judged = broken && variants.judged.verdict !== 'differs' ? { ...variants.judged, verdict: 'incomplete', headline: `INCOMPLETE: ${broken}; ${variants.judged.headline}`, exitCode: 2 } : variants.judged;
+    const name = options.variants[variants.chosen]!.name;
+    const chosenRuns = reportRuns.filter((r) => r.variant === name);
+    const detail = reportText(chosen, chosenRuns, variants.judgements[variants.chosen]!).replace(/^.*\n/, '');
+    body = `${judged.headline}\n${variantsText(variants)}\nThe ${name} variant's runs:\n${detail}`;
+  } else {
+    comparison = compareRuns(inputs);
+    judged = judge(comparison, { requireBitwise: options.requireBitwise, cancelled, expectedRuns: total, ...(broken ? { broken } : {}) });
+    cost = settingsCost(reportRuns, inputs.map((input) => input.log));
+    body = reportText(comparison, reportRuns, judged, cost);
+  }
   // From the divergence back to the code: what bitexact check finds where the command's scripts are.
   const hazards = options.checker && comparison.firstDivergence ? checkScripts(options.checker, options.command, options.cwd) : undefined;
   const probed = options.probe ? localisePair(pair.dir) : {};
-  const text = reportText(comparison, reportRuns, judged, cost) + (hazards ? `\n${formatHazards(hazards)}` : '') + (options.probe ? `\n${localisationText(probed)}` : '');
+  const text = body + (hazards ? `\n${formatHazards(hazards)}` : '') + (options.probe ? `\n${localisationText(probed)}` : '');
   const localisation = probed.localisation ?? (probed.error ? { error: probed.error } : undefined);
-  const extras = { cost, hazards, localisation };
+  const extras = { cost, hazards, localisation, ...(variants ? { variants: variants.variants, agreement: variants.agreement } : {}) };
   const report = reportObject('pair', comparison, reportRuns, judged, extras);
   const json = `${JSON.stringify(report, null, 2)}\n`;
   // The report is kept with the logs, so the run directory explains itself later.

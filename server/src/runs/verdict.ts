@@ -46,7 +46,7 @@ export function judge(c: Comparison, context: JudgeContext = {}): Judgement {
   const sofar = c.error ? `nothing compared (${c.error})` : `identical so far, ${countOf(counted.length, 'metric')} over ${countOf(maxSteps(counted), word)}${partialNote}`;
   if (cancelled) {
     const k = cancelledRun >= 0 ? cancelledRun + 1 : c.runs.length;
-    const when = cancelledRun >= 0 ? `during run ${k} of ${expected}` : `after run ${k} of ${expected}`;
+    const when = cancelledRun >= 0 ? `during run ${k} of ${expected}` : k === 0 ? 'before its first run' : `after run ${k} of ${expected}`;
     return { verdict: 'cancelled', headline: `CANCELLED ${when}: ${sofar}`, partial, exitCode: 2 };
   }
   if (stopped || c.partial) {
