@@ -161,7 +161,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
   process.on('SIGTERM', onInterrupt);
   let result;
   try {
-    result = await runPairSession({ ...options, checker: options.staticCheck ? bundledCli() : undefined, workerEntry: LOG_READ_WORKER, signal: controller.signal, onEvent: printEvent });
+    result = await runPairSession({ ...options, checker: options.staticCheck ? bundledCli() : undefined, workerEntry: LOG_READ_WORKER, signal: controller.signal, onEvent: eventPrinter({ tee: options.tee }) });
   } finally {
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onInterrupt);
@@ -171,11 +171,40 @@ export async function runPairCommand(args: string[]): Promise<number> {
   return result.exitCode;
 }
 
-/** The session's events on stderr: where each run's log goes, warnings and errors, --tee output. */
-function printEvent(event: PairEvent): void {
-  if (event.kind === 'run-started') process.stderr.write(`bitexact: run ${event.run}/${event.total}${event.variant !== undefined ? ` (${event.variant})` : ''} → ${displayPath(event.log)}\n`);
-  else if (event.kind === 'message') process.stderr.write(`bitexact: ${event.level}: ${event.text}\n`);
-  else if (event.kind === 'output') process.stderr.write(event.chunk);
+/**
+ * The session's events on stderr: where each run's log goes, warnings and errors, --tee output, and on
+ * a terminal one progress line (run k/N, its step, the last values), rewritten in place and cleared
+ * before any other line. Not on a terminal (a CI log, a pipe), nothing but the lines.
+ */
+function eventPrinter(options: { tee: boolean }): (event: PairEvent) => void {
+  const live = process.stderr.isTTY === true && !options.tee && process.env['TERM'] !== 'dumb';
+  let shown = false;
+  let started = performance.now();
+  let variant = '';
+  const clear = () => {
+    if (shown) process.stderr.write('\r\x1b[K');
+    shown = false;
+  };
+  const line = (text: string) => {
+    clear();
+    process.stderr.write(text);
+  };
+  return (event) => {
+    if (event.kind === 'run-started') {
+      started = performance.now();
+      variant = event.variant !== undefined ? ` (${event.variant})` : '';
+      line(`bitexact: run ${event.run}/${event.total}${variant} → ${displayPath(event.log)}\n`);
+    } else if (event.kind === 'message') line(`bitexact: ${event.level}: ${event.text}\n`);
+    else if (event.kind === 'output') process.stderr.write(event.chunk);
+    else if (event.kind === 'run-progress' && live) {
+      const values = Object.entries(event.last).slice(0, 3).map(([name, value]) => `${name} ${value.toPrecision(6)}`);
+      const step = event.lastStep === null ? `${event.steps} logged` : `step ${event.lastStep}`;
+      const text = [`run ${event.run}/${event.total}${variant}`, step, ...values, `${((performance.now() - started) / 1000).toFixed(0)} s`].join(' · ');
+      clear();
+      process.stderr.write(text.slice(0, Math.max(20, (process.stderr.columns || 100) - 1)));
+      shown = true;
+    } else if (event.kind === 'run-ended' || event.kind === 'comparing') clear();
+  };
 }
 
 /** The full CLI bundle (dist/cli.cjs), next to this bundle or above the sources. */

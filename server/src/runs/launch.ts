@@ -28,7 +28,7 @@ export interface RunSpec {
   /** Time between SIGINT and SIGTERM, and between SIGTERM and SIGKILL, when stopping a run. */
   killGraceMs?: number;
   /** Called with the run's output in whole lines, soon after the run wrote them (stdout and stderr apart). */
-  onOutput?: (chunk: Buffer) => void;
+  onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void;
 }
 
 export interface RunRecord {
@@ -192,10 +192,10 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
 
     const onOutput = spec.onOutput;
     const tell = (final: boolean) => {
-      for (const file of files) {
+      files.forEach((file, i) => {
         const lines = file.take(final);
-        if (lines.length) onOutput?.(lines);
-      }
+        if (lines.length) onOutput?.(lines, i === 0 ? 'stdout' : 'stderr');
+      });
     };
     const ticker = onOutput ? setInterval(() => tell(false), TAIL_INTERVAL_MS) : undefined;
 
@@ -311,8 +311,8 @@ export interface PairSpec {
   parentEnv?: NodeJS.ProcessEnv;
   /** Told when run k (of `total`) starts, with its log path. */
   onRunStart?: (k: number, logPath: string, total: number) => void;
-  /** Each run's output as it arrives, after it is on disk (for --tee and live views). */
-  onOutput?: (k: number, chunk: Buffer) => void;
+  /** Each run's output as it arrives, after it is on disk (for --tee, progress and live views). */
+  onOutput?: (k: number, chunk: Buffer, stream: 'stdout' | 'stderr') => void;
   onRunEnd?: (k: number, record: RunRecord) => void;
   /** Start every run at once instead of one after another. */
   parallel?: boolean;
@@ -404,7 +404,7 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
       logPath,
       timeoutMs: spec.timeoutMs,
       signal: spec.signal,
-      ...(onOutput ? { onOutput: (chunk: Buffer) => onOutput(k, chunk) } : {}),
+      ...(onOutput ? { onOutput: (chunk: Buffer, stream: 'stdout' | 'stderr') => onOutput(k, chunk, stream) } : {}),
     }).then((record) => {
       Object.assign(entry, {
         status: record.spawnError ? 'not started' : record.timedOut ? 'timed out' : record.cancelled ? 'cancelled' : 'ended',

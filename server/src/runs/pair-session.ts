@@ -20,6 +20,10 @@ import type { ParsedLog } from './series.js';
 import type { MetaVariant } from './pair-meta.js';
 import { VariantsOutcome, judgeVariants, variantsText } from './variants.js';
 import { Judgement, judge } from './verdict.js';
+import { RunProgress } from './progress.js';
+
+/** How often a run's progress is told at most (its output is read back every 50 ms). */
+const PROGRESS_INTERVAL_MS = 250;
 
 export interface PairSessionOptions {
   command: string[];
@@ -70,6 +74,32 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
   const metrics = options.metrics === undefined ? undefined : new MetricsFiles(options.metrics, options.cwd);
   const metaWarned = new Set<string>();
   const total = options.runs * (options.variants?.length ?? 1);
+  const progress = new Map<number, { reader: RunProgress; told: number; pending: boolean; timer?: NodeJS.Timeout }>();
+  const variantOf = (k: number) => options.variants?.[Math.floor((k - 1) / options.runs)]?.name;
+  const tellProgress = (k: number, force: boolean) => {
+    const p = progress.get(k);
+    if (!p || (!p.pending && !force)) return;
+    const wait = p.told + PROGRESS_INTERVAL_MS - performance.now();
+    if (!force && wait > 0) {
+      // Told a moment ago: tell this once the interval is over, even if the run prints nothing more.
+      p.timer ??= setTimeout(() => {
+        p.timer = undefined;
+        tellProgress(k, false);
+      }, wait);
+      return;
+    }
+    clearTimeout(p.timer);
+    p.timer = undefined;
+    p.told = performance.now();
+    p.pending = false;
+    tell({ kind: 'run-progress', run: k, total, ...p.reader.snapshot() });
+  };
+  const onOutput = (k: number, chunk: Buffer, stream: 'stdout' | 'stderr') => {
+    if (options.tee) tell({ kind: 'output', run: k, chunk });
+    const p = progress.get(k);
+    if (p && (stream === 'stdout' || options.stderrMetrics) && p.reader.feed(chunk)) p.pending = true;
+    tellProgress(k, false);
+  };
   let pair: PairResult;
   try {
     fs.mkdirSync(options.out, { recursive: true });
@@ -96,16 +126,21 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
         metaWarned.add(message);
       },
       onRunStart: (k, log) => {
-        const variant = options.variants?.[Math.floor((k - 1) / options.runs)]?.name;
+        const variant = variantOf(k);
+        progress.set(k, { reader: new RunProgress(options.logFormat, log), told: -Infinity, pending: false });
         tell({ kind: 'run-started', run: k, total, log, ...(variant !== undefined ? { variant } : {}) });
         metrics?.beforeRun(k);
       },
       onRunEnd: (k, record) => {
         metrics?.afterRun(k, path.dirname(record.logPath), record.start);
+        tellProgress(k, progress.get(k)?.pending === true);
+        clearTimeout(progress.get(k)?.timer);
+        progress.delete(k);
         const status = record.spawnError ? 'not started' : record.timedOut ? 'timed out' : record.cancelled ? 'cancelled' : 'ended';
         tell({ kind: 'run-ended', run: k, total, status, exitCode: record.exitCode, signal: record.signal, wallTime: record.wallTime });
       },
-      ...(options.tee ? { onOutput: (k: number, chunk: Buffer) => tell({ kind: 'output', run: k, chunk }) } : {}),
+      // The output is read back for progress only when someone listens.
+      ...(options.onEvent ? { onOutput } : {}),
     });
   } catch (error) {
     // The run directory or meta.json could not be written (permissions, disk full).
