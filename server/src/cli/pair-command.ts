@@ -1,7 +1,6 @@
 // `bitexact pair`: parses the flags (and a run configuration of pyproject.toml), passes Ctrl-C on to
 // the runs, prints the pair session's events on stderr and its report on stdout. The pair itself,
 // from launch to report, is runs/pair-session.ts.
-import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { LOG_FORMATS } from '../runs/formats/detect.js';
@@ -12,6 +11,7 @@ import { runPairSession } from '../runs/pair-session.js';
 import { probeSpec } from '../runs/probe-run.js';
 import { RunConfigError, loadRunConfig } from '../runs/run-config.js';
 import { parseVariants } from '../runs/variants.js';
+import { bundledCli, sitecustomizeDir } from '../runs/bundle-paths.js';
 import { LOG_READ_WORKER, RunsUsageError, checkFormat, checkLogFormat, displayPath, parseAssignments, usageFailure, wantsHelp } from './runs-commands.js';
 
 const PAIR_USAGE = `Usage: bitexact pair [options] -- COMMAND [ARG...]
@@ -205,21 +205,4 @@ function eventPrinter(options: { tee: boolean }): (event: PairEvent) => void {
       shown = true;
     } else if (event.kind === 'run-ended' || event.kind === 'comparing') clear();
   };
-}
-
-/** The full CLI bundle (dist/cli.cjs), next to this bundle or above the sources. */
-function bundledCli(): string {
-  const beside = path.join(__dirname, 'cli.cjs');
-  return fs.existsSync(beside) ? beside : path.join(__dirname, '..', '..', '..', 'dist', 'cli.cjs');
-}
-
-/** python/sitecustomize next to the bundle (dist/../python) or the sources (server/src/cli/../../../python). */
-function sitecustomizeDir(): string | undefined {
-  let dir = __dirname;
-  for (let i = 0; i < 6; i++) {
-    const candidate = path.join(dir, 'python', 'sitecustomize');
-    if (fs.existsSync(path.join(candidate, 'sitecustomize.py'))) return candidate;
-    dir = path.dirname(dir);
-  }
-  return undefined;
 }
