@@ -58,7 +58,7 @@ describe('pairs run through the language server', () => {
 
   it('refuses a request it cannot run, naming what is wrong', async () => {
     const { dir } = await start();
-    await expect(session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'x', cwd: dir })).rejects.toThrow(/give either command or runConfig/);
+    await expect(session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'x', cwd: dir })).rejects.toThrow(/give either a command or a run configuration/);
     await expect(session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'x', cwd: dir, runConfig: 'nope' })).rejects.toThrow(/--run-config nope: .* has only slow/);
     await expect(session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'x', cwd: dir, command: ['python3'], runs: 1 })).rejects.toThrow(/runs: /);
     await expect(session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'x', cwd: dir, command: ['python3'], variants: ['fast'] })).rejects.toThrow(/not a built-in variant/);

@@ -1,17 +1,14 @@
-// `bitexact pair`: parses the flags (and a run configuration of pyproject.toml), passes Ctrl-C on to
-// the runs, prints the pair session's events on stderr and its report on stdout. The pair itself,
-// from launch to report, is runs/pair-session.ts.
-import path from 'node:path';
+// `bitexact pair`: parses the flags into the settings runs/pair-request.ts merges with a run
+// configuration and checks (as it does an editor's request), passes Ctrl-C on to the runs, prints the
+// pair session's events on stderr and its report on stdout. The pair itself is runs/pair-session.ts.
 import { parseArgs } from 'node:util';
 import { LOG_FORMATS } from '../runs/formats/detect.js';
 import { RUN_NUMBER_ENV, killActiveRuns } from '../runs/launch.js';
 import type { PairEvent } from '../runs/pair-events.js';
-import { hasRunPlaceholder } from '../runs/pair-metrics.js';
 import { runPairSession } from '../runs/pair-session.js';
 import { probeSpec } from '../runs/probe-run.js';
-import { RunConfigError, loadRunConfig } from '../runs/run-config.js';
-import { parseVariants } from '../runs/variants.js';
-import { bundledCli, sitecustomizeDir } from '../runs/bundle-paths.js';
+import { RunConfigError } from '../runs/run-config.js';
+import { PairRequestError, resolvePair } from '../runs/pair-request.js';
 import { LOG_READ_WORKER, RunsUsageError, checkFormat, checkLogFormat, displayPath, parseAssignments, usageFailure, wantsHelp } from './runs-commands.js';
 
 const PAIR_USAGE = `Usage: bitexact pair [options] -- COMMAND [ARG...]
@@ -88,59 +85,40 @@ export async function runPairCommand(args: string[]): Promise<number> {
         'no-check': { type: 'boolean', default: false },
       },
     });
-    const config = values['run-config'] === undefined ? undefined : loadRunConfig(values['run-config'], process.cwd());
-    if (config && command.length) throw new RunsUsageError(`--run-config ${config.name} gives the command (${config.command.join(' ')}): drop what follows \`--\``);
-    if (!config && dashes < 0) throw new RunsUsageError('put the command after `--`, e.g. bitexact pair -- python3 train.py (or name a run configuration with --run-config)');
-    if (!config && command.length === 0) throw new RunsUsageError('no command after `--`');
-    // The configuration's settings, under what the command line gives.
-    if (config) {
-      values.runs ??= config.runs?.toString();
-      values.variant ??= config.variants;
-      values.timeout ??= config.timeout?.toString();
-      values.metrics ??= config.metrics;
-      values['log-format'] ??= config.logFormat;
-    }
+    if (values['run-config'] !== undefined && command.length) throw new RunsUsageError(`--run-config ${values['run-config']} gives the command: drop what follows \`--\``);
+    if (values['run-config'] === undefined && dashes < 0) throw new RunsUsageError('put the command after `--`, e.g. bitexact pair -- python3 train.py (or name a run configuration with --run-config)');
+    if (values['run-config'] === undefined && command.length === 0) throw new RunsUsageError('no command after `--`');
     if (positionals.length) throw new RunsUsageError(`unexpected '${positionals[0]}' before \`--\``);
-    const runs = Number(values.runs ?? 2);
-    if (!Number.isInteger(runs) || runs < 2 || runs > 1000) throw new RunsUsageError(`--runs must be a whole number from 2 to 1000, not '${values.runs}'`);
+    const runs = values.runs === undefined ? undefined : Number(values.runs);
+    if (runs !== undefined && (!Number.isInteger(runs) || runs < 2 || runs > 1000)) throw new RunsUsageError(`--runs must be a whole number from 2 to 1000, not '${values.runs}'`);
     if (values.preset !== undefined && values.preset !== 'det') throw new RunsUsageError(`--preset must be det, not '${values.preset}'`);
     const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
     if (timeout !== undefined && !(timeout > 0 && Number.isFinite(timeout))) throw new RunsUsageError(`--timeout must be a positive number of seconds, not '${values.timeout}'`);
     if (values.metrics === '') throw new RunsUsageError('--metrics needs the path of the file the program writes');
-    if (values.metrics !== undefined && values.parallel && !hasRunPlaceholder(values.metrics)) {
-      throw new RunsUsageError(`--parallel runs would all write ${values.metrics}: put {k} in the path (the run number, also in $${RUN_NUMBER_ENV})`);
-    }
+    const logFormat = checkLogFormat(values['log-format']);
     const probe = probeSpec(values.probe, values['probe-steps']);
-    const variants = values.variant ? parseVariants(values.variant) : undefined;
-    if (variants && values.preset !== undefined) throw new RunsUsageError('--preset applies to every run: with --variant, give it to a variant (det, or NAME:preset=det)');
-    if (variants && (values['env-b'] !== undefined || Object.keys(config?.envB ?? {}).length > 0)) throw new RunsUsageError('--env-b cannot be combined with --variant: give run B\'s settings as a variant (NAME:KEY=VALUE)');
-    const hooked = values.preset === 'det' || probe !== undefined || (variants ?? []).some((v) => v.preset === 'det' || v.fill === 'off');
-    const siteDir = hooked ? sitecustomizeDir() : undefined;
-    if (hooked && !siteDir) throw new RunsUsageError(`${probe ? '--probe' : variants ? '--variant' : '--preset det'}: python/sitecustomize/sitecustomize.py was not found next to bitexact`);
-    const cwd = config?.cwd ?? process.cwd();
-    options = {
-      command: config?.command ?? command,
-      cwd,
-      runs,
-      ...(config ? { runConfig: config.name } : {}),
-      env: { ...config?.env, ...parseAssignments(values.env, '--env') },
-      envB: { ...config?.envB, ...parseAssignments(values['env-b'], '--env-b') },
-      preset: values.preset as 'det' | undefined,
-      variants,
-      sitecustomizeDir: siteDir,
-      probe,
-      timeoutMs: timeout === undefined ? undefined : timeout * 1000,
-      out: values.out !== undefined ? path.resolve(values.out) : path.join(config ? path.dirname(config.file) : cwd, '.bitexact', 'runs'),
-      logFormat: checkLogFormat(values['log-format']),
-      metrics: values.metrics,
-      format: checkFormat(values.format),
-      requireBitwise: values['require-bitwise']!,
-      tee: values.tee!,
-      stderrMetrics: values.stderr!,
+    // Merged with the run configuration and checked as an editor's request is (runs/pair-request.ts).
+    const session = resolvePair({
+      cwd: process.cwd(),
+      ...(values['run-config'] !== undefined ? { runConfig: values['run-config'] } : { command }),
+      ...(runs !== undefined ? { runs } : {}),
+      ...(values.variant ? { variants: values.variant } : {}),
+      ...(values.env ? { env: parseAssignments(values.env, '--env') } : {}),
+      ...(values['env-b'] ? { envB: parseAssignments(values['env-b'], '--env-b') } : {}),
+      ...(values.preset === 'det' ? { preset: 'det' as const } : {}),
+      ...(timeout !== undefined ? { timeout } : {}),
+      ...(values.out !== undefined ? { out: values.out } : {}),
+      ...(logFormat !== 'auto' ? { logFormat } : {}),
+      ...(values.metrics !== undefined ? { metrics: values.metrics } : {}),
+      ...(probe ? { probe } : {}),
       parallel: values.parallel!,
-      staticCheck: !values['no-check'],
-    };
+      requireBitwise: values['require-bitwise']!,
+      stderrMetrics: values.stderr!,
+      check: !values['no-check'],
+    });
+    options = { ...session, format: checkFormat(values.format), tee: values.tee! };
   } catch (error) {
+    if (error instanceof PairRequestError) return usageFailure(new RunsUsageError(error.message), PAIR_USAGE);
     if (!(error instanceof RunConfigError)) return usageFailure(error, PAIR_USAGE);
     process.stderr.write(`bitexact: error: ${error.message}\n`);
     return 2;
@@ -161,7 +139,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
   process.on('SIGTERM', onInterrupt);
   let result;
   try {
-    result = await runPairSession({ ...options, checker: options.staticCheck ? bundledCli() : undefined, workerEntry: LOG_READ_WORKER, signal: controller.signal, onEvent: eventPrinter({ tee: options.tee }) });
+    result = await runPairSession({ ...options, workerEntry: LOG_READ_WORKER, signal: controller.signal, onEvent: eventPrinter({ tee: options.tee }) });
   } finally {
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onInterrupt);

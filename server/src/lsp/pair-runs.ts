@@ -4,7 +4,7 @@
 // would. The client gates launching on Workspace Trust: the command comes from the workspace.
 import { Connection, ResponseError } from 'vscode-languageserver/node';
 import { PAIR_CANCEL_METHOD, PAIR_EVENT_METHOD, PAIR_RUN_METHOD, PairEventParams, PairRunResult } from '../runs/pair-events.js';
-import { PairRequestError, pairRequestOptions } from '../runs/pair-request.js';
+import { PairRequestError, parsePairRunParams, resolvePair } from '../runs/pair-request.js';
 import { runPairSession } from '../runs/pair-session.js';
 import { RunConfigError } from '../runs/run-config.js';
 import { VariantUsageError } from '../runs/variants.js';
@@ -13,14 +13,15 @@ export function registerPairRuns(connection: Connection): void {
   const running = new Map<string, AbortController>();
 
   connection.onRequest(PAIR_RUN_METHOD, async (params: unknown, token): Promise<PairRunResult> => {
-    let request;
+    let id, options;
     try {
-      request = pairRequestOptions(params);
+      const request = parsePairRunParams(params);
+      id = request.id;
+      options = resolvePair(request.settings);
     } catch (error) {
       if (error instanceof PairRequestError || error instanceof RunConfigError || error instanceof VariantUsageError) throw new ResponseError(-32602, error.message);
       throw error;
     }
-    const { id, options } = request;
     if (running.has(id)) throw new ResponseError(-32602, `a pair named ${id} is running already`);
     const controller = new AbortController();
     running.set(id, controller);
