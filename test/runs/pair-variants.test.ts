@@ -81,6 +81,23 @@ describe('pair --variant', () => {
     expect(report.costOfB).toBeUndefined();
   });
 
+  it('compare DIR judges a variant pair as the pair did: per variant, then across (variants that differ from each other but agree within)', () => {
+    const dir = scratch();
+    const script = 'import json, os\nfor step in (1, 2, 3):\n    print(json.dumps({"step": step, "loss": step * float(os.environ["SCALE"])}))\n';
+    const pair = runCli(['pair', '--variant', 'one:SCALE=1', '--variant', 'two:SCALE=1.5', '--format', 'json', '--out', 'runs', '--', 'python3', '-c', script], dir);
+    expect(pair.status).toBe(0);
+    const paired = REPORT.parse(JSON.parse(pair.stdout));
+    expect(paired.agreement).toEqual([{ a: 'one', b: 'two', verdict: 'differs', firstDivergence: { step: 1, metric: 'loss' } }]);
+    const compared = runCli(['compare', '--format', 'json', onlyPair(dir)], dir);
+    expect(compared.status).toBe(0);
+    const report = REPORT.parse(JSON.parse(compared.stdout));
+    expect(report.kind).toBe('compare');
+    expect([report.verdict, report.headline]).toEqual([paired.verdict, paired.headline]);
+    expect(report.variants!.map((v) => [v.name, v.verdict, v.runs])).toEqual(paired.variants!.map((v) => [v.name, v.verdict, v.runs]));
+    expect(report.agreement).toEqual(paired.agreement);
+    expect(runCli(['compare', onlyPair(dir)], dir).stdout).toMatch(/^ {2}one vs two: differ from step 1 \(loss\)$/m);
+  });
+
   it('refuses what the contract says it cannot combine, naming it', () => {
     const dir = scratch();
     const cases: [string[], RegExp][] = [

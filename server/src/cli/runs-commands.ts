@@ -7,12 +7,12 @@ import { parseArgs } from 'node:util';
 import { RunInput, compareRuns } from '../runs/compare.js';
 import { judge } from '../runs/verdict.js';
 import { ProbeUsageError } from '../runs/probe-run.js';
-import { VariantUsageError } from '../runs/variants.js';
 import { displayPath as displaySessionPath } from '../runs/pair-session.js';
 import { LOG_FORMATS, LogFormat, isLogFormat } from '../runs/formats/detect.js';
 import { goldenValuesJson } from '../runs/formats/golden.js';
 import { readRankTraces } from '../runs/formats/ranks.js';
-import { CompareInputError, resolveCompareInputs } from '../runs/compare-inputs.js';
+import { CompareInputError, readPairVariants, resolveCompareInputs } from '../runs/compare-inputs.js';
+import { VariantUsageError, variantsReport } from '../runs/variants.js';
 import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, serveLogRead } from '../runs/read-logs.js';
 import type { ParsedLog } from '../runs/series.js';
 import { settingsCost } from '../runs/cost.js';
@@ -107,6 +107,8 @@ export async function runCompareCommand(args: string[]): Promise<number> {
     if (values['export-golden'] === '') throw new RunsUsageError('--export-golden needs a file name');
     options = {
       files: resolveCompareInputs(positionals),
+      // One pair directory: it may hold a pair run with --variant.
+      variantsOf: positionals.length === 1 ? positionals[0] : undefined,
       logFormat: checkLogFormat(values['log-format']),
       format: checkFormat(values.format),
       requireBitwise: values['require-bitwise']!,
@@ -130,7 +132,15 @@ export async function runCompareCommand(args: string[]): Promise<number> {
     ...(f.exit ? { exitCode: f.exit.code, signal: f.exit.signal, timedOut: f.exit.timedOut, cancelled: f.exit.cancelled, unfinished: f.exit.unfinished } : {}),
     ...(f.env ? { env: f.env } : {}),
     ...(f.wallTime !== undefined ? { wallTime: f.wallTime } : {}),
+    ...(f.variant !== undefined ? { variant: f.variant } : {}),
   }));
+  // A pair directory of `pair --variant` is judged as the pair judged it: per variant, then across.
+  const planned = options.variantsOf === undefined ? undefined : readPairVariants(options.variantsOf);
+  if (planned) {
+    const { outcome, comparison, judged, text } = variantsReport(planned.variants, inputs, reportRuns, planned.runsPer, { requireBitwise: options.requireBitwise });
+    process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, judged, { variants: outcome.variants, agreement: outcome.agreement }) : text);
+    return options.exportGolden !== undefined && !exportGolden(options.exportGolden, inputs[0]!) ? 2 : judged.exitCode;
+  }
   const comparison = compareRuns(inputs);
   const judged = judge(comparison, { requireBitwise: options.requireBitwise });
   let exitCode: number = judged.exitCode;

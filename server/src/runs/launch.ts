@@ -355,7 +355,7 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
     parallel: spec.parallel === true,
     stderrMetrics: spec.stderrMetrics === true,
     ...(spec.runConfig !== undefined ? { runConfig: spec.runConfig } : {}),
-    ...(spec.variants ? { variants: spec.variants } : {}),
+    ...(spec.variants ? { variants: spec.variants, runsPerVariant: spec.runs } : {}),
     versions: null,
     runs: [],
   };

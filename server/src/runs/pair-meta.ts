@@ -45,6 +45,8 @@ export const PAIR_META = z.object({
   /** The run configuration of pyproject.toml the pair ran (`pair --run-config NAME`). */
   runConfig: z.string().optional(),
   variants: z.array(META_VARIANT).optional(),
+  /** With variants: the runs asked for under each (`--runs`). */
+  runsPerVariant: z.number().optional(),
   versions: z.custom<InterpreterVersions>((v) => v === null || typeof v === 'object').nullable(),
   runs: z.array(META_RUN),
 });

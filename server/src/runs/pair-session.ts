@@ -18,7 +18,7 @@ import { ReportRun, reportObject, reportText } from './report.js';
 import type { Report } from './report-schema.js';
 import type { ParsedLog } from './series.js';
 import type { MetaVariant } from './pair-meta.js';
-import { VariantsOutcome, judgeVariants, variantsText } from './variants.js';
+import { VariantsOutcome, variantsReport } from './variants.js';
 import { Judgement, judge } from './verdict.js';
 import { RunProgress } from './progress.js';
 
@@ -196,15 +196,9 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
   let cost: SettingsCost | undefined;
   let variants: VariantsOutcome | undefined;
   if (options.variants) {
-    variants = judgeVariants(options.variants, inputs, reportRuns, options.runs, { requireBitwise: options.requireBitwise, cancelled });
-    // The report's metrics are the chosen variant's (the one its verdict comes from); its runs are all runs.
-    const chosen = variants.comparisons[variants.chosen]!;
-    comparison = { ...chosen, runs: variants.comparisons.flatMap((c) => c.runs) };
-    judged = broken && variants.judged.verdict !== 'differs' ? { ...variants.judged, verdict: 'incomplete', headline: `INCOMPLETE: ${broken}; ${variants.judged.headline}`, exitCode: 2 } : variants.judged;
-    const name = options.variants[variants.chosen]!.name;
-    const chosenRuns = reportRuns.filter((r) => r.variant === name);
-    const detail = reportText(chosen, chosenRuns, variants.judgements[variants.chosen]!).replace(/^.*\n/, '');
-    body = `${judged.headline}\n${variantsText(variants)}\nThe ${name} variant's runs:\n${detail}`;
+    const report = variantsReport(options.variants, inputs, reportRuns, options.runs, { requireBitwise: options.requireBitwise, cancelled, ...(broken ? { broken } : {}) });
+    ({ comparison, judged, text: body } = report);
+    variants = report.outcome;
   } else {
     comparison = compareRuns(inputs);
     judged = judge(comparison, { requireBitwise: options.requireBitwise, cancelled, expectedRuns: total, ...(broken ? { broken } : {}) });

@@ -6,7 +6,7 @@
 import { Comparison, RunInput, compareRuns } from './compare.js';
 import { median, stepTimeMedians } from './cost.js';
 import type { MetaVariant } from './pair-meta.js';
-import type { ReportRun } from './report.js';
+import { ReportRun, reportText } from './report.js';
 import type { ReportAgreement, ReportVariant } from './report-schema.js';
 import { Judgement, judge, worseVerdict } from './verdict.js';
 
@@ -70,11 +70,12 @@ export interface VariantsOutcome {
 }
 
 /**
- * Judges each variant's own runs (`runsPer` runs each, in order; fewer when the pair stopped early)
- * and every pair of variants through their first runs. `cancelled`: the user stopped the pair.
+ * Judges each variant's own runs (those whose `variant` names it; `runsPer` were asked for, fewer
+ * when the pair stopped early) and every pair of variants through their first runs. `cancelled`:
+ * the user stopped the pair.
  */
 export function judgeVariants(variants: readonly MetaVariant[], inputs: readonly RunInput[], runs: readonly ReportRun[], runsPer: number, context: { requireBitwise?: boolean; cancelled?: boolean }): VariantsOutcome {
-  const groups = variants.map((_, v) => inputs.map((_, i) => i).filter((i) => Math.floor(i / runsPer) === v));
+  const groups = variants.map((variant) => inputs.map((_, i) => i).filter((i) => runs[i]?.variant === variant.name));
   const comparisons = groups.map((g) => compareRuns(g.map((i) => inputs[i]!)));
   const judgements = comparisons.map((c, v) => judge(c, { requireBitwise: context.requireBitwise, expectedRuns: runsPer, cancelled: context.cancelled === true && groups[v]!.length < runsPer }));
   const logs = inputs.map((input) => input.log);
@@ -126,6 +127,22 @@ const VERDICT_WORDS: Record<ReportVariant['verdict'], string> = {
 function shortVerdict(v: { verdict: ReportVariant['verdict']; firstDivergence: ReportVariant['firstDivergence'] }): string {
   if (v.verdict === 'differs' && v.firstDivergence) return `differs from step ${v.firstDivergence.step} (${v.firstDivergence.metric})`;
   return v.verdict === 'print-precision' ? 'identical as printed' : v.verdict;
+}
+
+/**
+ * The report of a pair run with variants: its verdict over the variants (`broken`: what else keeps it
+ * from being whole), the chosen variant's comparison with every run listed, and the text report.
+ */
+export function variantsReport(variants: readonly MetaVariant[], inputs: readonly RunInput[], runs: readonly ReportRun[], runsPer: number, context: { requireBitwise?: boolean; cancelled?: boolean; broken?: string }): { outcome: VariantsOutcome; comparison: Comparison; judged: Judgement; text: string } {
+  const outcome = judgeVariants(variants, inputs, runs, runsPer, context);
+  const chosen = outcome.comparisons[outcome.chosen]!;
+  // The report's metrics are the chosen variant's (the one its verdict comes from); its runs are all runs.
+  const comparison = { ...chosen, runs: outcome.comparisons.flatMap((c) => c.runs) };
+  const { broken } = context;
+  const judged: Judgement = broken && outcome.judged.verdict !== 'differs' ? { ...outcome.judged, verdict: 'incomplete', headline: `INCOMPLETE: ${broken}; ${outcome.judged.headline}`, exitCode: 2 } : outcome.judged;
+  const name = variants[outcome.chosen]!.name;
+  const detail = reportText(chosen, runs.filter((r) => r.variant === name), outcome.judgements[outcome.chosen]!).replace(/^.*\n/, '');
+  return { outcome, comparison, judged, text: `${judged.headline}\n${variantsText(outcome)}\nThe ${name} variant's runs:\n${detail}` };
 }
 
 /** The text report's rows: one per variant, then how the variants agree with each other. */
