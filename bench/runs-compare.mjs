@@ -37,7 +37,8 @@ fs.writeFileSync(
     "export { readLogFile } from '../server/src/runs/formats/detect.js';",
     "export { readLogFiles, serveLogRead } from '../server/src/runs/read-logs.js';",
     "export { readJsonl } from '../server/src/runs/formats/jsonl.js';",
-    "export { compareRuns, exitCodeOf } from '../server/src/runs/compare.js';",
+    "export { compareRuns } from '../server/src/runs/compare.js';",
+    "export { judge } from '../server/src/runs/verdict.js';",
     "export { reportJson, reportText } from '../server/src/runs/report.js';",
     "export { launchRun, runEnvironment } from '../server/src/runs/launch.js';",
   ].join('\n'),
@@ -137,7 +138,7 @@ fs.writeFileSync(
     "const workerEntry = { script: path.join(__dirname, 'read-worker.cjs'), argv: [] };",
     "engine.readLogFiles(files.map((file) => ({ file, format: 'auto' })), { workerEntry }).then((logs) => {",
     '  const comparison = engine.compareRuns(logs.map((log, k) => ({ label: `run ${k + 1}`, log })));',
-    "  process.stdout.write(engine.reportJson('compare', comparison, files.map((file, k) => ({ label: `run ${k + 1}`, logPath: file })), engine.exitCodeOf(comparison)));",
+    "  process.stdout.write(engine.reportJson('compare', comparison, files.map((file, k) => ({ label: `run ${k + 1}`, logPath: file })), engine.judge(comparison)));",
     '});',
   ].join('\n'),
 );
@@ -172,8 +173,8 @@ for (let i = 0; i < reps; i++) {
   const t1 = performance.now();
   const comparison = engine.compareRuns(logs.map((log, k) => ({ label: `run ${k + 1}`, log })));
   const t2 = performance.now();
-  engine.reportJson('compare', comparison, [{ label: 'run 1', logPath: logA }, { label: 'run 2', logPath: logB }], engine.exitCodeOf(comparison));
-  engine.reportText(comparison, [{ label: 'run 1', logPath: logA }, { label: 'run 2', logPath: logB }], engine.exitCodeOf(comparison));
+  engine.reportJson('compare', comparison, [{ label: 'run 1', logPath: logA }, { label: 'run 2', logPath: logB }], engine.judge(comparison));
+  engine.reportText(comparison, [{ label: 'run 1', logPath: logA }, { label: 'run 2', logPath: logB }], engine.judge(comparison));
   const t3 = performance.now();
   stages.parallel.push(t1 - t0);
   stages.compare.push(t2 - t1);

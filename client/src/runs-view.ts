@@ -7,14 +7,12 @@
 // .bitexact/runs every 2 s while the view is visible.
 import * as vscode from 'vscode';
 import type { DivergenceView } from './divergence-view.js';
-import { HazardSummary, MetricSummary, PairSummary, Verdict, summarizeReport } from './runs-summary.js';
+import { HazardSummary, MetricSummary, PairSummary, PairVerdict, VERDICT_ICONS, summarizeReport } from './runs-summary.js';
 
-const ICONS: Record<Verdict, vscode.ThemeIcon> = {
-  bitwise: new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed')),
-  'print-precision': new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground')),
-  differs: new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed')),
-  missing: new vscode.ThemeIcon('question'),
-};
+function iconOf(verdict: PairVerdict): vscode.ThemeIcon {
+  const { codicon, color } = VERDICT_ICONS[verdict];
+  return new vscode.ThemeIcon(codicon, color ? new vscode.ThemeColor(color) : undefined);
+}
 const REPORTS = '.bitexact/runs/*/report.json';
 
 type Hazard = HazardSummary['hazards'][number];
@@ -108,7 +106,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     if (node.kind === 'metric') {
       const item = new vscode.TreeItem(node.metric.name);
       item.description = `${node.metric.verdict} · ${node.metric.detail}`;
-      item.iconPath = node.metric.timing ? new vscode.ThemeIcon('watch') : ICONS[node.metric.verdict];
+      item.iconPath = node.metric.timing ? new vscode.ThemeIcon('watch') : iconOf(node.metric.verdict);
       item.command = { title: 'Show divergence', command: 'bitexact.showDivergence', arguments: [node] };
       return item;
     }
@@ -116,7 +114,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     const item = new vscode.TreeItem(node.summary?.headline ?? 'unreadable report', node.summary ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     item.description = node.summary?.title ?? node.error;
     item.tooltip = new vscode.MarkdownString(`**${node.summary?.headline ?? 'unreadable report'}**\n\n${node.summary?.reading ?? node.error ?? ''}\n\n\`${run}\``);
-    item.iconPath = node.summary ? ICONS[node.summary.verdict] : new vscode.ThemeIcon('warning');
+    item.iconPath = node.summary ? iconOf(node.summary.verdict) : new vscode.ThemeIcon('warning');
     item.contextValue = 'pair';
     if (node.summary) item.command = { title: 'Show divergence', command: 'bitexact.showDivergence', arguments: [node] };
     return item;

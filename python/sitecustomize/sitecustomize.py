@@ -13,14 +13,18 @@ import os
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-# What to do once torch is imported: "deterministic" (`--preset det`, the default when unset), and/or
-# "probe" (`--probe`: bitexact_probe.py, next to this file, reads its own settings from the environment).
+# What to do once torch is imported: "deterministic" (`--preset det`, the default when unset), "nofill"
+# (a variant with `fill=off`: torch.utils.deterministic.fill_uninitialized_memory = False, so the
+# deterministic mode stops filling new tensors with NaN), and/or "probe" (`--probe`: bitexact_probe.py,
+# next to this file, reads its own settings from the environment).
 _HOOKS = [h for h in os.environ.get("BITEXACT_TORCH_HOOKS", "deterministic").split(",") if h]
 
 
 def _on_torch(torch):
     if "deterministic" in _HOOKS:
         _make_deterministic(torch)
+    if "nofill" in _HOOKS:
+        _no_fill(torch)
     if "probe" in _HOOKS:
         try:
             import bitexact_probe
@@ -42,6 +46,15 @@ def _make_deterministic(torch):
         torch.backends.cudnn.benchmark = False
     except Exception:
         pass
+
+
+def _no_fill(torch):
+    try:
+        import torch.utils.deterministic
+
+        torch.utils.deterministic.fill_uninitialized_memory = False
+    except Exception as error:  # a torch before 2.1 has no such switch: say so, never stop the program
+        sys.stderr.write("bitexact sitecustomize: fill_uninitialized_memory = False failed: %r\n" % (error,))
 
 
 class _TorchLoader(object):

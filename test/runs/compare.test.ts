@@ -2,8 +2,10 @@
 // missing and partial metrics, timing metrics, the cross-metric reading, N runs; and on fuzzed series.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Comparison, RunInput, compareRuns, exitCodeOf, ulpDistance32, ulpDistance64 } from '../../server/src/runs/compare.js';
+import { Comparison, RunInput, compareRuns, ulpDistance32, ulpDistance64 } from '../../server/src/runs/compare.js';
 import { reportJson, reportText } from '../../server/src/runs/report.js';
+import { REPORT } from '../../server/src/runs/report-schema.js';
+import { judge } from '../../server/src/runs/verdict.js';
 import { FULL_REPR, ParsedLog, Precision, isTimingMetric } from '../../server/src/runs/series.js';
 
 type Points = [step: number, value: number][];
@@ -46,15 +48,15 @@ describe('per-metric verdicts', () => {
     const a = log({ loss: [[1, 0.5], [2, NaN], [3, 0.25]] });
     const c = compareRuns(runs(a, log({ loss: [[1, 0.5], [2, NaN], [3, 0.25]] })));
     expect(metric(c, 'loss')).toMatchObject({ verdict: 'bitwise', steps: 3, firstDivergentStep: null, maxAbs: 0, maxUlp: 0 });
-    expect(exitCodeOf(c)).toBe(0);
+    expect(judge(c).exitCode).toBe(0);
   });
 
   it('gives print-precision, never bitwise, for rounded logs', () => {
     const rounded: Precision = { exact: false, what: '%.6E (7 significant digits)' };
     const c = compareRuns(runs(log({ loss: [[1, 6.612992]] }, rounded), log({ loss: [[1, 6.612992]] }, rounded)));
     expect(metric(c, 'loss')).toMatchObject({ verdict: 'print-precision', precision: '%.6E (7 significant digits)', maxUlp: null });
-    expect(exitCodeOf(c)).toBe(0);
-    expect(exitCodeOf(c, { requireBitwise: true })).toBe(1);
+    expect(judge(c).exitCode).toBe(0);
+    expect(judge(c, { requireBitwise: true }).exitCode).toBe(1);
   });
 
   it('finds the first divergent step and the size of the difference', () => {
@@ -63,7 +65,7 @@ describe('per-metric verdicts', () => {
     expect(m).toMatchObject({ verdict: 'differs', firstDivergentStep: 2, maxAbs: 0.5, maxRel: 0.125, ulpOf: 'float64' });
     expect(m.maxUlp).toBe(ulpDistance64(4, 4.5));
     expect(c.firstDivergence).toEqual({ step: 2, metric: 'loss' });
-    expect(exitCodeOf(c)).toBe(1);
+    expect(judge(c).exitCode).toBe(1);
   });
 
   it('counts ULPs in float32 when every value is a float32', () => {
@@ -100,20 +102,20 @@ describe('per-metric verdicts', () => {
     const c = compareRuns(runs(log({ z: [[1, 0]], n: [[1, 1], [2, 2]] }), log({ z: [[1, -0]], n: [[1, NaN], [2, 2]] })));
     expect(metric(c, 'z').verdict).toBe('differs');
     expect(metric(c, 'n')).toMatchObject({ verdict: 'differs', nonFiniteMismatches: 1, maxAbs: null, firstDivergentStep: 1 });
-    const json = JSON.parse(reportJson('compare', c, [{ label: 'a', logPath: 'a' }, { label: 'b', logPath: 'b' }], 1));
+    const json = JSON.parse(reportJson('compare', c, [{ label: 'a', logPath: 'a' }, { label: 'b', logPath: 'b' }], judge(c)));
     expect(json.metrics.find((m: { name: string }) => m.name === 'n').tolerance).toBeNull();
   });
 
   it('has no relative tolerance when the reference value is 0', () => {
     const c = compareRuns(runs(log({ x: [[1, 0]] }), log({ x: [[1, 1e-9]] })));
     expect(metric(c, 'x')).toMatchObject({ maxAbs: 1e-9, maxRel: null });
-    expect(reportText(c, [{ label: 'run 1', logPath: 'a' }, { label: 'run 2', logPath: 'b' }], 1)).toContain('no rtol (a reference value is 0)');
+    expect(reportText(c, [{ label: 'run 1', logPath: 'a' }, { label: 'run 2', logPath: 'b' }], judge(c))).toContain('no rtol (a reference value is 0)');
   });
 
   it('marks metrics one run never logged as missing', () => {
     const c = compareRuns(runs(log({ loss: [[1, 1]], acc: [[1, 0.5]] }), log({ loss: [[1, 1]] })));
     expect(metric(c, 'acc')).toMatchObject({ verdict: 'missing', missingIn: ['run 2'] });
-    expect(exitCodeOf(c)).toBe(1);
+    expect(judge(c).exitCode).toBe(1);
   });
 
   it('compares a shorter run up to the last common step and marks the result partial', () => {
@@ -122,8 +124,9 @@ describe('per-metric verdicts', () => {
     const c = compareRuns(inputs);
     expect(metric(c, 'loss')).toMatchObject({ verdict: 'bitwise', steps: 2, partial: true, lastCommonStep: 2 });
     expect(c.partial).toBe(true);
-    expect(exitCodeOf(c)).toBe(1);
-    expect(reportText(c, [{ label: 'run 1', logPath: 'a' }, { label: 'run 2', logPath: 'b', exitCode: 1 }], 1)).toMatch(/^IDENTICAL SO FAR: 1 metric over 2 steps \(partial: compared up to step 2; run 1 reached 3, run 2 reached 2, exit 1\)/);
+    // A run that crashed before any divergence: incomplete, exit 2, never clean.
+    expect(judge(c)).toMatchObject({ verdict: 'incomplete', exitCode: 2, partial: true });
+    expect(reportText(c, [{ label: 'run 1', logPath: 'a' }, { label: 'run 2', logPath: 'b', exitCode: 1 }], judge(c))).toMatch(/^INCOMPLETE: identical so far, 1 metric over 2 steps \(partial: compared up to step 2; run 1 reached 3, run 2 reached 2, exit 1\)/);
   });
 
   it('takes names that end in a time unit for timing metrics, not loss-like names that contain one', () => {
@@ -135,7 +138,7 @@ describe('per-metric verdicts', () => {
     const c = compareRuns(runs(log({ loss: [[1, 1]], step_time_ms: [[1, 10]] }), log({ loss: [[1, 1]], step_time_ms: [[1, 12]] })));
     expect(metric(c, 'step_time_ms')).toMatchObject({ timing: true, verdict: 'differs' });
     expect(c.firstDivergence).toBeNull();
-    expect(exitCodeOf(c)).toBe(0);
+    expect(judge(c).exitCode).toBe(0);
   });
 
   it('counts distinct values per step across N runs', () => {
@@ -147,8 +150,8 @@ describe('per-metric verdicts', () => {
     const empty: ParsedLog = { format: 'jsonl', stepKind: 'step', series: [], notes: [], error: 'no JSON objects found' };
     const c = compareRuns(runs(log({ x: [[1, 1]] }), empty));
     expect(c.error).toMatch(/run 2: no JSON objects found/);
-    expect(exitCodeOf(c)).toBe(2);
-    expect(reportText(c, [{ label: 'run 1', logPath: 'a' }, { label: 'run 2', logPath: 'b' }], 2)).toMatch(/^NOTHING TO COMPARE/);
+    expect(judge(c).exitCode).toBe(2);
+    expect(reportText(c, [{ label: 'run 1', logPath: 'a' }, { label: 'run 2', logPath: 'b' }], judge(c))).toMatch(/^NOTHING TO COMPARE/);
   });
 });
 
@@ -182,15 +185,17 @@ describe('comparison on arbitrary series', () => {
       fc.property(fc.array(seriesArb, { minLength: 2, maxLength: 4 }), fc.boolean(), (metricSets, exact) => {
         const precision: Precision = exact ? FULL_REPR : { exact: false, what: '4 decimals' };
         const c = compareRuns(runs(...metricSets.map((m) => log(m as Record<string, Points>, precision))));
-        const code = exitCodeOf(c);
-        expect([0, 1, 2]).toContain(code);
+        const judged = judge(c);
+        expect([0, 1, 2]).toContain(judged.exitCode);
+        // Only a whole comparison without a divergence exits 0.
+        if (judged.exitCode === 0) expect(['bitwise', 'print-precision']).toContain(judged.verdict);
         for (const m of c.metrics) {
           if (m.verdict === 'bitwise') expect(exact).toBe(true);
           if (m.firstDivergentStep !== null) expect(m.verdict).not.toBe('bitwise');
         }
         const reportRuns = metricSets.map((_, i) => ({ label: `run ${i + 1}`, logPath: `r${i}` }));
-        expect(typeof reportText(c, reportRuns, code)).toBe('string');
-        JSON.parse(reportJson('compare', c, reportRuns, code));
+        expect(reportText(c, reportRuns, judged).startsWith(judged.headline)).toBe(true);
+        expect(REPORT.safeParse(JSON.parse(reportJson('compare', c, reportRuns, judged))).success).toBe(true);
       }),
       { numRuns: 300 },
     );

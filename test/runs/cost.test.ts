@@ -5,9 +5,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compareRuns, exitCodeOf } from '../../server/src/runs/compare.js';
+import { compareRuns } from '../../server/src/runs/compare.js';
 import { settingsCost } from '../../server/src/runs/cost.js';
 import { ReportRun, reportJson, reportText } from '../../server/src/runs/report.js';
+import { judge } from '../../server/src/runs/verdict.js';
 import { FULL_REPR, type MetricSeries, type ParsedLog } from '../../server/src/runs/series.js';
 import { runCli } from '../support/cli.js';
 
@@ -66,15 +67,15 @@ describe('the reports', () => {
   const cost = settingsCost(runs, logs)!;
 
   it('text: one line naming B\'s settings and both ratios', () => {
-    const text = reportText(comparison, runs, exitCodeOf(comparison), cost);
+    const text = reportText(comparison, runs, judge(comparison), cost);
     expect(text.split('\n').filter((l) => /cost/i.test(l))).toEqual(['  Cost of the B settings (FLASH_ATTENTION_DETERMINISTIC=1; run 2 vs run 1): wall time ×1.30, median step_time ×1.20.']);
     expect(text).toContain('(env: FLASH_ATTENTION_DETERMINISTIC=1)\n');
-    expect(reportText(comparison, runs, exitCodeOf(comparison))).not.toMatch(/cost/i);
+    expect(reportText(comparison, runs, judge(comparison))).not.toMatch(/cost/i);
   });
 
   it('JSON: costOfB only when given, everything else as before', () => {
-    const withCost = JSON.parse(reportJson('pair', comparison, runs, 0, cost));
-    const without = JSON.parse(reportJson('pair', comparison, runs, 0));
+    const withCost = JSON.parse(reportJson('pair', comparison, runs, judge(comparison), { cost }));
+    const without = JSON.parse(reportJson('pair', comparison, runs, judge(comparison)));
     expect(without).not.toHaveProperty('costOfB');
     const { costOfB, ...rest } = withCost;
     expect(rest).toEqual(without);

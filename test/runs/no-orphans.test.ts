@@ -77,8 +77,8 @@ describe('no process is left behind', () => {
     expect(JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8')).runs[0].status).toBe('running');
     fs.copyFileSync(path.join(dir, 'run-1.log'), path.join(dir, 'run-2.log'));
     const result = runCli(['compare', dir], ROOT);
-    expect(result.status).toBe(1);
-    expect(result.stdout).toMatch(/^IDENTICAL SO FAR: 1 metric over 2 steps \(partial/);
+    expect(result.status).toBe(2);
+    expect(result.stdout).toMatch(/^INCOMPLETE: identical so far, 1 metric over 2 steps \(partial/);
     expect(result.stdout).toMatch(/run 1 {2}did not finish/);
     expect(result.stderr).toBe('');
   });

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkFolders, commandScripts, formatHazards, scriptFolders } from '../../server/src/cli/pair-hazards.js';
+import { checkFolders, commandScripts, formatHazards, scriptFolders } from '../../server/src/runs/pair-hazards.js';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
 

@@ -66,10 +66,12 @@ describe('bitexact pair --parallel', () => {
     const pidFile = path.join(out, 'pids.txt');
     const result = runCli(['pair', '--parallel', '--runs', '3', '--timeout', '1', '--env', `PID_FILE=${pidFile}`, '--format', 'json', '--out', path.join(out, 'runs'), '--', 'python3', path.join(FIXTURES, 'spawn_and_sleep.py')], ROOT);
     // Three 1-second timeouts side by side, not one after another (plus the kill grace and start-up).
-    expect(result.status).toBe(1);
-    const report = JSON.parse(result.stdout) as { partial: boolean; runs: { timedOut?: boolean }[]; metrics: { name: string; verdict: string; steps: number }[] };
+    // Timed out before any divergence: incomplete, never clean (exit 2).
+    expect(result.status).toBe(2);
+    const report = JSON.parse(result.stdout) as { verdict: string; partial: boolean; runs: { timedOut?: boolean }[]; metrics: { name: string; verdict: string; steps: number }[] };
     expect(report.runs.map((r) => r.timedOut)).toEqual([true, true, true]);
     expect(report.partial).toBe(true);
+    expect(report.verdict).toBe('incomplete');
     expect(report.metrics.find((m) => m.name === 'loss')).toMatchObject({ verdict: 'bitwise', steps: 3 });
     const pids = fs.readFileSync(pidFile, 'utf8').trim().split('\n').map(Number);
     expect(pids.length).toBe(3);

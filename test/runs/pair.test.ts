@@ -75,11 +75,14 @@ describe('bitexact pair on the toy trainers', () => {
     expect(report.runs[0]!.logPath).toMatch(/run-1\.log$/);
   });
 
-  it('gives a partial verdict when run B crashes part-way', () => {
+  it('gives an incomplete, partial verdict when run B crashes part-way', () => {
     const result = runCli(['pair', '--env-b', 'CRASH_AT=5', '--format', 'json', '--out', out, '--', 'python3', path.join(FIXTURES, 'crash_midway.py')], ROOT);
-    expect(result.status).toBe(1);
-    const report = JSON.parse(result.stdout) as Report;
+    // A crash before any divergence: exit 2, never clean.
+    expect(result.status).toBe(2);
+    const report = JSON.parse(result.stdout) as Report & { verdict: string; headline: string };
     expect(report.partial).toBe(true);
+    expect(report.verdict).toBe('incomplete');
+    expect(report.headline).toMatch(/^INCOMPLETE: identical so far/);
     expect(metricOf(report, 'loss')).toMatchObject({ verdict: 'bitwise', steps: 4, lastCommonStep: 4 });
     expect(report.runs.map((r) => r.exitCode)).toEqual([0, 1]);
     expect(report.runs[1]!.env).toMatchObject({ CRASH_AT: '5' });
@@ -88,14 +91,14 @@ describe('bitexact pair on the toy trainers', () => {
     expect(fs.readFileSync(path.join(pairDir(), 'run-2.log.stderr'), 'utf8')).toContain('RuntimeError: simulated failure at step 5');
     expect(JSON.parse(fs.readFileSync(path.join(pairDir(), 'meta.json'), 'utf8')).runs[1]).toMatchObject({ stderr: 'run-2.log.stderr' });
     const text = fs.readFileSync(path.join(pairDir(), 'report.txt'), 'utf8');
-    expect(text).toMatch(/^IDENTICAL SO FAR: 1 metric over 4 steps \(partial: compared up to step 4; run 1 reached 10, run 2 reached 4, exit 1\)/);
+    expect(text).toMatch(/^INCOMPLETE: identical so far, 1 metric over 4 steps \(partial: compared up to step 4; run 1 reached 10, run 2 reached 4, exit 1\)/);
   });
 
   it('kills the whole process group on timeout and still compares what was logged', () => {
     const pidFile = path.join(out, 'pids.txt');
     const result = runCli(['pair', '--timeout', '1', '--env', `PID_FILE=${pidFile}`, '--out', path.join(out, 'runs'), '--', 'python3', path.join(FIXTURES, 'spawn_and_sleep.py')], ROOT);
-    expect(result.status).toBe(1);
-    expect(result.stdout).toMatch(/^IDENTICAL SO FAR: 1 metric over 3 steps \(partial: .*timed out/);
+    expect(result.status).toBe(2);
+    expect(result.stdout).toMatch(/^INCOMPLETE: identical so far, 1 metric over 3 steps \(partial: .*timed out/);
     expect(result.stdout).toMatch(/run 1 {2}timed out/);
     const pids = fs.readFileSync(pidFile, 'utf8').trim().split('\n').map(Number);
     expect(pids.length).toBe(2);
@@ -133,7 +136,7 @@ describe('bitexact pair on the toy trainers', () => {
     const code = await new Promise<number | null>((resolve) => cli.on('close', resolve));
     expect(code).toBe(2);
     expect(stderr).toContain('stopping the run');
-    expect(stdout).toMatch(/^NOTHING TO COMPARE: need at least two runs/);
+    expect(stdout).toMatch(/^CANCELLED during run 1 of 2: nothing compared \(need at least two runs/);
     expect(stdout).toMatch(/run 1 {2}cancelled/);
     for (const pid of fs.readFileSync(pidFile, 'utf8').trim().split('\n').map(Number)) expect(isRunning(pid)).toBe(false);
   });

@@ -50,6 +50,9 @@ const fileSchema = z
     exclude: z.array(z.string()).optional(),
     'test-code': z.enum(['report', 'info', 'skip']).optional(),
     'test-code-globs': z.array(z.string()).optional(),
+    // [tool.bitexact.runs.NAME]: run configurations of `bitexact pair --run-config`, read and checked
+    // by runs/run-config.ts when a pair runs; the checker has no use for them.
+    runs: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();
 

@@ -67,7 +67,7 @@ async function main(argv: string[]): Promise<number> {
     startLanguageServer(await Checker.create(bundledGrammar()));
     return new Promise<number>(() => undefined); // runs until the client shuts it down
   }
-  if (command === 'pair') return (await import('./runs-commands.js')).runPairCommand(rest);
+  if (command === 'pair') return (await import('./pair-command.js')).runPairCommand(rest);
   if (command === 'compare') return (await import('./runs-commands.js')).runCompareCommand(rest);
   const checker = await Checker.create(bundledGrammar());
   const rules = [...checker.rules.values()];

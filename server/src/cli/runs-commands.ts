@@ -1,55 +1,22 @@
-// `bitexact pair` (run a command N times and compare) and `bitexact compare` (compare logs already on
-// disk). Both end in the same report; the exit status is 0 when no counted metric diverged, 1 when one
-// did (or the runs did not all finish the same steps), 2 on a usage error or when nothing could be read.
+// `bitexact compare` (compare logs already on disk), and what it shares with `bitexact pair`
+// (pair-command.ts): flag checks, usage errors, paths as shown. Both end in the same report, whose
+// verdict and exit status are the engine's (runs/verdict.ts).
 import fs from 'node:fs';
 import path from 'node:path';
-import { localisationText, localisePair, ProbeUsageError, probeSpec } from '../runs/probe-run.js';
 import { parseArgs } from 'node:util';
-import { RunInput, compareRuns, exitCodeOf } from '../runs/compare.js';
+import { RunInput, compareRuns } from '../runs/compare.js';
+import { judge } from '../runs/verdict.js';
+import { ProbeUsageError } from '../runs/probe-run.js';
+import { displayPath as displaySessionPath } from '../runs/pair-session.js';
 import { LOG_FORMATS, LogFormat, isLogFormat } from '../runs/formats/detect.js';
 import { goldenValuesJson } from '../runs/formats/golden.js';
 import { readRankTraces } from '../runs/formats/ranks.js';
-import { CompareInputError, resolveCompareInputs } from '../runs/compare-inputs.js';
-import { PairResult, RUN_NUMBER_ENV, killActiveRuns, runPair } from '../runs/launch.js';
-import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, readRequest, serveLogRead } from '../runs/read-logs.js';
+import { CompareInputError, readPairVariants, resolveCompareInputs } from '../runs/compare-inputs.js';
+import { VariantUsageError, variantsReport } from '../runs/variants.js';
+import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, serveLogRead } from '../runs/read-logs.js';
 import type { ParsedLog } from '../runs/series.js';
 import { settingsCost } from '../runs/cost.js';
 import { ReportRun, reportJson, reportText } from '../runs/report.js';
-import { HazardCheck, checkFolders, commandScripts, formatHazards, scriptFolders } from './pair-hazards.js';
-import { MetricsFiles, hasRunPlaceholder } from './pair-metrics.js';
-
-const PAIR_USAGE = `Usage: bitexact pair [options] -- COMMAND [ARG...]
-
-Runs COMMAND several times, one run after another (or all at once with --parallel), and compares
-the metrics each run logged.
-
-Options:
-  --runs N             how many runs (default 2)
-  --env KEY=VALUE      set a variable for every run (repeatable)
-  --env-b KEY=VALUE    set a variable for run B only (runs 2, 4, …; repeatable)
-  --preset det         deterministic settings: cuBLAS/NCCL/TE/flash-attn variables and
-                       torch.use_deterministic_algorithms(True) when torch is imported
-  --probe modules      also record, in each run's probe-<k>/, a digest of every module's outputs,
-                       gradients and parameters in execution order (torch programs, no code
-                       change); the report names the first record where runs 1 and 2 differ
-  --probe-steps A-B    record only these steps (1-based, inclusive, as the log counts them)
-  --parallel           start every run at once (each still in its own process group; a timeout
-                       or Ctrl-C stops them all)
-  --timeout SECONDS    stop a run (its whole process group) after this long
-  --out DIR            where run logs go (default .bitexact/runs); each pair gets DIR/<run-id>/
-  --log-format F       read the output as ${LOG_FORMATS.join(', ')} (default: detect)
-  --metrics PATH       read each run's metrics from the file the program writes at PATH (relative
-                       to the working directory) instead of its output; {k} (or {run}) in PATH
-                       stands for the run number, which each run finds in $${RUN_NUMBER_ENV}. The
-                       file must be written by the run; it is copied next to the run's log
-  --format FORMAT      text (default) or json
-  --require-bitwise    fail (exit 1) when a metric agrees only at printed precision
-  --stderr             also read what the runs write to stderr as metrics (after their stdout);
-                       without it stderr is kept in run-<k>.log.stderr and never counted
-  --tee                also show each run's output on stderr as it arrives
-  --no-check           when the runs differ, do not run bitexact check on the folders of the
-                       command's Python scripts (it lists the hazards it finds there)
-`;
 
 const COMPARE_USAGE = `Usage: bitexact compare [options] PATH PATH [PATH...]
        bitexact compare [options] DIR      (a pair directory holding run-1.log, run-2.log, … or,
@@ -70,7 +37,7 @@ Options:
  * Large logs are read in worker threads that run this bundle as `compare`, which routes them to
  * serveLogRead. From the TypeScript sources (the tests) there is no bundle to run: logs are read here.
  */
-const LOG_READ_WORKER: WorkerEntry | undefined = __filename.endsWith('.cjs') ? { script: __filename, argv: ['compare'] } : undefined;
+export const LOG_READ_WORKER: WorkerEntry | undefined = __filename.endsWith('.cjs') ? { script: __filename, argv: ['compare'] } : undefined;
 
 function readLogs(requests: LogRequest[]): Promise<ParsedLog[]> {
   return readLogFiles(requests, {
@@ -79,27 +46,27 @@ function readLogs(requests: LogRequest[]): Promise<ParsedLog[]> {
   });
 }
 
-class RunsUsageError extends Error {}
+export class RunsUsageError extends Error {}
 
-function usageFailure(error: unknown, usage: string): number {
-  const message = error instanceof RunsUsageError || error instanceof CompareInputError || error instanceof ProbeUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (error as Error).message : undefined;
+export function usageFailure(error: unknown, usage: string): number {
+  const message = error instanceof RunsUsageError || error instanceof CompareInputError || error instanceof ProbeUsageError || error instanceof VariantUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (error as Error).message : undefined;
   if (message === undefined) throw error;
   process.stderr.write(`bitexact: error: ${message}\n\n${usage}`);
   return 2;
 }
 
-function checkFormat(value: string | undefined): 'text' | 'json' {
+export function checkFormat(value: string | undefined): 'text' | 'json' {
   if (value !== 'text' && value !== 'json') throw new RunsUsageError(`--format must be text or json, not '${value}'`);
   return value;
 }
 
-function checkLogFormat(value: string | undefined): LogFormat | 'auto' {
+export function checkLogFormat(value: string | undefined): LogFormat | 'auto' {
   if (value === undefined || value === 'auto') return 'auto';
   if (!isLogFormat(value)) throw new RunsUsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}, not '${value}'`);
   return value;
 }
 
-function parseAssignments(values: string[] | undefined, flag: string): Record<string, string> {
+export function parseAssignments(values: string[] | undefined, flag: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const item of values ?? []) {
     const eq = item.indexOf('=');
@@ -110,209 +77,12 @@ function parseAssignments(values: string[] | undefined, flag: string): Record<st
   return out;
 }
 
-/** What bitexact check finds in the folders of the command's scripts, those scripts first. */
-function checkScripts(command: readonly string[]): HazardCheck {
-  const scripts = commandScripts(command, process.cwd());
-  return checkFolders(bundledCli(), scriptFolders(scripts), process.cwd(), scripts);
-}
 
-/** The full CLI bundle (dist/cli.cjs), next to this bundle or above the sources. */
-function bundledCli(): string {
-  const beside = path.join(__dirname, 'cli.cjs');
-  return fs.existsSync(beside) ? beside : path.join(__dirname, '..', '..', '..', 'dist', 'cli.cjs');
-}
-
-/** python/sitecustomize next to the bundle (dist/../python) or the sources (server/src/cli/../../../python). */
-function sitecustomizeDir(): string | undefined {
-  let dir = __dirname;
-  for (let i = 0; i < 6; i++) {
-    const candidate = path.join(dir, 'python', 'sitecustomize');
-    if (fs.existsSync(path.join(candidate, 'sitecustomize.py'))) return candidate;
-    dir = path.dirname(dir);
-  }
-  return undefined;
-}
-
-function wantsHelp(args: string[], usage: string): boolean {
+export function wantsHelp(args: string[], usage: string): boolean {
   const own = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
   if (!own.includes('--help') && !own.includes('-h')) return false;
   process.stdout.write(usage);
   return true;
-}
-
-export async function runPairCommand(args: string[]): Promise<number> {
-  if (wantsHelp(args, PAIR_USAGE)) return 0;
-  const dashes = args.indexOf('--');
-  let options;
-  try {
-    if (dashes < 0) throw new RunsUsageError('put the command after `--`, e.g. bitexact pair -- python3 train.py');
-    const command = args.slice(dashes + 1);
-    if (command.length === 0) throw new RunsUsageError('no command after `--`');
-    const { values, positionals } = parseArgs({
-      args: args.slice(0, dashes),
-      allowPositionals: true,
-      options: {
-        runs: { type: 'string', default: '2' },
-        env: { type: 'string', multiple: true },
-        'env-b': { type: 'string', multiple: true },
-        preset: { type: 'string' },
-        probe: { type: 'string' },
-        'probe-steps': { type: 'string' },
-        timeout: { type: 'string' },
-        out: { type: 'string', default: path.join('.bitexact', 'runs') },
-        'log-format': { type: 'string' },
-        metrics: { type: 'string' },
-        format: { type: 'string', default: 'text' },
-        'require-bitwise': { type: 'boolean', default: false },
-        tee: { type: 'boolean', default: false },
-        stderr: { type: 'boolean', default: false },
-        parallel: { type: 'boolean', default: false },
-        'no-check': { type: 'boolean', default: false },
-      },
-    });
-    if (positionals.length) throw new RunsUsageError(`unexpected '${positionals[0]}' before \`--\``);
-    const runs = Number(values.runs);
-    if (!Number.isInteger(runs) || runs < 2 || runs > 1000) throw new RunsUsageError(`--runs must be a whole number from 2 to 1000, not '${values.runs}'`);
-    if (values.preset !== undefined && values.preset !== 'det') throw new RunsUsageError(`--preset must be det, not '${values.preset}'`);
-    const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
-    if (timeout !== undefined && !(timeout > 0 && Number.isFinite(timeout))) throw new RunsUsageError(`--timeout must be a positive number of seconds, not '${values.timeout}'`);
-    if (values.metrics === '') throw new RunsUsageError('--metrics needs the path of the file the program writes');
-    if (values.metrics !== undefined && values.parallel && !hasRunPlaceholder(values.metrics)) {
-      throw new RunsUsageError(`--parallel runs would all write ${values.metrics}: put {k} in the path (the run number, also in $${RUN_NUMBER_ENV})`);
-    }
-    const probe = probeSpec(values.probe, values['probe-steps']);
-    const siteDir = values.preset === 'det' || probe ? sitecustomizeDir() : undefined;
-    if ((values.preset === 'det' || probe) && !siteDir) throw new RunsUsageError(`${probe ? '--probe' : '--preset det'}: python/sitecustomize/sitecustomize.py was not found next to bitexact`);
-    options = {
-      command,
-      runs,
-      env: parseAssignments(values.env, '--env'),
-      envB: parseAssignments(values['env-b'], '--env-b'),
-      preset: values.preset as 'det' | undefined,
-      sitecustomizeDir: siteDir,
-      probe,
-      timeoutMs: timeout === undefined ? undefined : timeout * 1000,
-      out: path.resolve(values.out!),
-      logFormat: checkLogFormat(values['log-format']),
-      metrics: values.metrics === undefined ? undefined : new MetricsFiles(values.metrics, process.cwd()),
-      format: checkFormat(values.format),
-      requireBitwise: values['require-bitwise']!,
-      tee: values.tee!,
-      stderrMetrics: values.stderr!,
-      parallel: values.parallel!,
-      staticCheck: !values['no-check'],
-    };
-  } catch (error) {
-    return usageFailure(error, PAIR_USAGE);
-  }
-
-  // The runs live in their own process groups, so Ctrl-C reaches only bitexact: pass it on.
-  const controller = new AbortController();
-  const onInterrupt = () => {
-    if (controller.signal.aborted) {
-      // Quit at once, but leave nothing running: what ignored the first signal is killed first.
-      killActiveRuns();
-      process.exit(130);
-    }
-    process.stderr.write(`\nbitexact: stopping the run${options.parallel ? 's' : ''} (Ctrl-C again to quit at once)\n`);
-    controller.abort();
-  };
-  process.on('SIGINT', onInterrupt);
-  process.on('SIGTERM', onInterrupt);
-  const metrics = options.metrics;
-  const metaWarned = new Set<string>();
-  let pair: PairResult;
-  try {
-    fs.mkdirSync(options.out, { recursive: true });
-    pair = await runPair({
-      argv: options.command,
-      cwd: process.cwd(),
-      runs: options.runs,
-      outDir: options.out,
-      env: options.env,
-      envB: options.envB,
-      preset: options.preset,
-      sitecustomizeDir: options.sitecustomizeDir,
-      probe: options.probe,
-      // Each run's metrics file may be named after its number ({k} in --metrics).
-      numberRuns: metrics !== undefined,
-      timeoutMs: options.timeoutMs,
-      signal: controller.signal,
-      parallel: options.parallel,
-      stderrMetrics: options.stderrMetrics,
-      onMetaError: (message) => {
-        if (!metaWarned.has(message)) process.stderr.write(`bitexact: warning: ${message}; the runs go on\n`);
-        metaWarned.add(message);
-      },
-      onRunStart: (k, log) => {
-        process.stderr.write(`bitexact: run ${k}/${options.runs} → ${displayPath(log)}\n`);
-        metrics?.beforeRun(k);
-      },
-      onRunEnd: (k, record) => metrics?.afterRun(k, path.dirname(record.logPath), record.start),
-      ...(options.tee ? { onOutput: (_k: number, chunk: Buffer) => process.stderr.write(chunk) } : {}),
-    });
-  } catch (error) {
-    // The run directory or meta.json could not be written (permissions, disk full).
-    process.stderr.write(`bitexact: error: cannot keep run logs in ${options.out}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`);
-    return 2;
-  } finally {
-    process.off('SIGINT', onInterrupt);
-    process.off('SIGTERM', onInterrupt);
-  }
-
-  const notStarted = pair.records.find((r) => r.spawnError);
-  if (notStarted) {
-    process.stderr.write(`bitexact: error: cannot start \`${options.command[0]}\`: ${notStarted.spawnError}\n`);
-    return 2;
-  }
-  // A log that could not be written (disk full) ends the pair: the runs after it are not started.
-  // What reached the disk is still compared below, but the exit status says the comparison is not whole.
-  const unlogged = pair.records.find((r) => r.logError);
-  if (unlogged) {
-    const notStarted = options.runs - pair.records.length;
-    process.stderr.write(`bitexact: error: ${unlogged.logError}${notStarted > 0 ? ` (and ${notStarted} later run${notStarted === 1 ? ' was' : 's were'} not started)` : ''}\n`);
-  }
-  for (const { run, error } of metrics?.errors() ?? []) process.stderr.write(`bitexact: error: run ${run}: ${error}\n`);
-  const logs = metrics
-    ? []
-    : await readLogs(pair.records.map((r) => ({ file: r.logPath, format: options.logFormat, ...(options.stderrMetrics && r.stderrPath ? { stderr: r.stderrPath } : {}) })));
-  if (!metrics && !options.stderrMetrics) pair.records.forEach((r, i) => noteStderrMetrics(logs[i]!, r.stderrPath, options.logFormat));
-  const read = pair.records.map((r, i) => (metrics ? metrics.read(i + 1, options.logFormat) : { log: logs[i]!, file: r.logPath }));
-  const inputs: RunInput[] = pair.records.map((r, i) => ({
-    label: `run ${i + 1}`,
-    log: read[i]!.log,
-    exit: { code: r.exitCode, signal: r.signal, timedOut: r.timedOut, cancelled: r.cancelled },
-  }));
-  const reportRuns: ReportRun[] = pair.records.map((r, i) => ({
-    label: `run ${i + 1}`,
-    logPath: displayPath(read[i]!.file ?? r.logPath),
-    command: r.argv,
-    env: pair.envDiffs[i],
-    exitCode: r.exitCode,
-    signal: r.signal,
-    wallTime: r.wallTime,
-    timedOut: r.timedOut,
-    cancelled: r.cancelled,
-  }));
-  const comparison = compareRuns(inputs);
-  let exitCode: number = exitCodeOf(comparison, { requireBitwise: options.requireBitwise });
-  if (pair.metaError) process.stderr.write(`bitexact: error: ${pair.metaError}: it does not say how the runs ended\n`);
-  if (controller.signal.aborted || unlogged || pair.metaError) exitCode = 2;
-  const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
-  // From the divergence back to the code: what bitexact check finds where the command's scripts are.
-  const hazards = options.staticCheck && comparison.firstDivergence ? checkScripts(options.command) : undefined;
-  const probed = options.probe ? localisePair(pair.dir) : {};
-  const text = reportText(comparison, reportRuns, exitCode, cost) + (hazards ? `\n${formatHazards(hazards)}` : '') + (options.probe ? `\n${localisationText(probed)}` : '');
-  const json = reportJson('pair', comparison, reportRuns, exitCode, cost, hazards, probed.localisation ?? (probed.error ? { error: probed.error } : undefined));
-  // The report is kept with the logs, so the run directory explains itself later.
-  try {
-    fs.writeFileSync(path.join(pair.dir, 'report.txt'), text);
-    fs.writeFileSync(path.join(pair.dir, 'report.json'), json);
-  } catch (error) {
-    process.stderr.write(`bitexact: note: could not save the report in ${pair.dir}: ${(error as Error).message}\n`);
-  }
-  process.stdout.write(options.format === 'json' ? json : text);
-  return exitCode;
 }
 
 export async function runCompareCommand(args: string[]): Promise<number> {
@@ -337,6 +107,8 @@ export async function runCompareCommand(args: string[]): Promise<number> {
     if (values['export-golden'] === '') throw new RunsUsageError('--export-golden needs a file name');
     options = {
       files: resolveCompareInputs(positionals),
+      // One pair directory: it may hold a pair run with --variant.
+      variantsOf: positionals.length === 1 ? positionals[0] : undefined,
       logFormat: checkLogFormat(values['log-format']),
       format: checkFormat(values.format),
       requireBitwise: values['require-bitwise']!,
@@ -360,25 +132,24 @@ export async function runCompareCommand(args: string[]): Promise<number> {
     ...(f.exit ? { exitCode: f.exit.code, signal: f.exit.signal, timedOut: f.exit.timedOut, cancelled: f.exit.cancelled, unfinished: f.exit.unfinished } : {}),
     ...(f.env ? { env: f.env } : {}),
     ...(f.wallTime !== undefined ? { wallTime: f.wallTime } : {}),
+    ...(f.variant !== undefined ? { variant: f.variant } : {}),
   }));
+  // A pair directory of `pair --variant` is judged as the pair judged it: per variant, then across.
+  const planned = options.variantsOf === undefined ? undefined : readPairVariants(options.variantsOf);
+  if (planned) {
+    const { outcome, comparison, judged, text } = variantsReport(planned.variants, inputs, reportRuns, planned.runsPer, { requireBitwise: options.requireBitwise });
+    process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, judged, { variants: outcome.variants, agreement: outcome.agreement }) : text);
+    return options.exportGolden !== undefined && !exportGolden(options.exportGolden, inputs[0]!) ? 2 : judged.exitCode;
+  }
   const comparison = compareRuns(inputs);
-  let exitCode: number = exitCodeOf(comparison, { requireBitwise: options.requireBitwise });
+  const judged = judge(comparison, { requireBitwise: options.requireBitwise });
+  let exitCode: number = judged.exitCode;
   const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
-  process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, exitCode, cost) : reportText(comparison, reportRuns, exitCode, cost));
+  process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, judged, { cost }) : reportText(comparison, reportRuns, judged, cost));
   if (options.exportGolden !== undefined && !exportGolden(options.exportGolden, inputs[0]!)) exitCode = 2;
   return exitCode;
 }
 
-/**
- * A run whose output held nothing to compare but whose stderr has metrics (Python's logging writes to
- * stderr): say so in the log's error, where the report shows it, rather than read stderr unasked.
- */
-function noteStderrMetrics(log: ParsedLog, stderrPath: string | undefined, format: LogFormat | 'auto'): void {
-  if (!stderrPath || log.series.length > 0) return;
-  const stderr = readRequest({ file: stderrPath, format });
-  if (stderr.series.length === 0) return;
-  log.error = `${log.error ?? 'no metrics'}; its stderr (${path.basename(stderrPath)}) has ${stderr.series.length} metric(s): pass --stderr to read them`;
-}
 
 /** Writes run 1's metrics as Megatron golden values; false (with a message) when it cannot. */
 function exportGolden(file: string, reference: RunInput): boolean {
@@ -396,7 +167,6 @@ function exportGolden(file: string, reference: RunInput): boolean {
   return true;
 }
 
-function displayPath(file: string): string {
-  const rel = path.relative(process.cwd(), file);
-  return (rel.startsWith('..') ? file : rel).split(path.sep).join('/');
+export function displayPath(file: string): string {
+  return displaySessionPath(process.cwd(), file);
 }

@@ -28,6 +28,7 @@ import { toDiagnostic } from './convert.js';
 import { DocumentStore, OpenDocument } from './documents.js';
 import { hoverFor } from './hover.js';
 import { NOTEBOOK_SELECTOR, NotebookStore } from './notebooks.js';
+import { registerPairRuns } from './pair-runs.js';
 import { DEFAULT_EDITOR_SETTINGS, EditorSettings, readEditorSettings } from './settings.js';
 import { uriToPath, WorkspaceModel } from './workspace.js';
 import packageJson from '../../../package.json';
@@ -328,6 +329,7 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
     refreshAll();
   });
 
+  registerPairRuns(connection);
   connection.onExecuteCommand(async (params, token) => {
     if (params.command === SHOW_CONFIGURATION_COMMAND) {
       const uri = String(params.arguments?.[0] ?? '');

@@ -5,6 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { RunInput } from './compare.js';
 import { rankFilesIn } from './formats/ranks.js';
+import { MetaVariant, PAIR_META_READ } from './pair-meta.js';
+
+type PairMetaRead = ReturnType<typeof PAIR_META_READ.parse>;
 
 /** Paths that name nothing to compare: a usage error. */
 export class CompareInputError extends Error {}
@@ -21,6 +24,14 @@ export interface CompareInput {
   wallTime?: number;
   /** The run's stderr file, read after its log: the pair was run with --stderr (meta.json says). */
   stderr?: string;
+  /** The variant the run belongs to (a pair run with --variant). */
+  variant?: string;
+}
+
+/** The variants of a pair directory run with --variant (meta.json), and the runs asked for under each. */
+export function readPairVariants(dir: string): { variants: MetaVariant[]; runsPer: number } | undefined {
+  const meta = readMeta(dir);
+  return meta?.variants && meta.runsPerVariant ? { variants: meta.variants, runsPer: meta.runsPerVariant } : undefined;
 }
 
 /** Files as given; a lone directory is a pair directory (run-k.log + meta.json); other directories stand for their best log. */
@@ -90,31 +101,34 @@ function runNumber(file: string): number {
 }
 
 /** What meta.json says of each run (how it ended, its environment difference and wall time), and whether the pair read stderr. */
-function pairRecords(dir: string): { runs: Map<number, Pick<CompareInput, 'exit' | 'env' | 'wallTime'>>; stderrMetrics: boolean } {
-  const out = new Map<number, Pick<CompareInput, 'exit' | 'env' | 'wallTime'>>();
-  let stderrMetrics = false;
-  type MetaRun = { run: number; exitCode?: number | null; signal?: string | null; status?: string; env?: Record<string, string | null>; wallTime?: number };
-  try {
-    const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8')) as { runs?: MetaRun[]; stderrMetrics?: unknown };
-    stderrMetrics = meta.stderrMetrics === true;
-    for (const r of meta.runs ?? []) {
-      out.set(r.run, {
-        exit: {
-          code: r.exitCode ?? null,
-          signal: r.signal ?? null,
-          timedOut: r.status === 'timed out',
-          cancelled: r.status === 'cancelled',
-          // bitexact was stopped (SIGKILL, a crash) while the run ran: compared as far as its log goes.
-          ...(r.status === 'running' ? { unfinished: true } : {}),
-        },
-        ...(r.env && typeof r.env === 'object' ? { env: r.env } : {}),
-        ...(typeof r.wallTime === 'number' ? { wallTime: r.wallTime } : {}),
-      });
-    }
-  } catch {
-    // No meta.json (logs copied by hand): compare without exit information.
+function pairRecords(dir: string): { runs: Map<number, Pick<CompareInput, 'exit' | 'env' | 'wallTime' | 'variant'>>; stderrMetrics: boolean } {
+  const out = new Map<number, Pick<CompareInput, 'exit' | 'env' | 'wallTime' | 'variant'>>();
+  const meta = readMeta(dir);
+  for (const r of meta?.runs ?? []) {
+    out.set(r.run, {
+      exit: {
+        code: r.exitCode ?? null,
+        signal: r.signal ?? null,
+        timedOut: r.status === 'timed out',
+        cancelled: r.status === 'cancelled',
+        // bitexact was stopped (SIGKILL, a crash) while the run ran: compared as far as its log goes.
+        ...(r.status === 'running' ? { unfinished: true } : {}),
+      },
+      ...(r.env ? { env: r.env } : {}),
+      ...(r.wallTime !== undefined ? { wallTime: r.wallTime } : {}),
+      ...(r.variant !== undefined ? { variant: r.variant } : {}),
+    });
   }
-  return { runs: out, stderrMetrics };
+  return { runs: out, stderrMetrics: meta?.stderrMetrics === true };
+}
+
+function readMeta(dir: string): PairMetaRead | undefined {
+  try {
+    const parsed = PAIR_META_READ.safeParse(JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8')));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined; // no meta.json (logs copied by hand): compared without exit information
+  }
 }
 
 const LOG_PREFERENCE: [RegExp, number][] = [

@@ -77,10 +77,6 @@ export interface Comparison {
   error?: string;
 }
 
-export interface ExitPolicy {
-  /** Print-precision agreement fails too (it proves at most n digits, not the bits). */
-  requireBitwise?: boolean;
-}
 
 export function compareRuns(runs: readonly RunInput[]): Comparison {
   const usable = runs.filter((r) => r.log.series.length > 0);
@@ -139,15 +135,6 @@ export function endedAbnormally(exit: RunExit): boolean {
   return exit.code !== 0 || exit.signal !== null || exit.timedOut === true || exit.cancelled === true || exit.unfinished === true;
 }
 
-/** 0: nothing non-timing diverged; 1: something did (or runs stopped at different steps); 2: nothing to compare. */
-export function exitCodeOf(comparison: Comparison, policy: ExitPolicy = {}): 0 | 1 | 2 {
-  if (comparison.error) return 2;
-  const counted = comparison.metrics.filter((m) => !m.timing);
-  if (counted.some((m) => m.verdict === 'differs' || m.verdict === 'missing')) return 1;
-  if (comparison.partial) return 1;
-  if (policy.requireBitwise && counted.some((m) => m.verdict !== 'bitwise')) return 1;
-  return 0;
-}
 
 function lastStepOf(log: ParsedLog): number | null {
   let last: number | null = null;

@@ -66,16 +66,23 @@ function differences(reference: Record<string, string | null>, env: Record<strin
 }
 
 function stepTimeRatio(logs: readonly ParsedLog[], indexA: number[], indexB: number[]): (Ratio & { metric: string }) | null {
+  const found = stepTimeMedians(logs, [...indexA, ...indexB]);
+  if (!found) return null;
+  const ratio = ratioOf(indexA.map((i) => found.medians.get(i)), indexB.map((i) => found.medians.get(i)));
+  return ratio && { metric: found.metric, ...ratio };
+}
+
+/** The per-step timing metric every one of the logs at `indices` reports, and its median in each. */
+export function stepTimeMedians(logs: readonly ParsedLog[], indices: readonly number[]): { metric: string; medians: Map<number, number> } | null {
   // Names per log, looked up once per candidate: linear in the series (thousands with rank files).
   const names = logs.map((log) => new Set(log.series.map((s) => s.name)));
-  const inAll = (name: string) => [...indexA, ...indexB].every((i) => names[i]?.has(name));
-  const candidates = (logs[0]?.series ?? []).filter((s) => s.timing && inAll(s.name));
+  const inAll = (name: string) => indices.every((i) => names[i]?.has(name));
+  const candidates = (logs[indices[0] ?? 0]?.series ?? []).filter((s) => s.timing && inAll(s.name));
   for (const pattern of STEP_TIME_NAMES) {
     const metric = candidates.find((s) => pattern.test(s.name.replace(/@rank\d+$/, '').toLowerCase()))?.name;
     if (metric === undefined) continue;
     const medianOf = (i: number) => median(logs[i]!.series.find((s: MetricSeries) => s.name === metric)!.values.filter(Number.isFinite));
-    const ratio = ratioOf(indexA.map(medianOf), indexB.map(medianOf));
-    return ratio && { metric, ...ratio };
+    return { metric, medians: new Map(indices.map((i) => [i, medianOf(i)])) };
   }
   return null;
 }
@@ -88,7 +95,7 @@ function ratioOf(a: (number | undefined)[], b: (number | undefined)[]): Ratio | 
 }
 
 /** The median; the mean of the middle two for an even count; NaN for none. */
-function median(xs: number[]): number {
+export function median(xs: number[]): number {
   const sorted = [...xs].sort((x, y) => x - y);
   const mid = sorted.length >> 1;
   if (sorted.length === 0) return NaN;

@@ -13,8 +13,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { probeEnvironment, ProbeSpec } from './probe-run.js';
+import type { MetaRun, MetaVariant, PairMeta } from './pair-meta.js';
 import { OutputFile, RUN_TOKEN_ENV, RunProcesses, newRunToken, runAlive, signalRun, superviseRun } from './process-group.js';
-import { InterpreterVersions, probeVersions } from './versions.js';
+import { probeVersions } from './versions.js';
 
 export interface RunSpec {
   argv: string[];
@@ -27,7 +28,7 @@ export interface RunSpec {
   /** Time between SIGINT and SIGTERM, and between SIGTERM and SIGKILL, when stopping a run. */
   killGraceMs?: number;
   /** Called with the run's output in whole lines, soon after the run wrote them (stdout and stderr apart). */
-  onOutput?: (chunk: Buffer) => void;
+  onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void;
 }
 
 export interface RunRecord {
@@ -83,11 +84,12 @@ export const RUN_NUMBER_ENV = 'BITEXACT_RUN';
  * The environment of run k (1-based): the parent's, then the preset, then --env, then --env-b on
  * even-numbered runs (run 2 is "B" in a pair), then with `numberRuns` the run's number. PYTHONUNBUFFERED
  * is left as it is (see launchRun): `--env PYTHONUNBUFFERED=1` buys output that shows up line by line
- * for a system call per line.
+ * for a system call per line. `fill: 'off'` has the sitecustomize set
+ * torch.utils.deterministic.fill_uninitialized_memory = False once torch is imported.
  */
 export function runEnvironment(
   parent: NodeJS.ProcessEnv,
-  options: { env?: Record<string, string>; envB?: Record<string, string>; preset?: 'det'; sitecustomizeDir?: string; numberRuns?: boolean },
+  options: { env?: Record<string, string>; envB?: Record<string, string>; preset?: 'det'; fill?: 'on' | 'off'; sitecustomizeDir?: string; numberRuns?: boolean },
   k: number,
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...parent };
@@ -95,7 +97,9 @@ export function runEnvironment(
   Object.assign(env, options.env ?? {});
   if (k % 2 === 0) Object.assign(env, options.envB ?? {});
   if (options.numberRuns) env[RUN_NUMBER_ENV] = String(k);
-  if (options.preset === 'det' && options.sitecustomizeDir) {
+  const nofill = options.fill === 'off';
+  if (nofill) env['BITEXACT_TORCH_HOOKS'] = options.preset === 'det' ? 'deterministic,nofill' : 'nofill';
+  if ((options.preset === 'det' || nofill) && options.sitecustomizeDir) {
     const rest = env['PYTHONPATH'] ? `${path.delimiter}${env['PYTHONPATH']}` : '';
     env['PYTHONPATH'] = `${options.sitecustomizeDir}${rest}`;
   }
@@ -188,10 +192,10 @@ export function launchRun(spec: RunSpec): Promise<RunRecord> {
 
     const onOutput = spec.onOutput;
     const tell = (final: boolean) => {
-      for (const file of files) {
+      files.forEach((file, i) => {
         const lines = file.take(final);
-        if (lines.length) onOutput?.(lines);
-      }
+        if (lines.length) onOutput?.(lines, i === 0 ? 'stdout' : 'stderr');
+      });
     };
     const ticker = onOutput ? setInterval(() => tell(false), TAIL_INTERVAL_MS) : undefined;
 
@@ -291,6 +295,13 @@ export interface PairSpec {
   envB?: Record<string, string>;
   preset?: 'det';
   sitecustomizeDir?: string;
+  /**
+   * pair --variant: `runs` runs under each variant in turn (runs 1..runs the first, and so on), each
+   * with the variant's preset, fill and variables over `env`; `preset` and `envB` are not used then.
+   */
+  variants?: MetaVariant[];
+  /** The run configuration the pair ran (meta.json `runConfig`). */
+  runConfig?: string;
   /** Record a probe trace in probe-<k>/ of each run (probe-run.ts; needs sitecustomizeDir). */
   probe?: ProbeSpec;
   /** Tell each run its number in $BITEXACT_RUN (RUN_NUMBER_ENV). */
@@ -298,10 +309,10 @@ export interface PairSpec {
   timeoutMs?: number;
   signal?: AbortSignal;
   parentEnv?: NodeJS.ProcessEnv;
-  /** Told when run k starts, with its log path. */
-  onRunStart?: (k: number, logPath: string) => void;
-  /** Each run's output as it arrives, after it is on disk (for --tee and live views). */
-  onOutput?: (k: number, chunk: Buffer) => void;
+  /** Told when run k (of `total`) starts, with its log path. */
+  onRunStart?: (k: number, logPath: string, total: number) => void;
+  /** Each run's output as it arrives, after it is on disk (for --tee, progress and live views). */
+  onOutput?: (k: number, chunk: Buffer, stream: 'stdout' | 'stderr') => void;
   onRunEnd?: (k: number, record: RunRecord) => void;
   /** Start every run at once instead of one after another. */
   parallel?: boolean;
@@ -317,9 +328,8 @@ export interface PairResult {
   id: string;
   dir: string;
   records: RunRecord[];
-  envDiffs: Record<string, string | null>[];
-  /** What the command's Python interpreter reported; null when the command is not a Python one. */
-  versions: InterpreterVersions | null;
+  /** meta.json as last written: each run's environment difference, variant and status. */
+  meta: PairMeta;
   /** Set when the last update of meta.json failed: it does not say how the runs ended. */
   metaError?: string;
 }
@@ -335,17 +345,19 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
   const id = newRunId(spec.argv);
   const dir = path.join(spec.outDir, id);
   fs.mkdirSync(dir, { recursive: true });
-  const meta = {
+  const meta: PairMeta = {
     version: 1,
     id,
     command: spec.argv,
     cwd: spec.cwd,
     git: gitState(spec.cwd),
-    preset: spec.preset ?? null,
+    preset: spec.variants ? null : (spec.preset ?? null),
     parallel: spec.parallel === true,
     stderrMetrics: spec.stderrMetrics === true,
-    versions: null as InterpreterVersions | null,
-    runs: [] as Record<string, unknown>[],
+    ...(spec.runConfig !== undefined ? { runConfig: spec.runConfig } : {}),
+    ...(spec.variants ? { variants: spec.variants, runsPerVariant: spec.runs } : {}),
+    versions: null,
+    runs: [],
   };
   const file = path.join(dir, 'meta.json');
   const write = () => {
@@ -372,18 +384,18 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
   write(); // before any run: a disk that cannot take this cannot take their logs either
 
   const records: RunRecord[] = [];
-  const envDiffs: Record<string, string | null>[] = [];
+  const total = spec.runs * (spec.variants?.length ?? 1);
   const launch = (k: number): Promise<RunRecord> => {
-    const env = runEnvironment(parent, spec, k);
-    if (spec.probe && spec.sitecustomizeDir) Object.assign(env, probeEnvironment(spec.probe, path.join(dir, `probe-${k}`), env, spec.sitecustomizeDir, spec.preset === 'det'));
-    const envDiff = environmentDifference(parent, env);
+    const variant = spec.variants?.[Math.floor((k - 1) / spec.runs)];
+    const settings = variant ? { ...spec, preset: variant.preset ?? undefined, fill: variant.fill, env: { ...spec.env, ...variant.env }, envB: undefined } : spec;
+    const env = runEnvironment(parent, settings, k);
+    if (spec.probe && spec.sitecustomizeDir) Object.assign(env, probeEnvironment(spec.probe, path.join(dir, `probe-${k}`), env, spec.sitecustomizeDir, settings.preset === 'det'));
     const logPath = path.join(dir, `run-${k}.log`);
-    const entry: Record<string, unknown> = { run: k, log: `run-${k}.log`, env: envDiff, status: 'running', start: new Date().toISOString() };
+    const entry: MetaRun = { run: k, log: `run-${k}.log`, env: environmentDifference(parent, env), status: 'running', ...(variant ? { variant: variant.name } : {}), start: new Date().toISOString() };
     meta.runs.push(entry);
-    meta.runs.sort((a, b) => (a['run'] as number) - (b['run'] as number));
-    envDiffs[k - 1] = envDiff;
+    meta.runs.sort((a, b) => a.run - b.run);
     writeMeta();
-    spec.onRunStart?.(k, logPath);
+    spec.onRunStart?.(k, logPath, total);
     const onOutput = spec.onOutput;
     return launchRun({
       argv: spec.argv,
@@ -392,7 +404,7 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
       logPath,
       timeoutMs: spec.timeoutMs,
       signal: spec.signal,
-      ...(onOutput ? { onOutput: (chunk: Buffer) => onOutput(k, chunk) } : {}),
+      ...(onOutput ? { onOutput: (chunk: Buffer, stream: 'stdout' | 'stderr') => onOutput(k, chunk, stream) } : {}),
     }).then((record) => {
       Object.assign(entry, {
         status: record.spawnError ? 'not started' : record.timedOut ? 'timed out' : record.cancelled ? 'cancelled' : 'ended',
@@ -412,9 +424,9 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
     });
   };
   if (spec.parallel) {
-    if (!spec.signal?.aborted) await Promise.all(Array.from({ length: spec.runs }, (_, i) => launch(i + 1)));
+    if (!spec.signal?.aborted) await Promise.all(Array.from({ length: total }, (_, i) => launch(i + 1)));
   } else {
-    for (let k = 1; k <= spec.runs; k++) {
+    for (let k = 1; k <= total; k++) {
       if (spec.signal?.aborted) break;
       const record = await launch(k);
       if (record.logError) break; // the next run's log would fail the same way
@@ -424,5 +436,5 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
   // being timed.
   meta.versions = await probeVersions(spec.argv, { cwd: spec.cwd, env: runEnvironment(parent, spec, 1), timeoutMs: spec.versionTimeoutMs, signal: spec.signal });
   writeMeta();
-  return { id, dir, records: records.filter(Boolean), envDiffs: envDiffs.filter(Boolean), versions: meta.versions, ...(metaError ? { metaError } : {}) };
+  return { id, dir, records: records.filter(Boolean), meta, ...(metaError ? { metaError } : {}) };
 }

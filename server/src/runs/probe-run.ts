@@ -34,14 +34,17 @@ export function probeSpec(mode: string | undefined, steps: string | undefined): 
  * sitecustomize runs once torch is imported (the deterministic preset's too), where to write.
  */
 export function probeEnvironment(probe: ProbeSpec, dir: string, env: NodeJS.ProcessEnv, sitecustomizeDir: string, deterministic: boolean): Record<string, string> {
-  // With --preset det the sitecustomize is on PYTHONPATH already (runEnvironment).
+  // With --preset det (or fill off) the sitecustomize is on PYTHONPATH already (runEnvironment), and
+  // its hooks are set: the probe is added to them.
+  const onPath = env['PYTHONPATH']?.split(path.delimiter)[0] === sitecustomizeDir;
   const rest = env['PYTHONPATH'] ? `${path.delimiter}${env['PYTHONPATH']}` : '';
+  const hooks = env['BITEXACT_TORCH_HOOKS'] ?? (deterministic ? 'deterministic' : '');
   return {
-    BITEXACT_TORCH_HOOKS: deterministic ? 'deterministic,probe' : 'probe',
+    BITEXACT_TORCH_HOOKS: [hooks, 'probe'].filter(Boolean).join(','),
     BITEXACT_PROBE: probe.mode,
     BITEXACT_PROBE_DIR: dir,
     ...(probe.steps !== undefined ? { BITEXACT_PROBE_STEPS: probe.steps } : {}),
-    ...(deterministic ? {} : { PYTHONPATH: `${sitecustomizeDir}${rest}` }),
+    ...(onPath ? {} : { PYTHONPATH: `${sitecustomizeDir}${rest}` }),
   };
 }
 

@@ -3,6 +3,8 @@
 import type { Comparison, MetricComparison } from './compare.js';
 import { SettingsCost, costText } from './cost.js';
 import { RUN_NUMBER_ENV } from './launch.js';
+import type { HazardSummary, Report, ReportAgreement, ReportVariant } from './report-schema.js';
+import { Judgement, countOf, stepWord } from './verdict.js';
 
 export interface ReportRun {
   label: string;
@@ -18,18 +20,34 @@ export interface ReportRun {
   cancelled?: boolean;
   /** meta.json still says "running" (compare DIR): bitexact stopped before the run ended. */
   unfinished?: boolean;
+  /** The variant the run belongs to (pair --variant). */
+  variant?: string;
+}
+
+/** What a pair adds to the comparison's report: hazards, probe localisation, variants. */
+export interface ReportExtras {
+  cost?: SettingsCost;
+  hazards?: HazardSummary;
+  localisation?: unknown;
+  variants?: ReportVariant[];
+  agreement?: ReportAgreement[];
 }
 
 const TABLE_ROWS = 16;
 
-/** `cost`: what run B's settings cost (settingsCost), when the runs differ in environment. */
-/** `hazards`: what bitexact check found in the folders of the command's scripts (pair, when runs differ). */
-export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, runs: readonly ReportRun[], exitCode: number, cost?: SettingsCost, hazards?: unknown, localisation?: unknown): string {
-  const out = {
+/**
+ * The report.json object (report-schema.ts). `cost`: what run B's settings cost (settingsCost), when
+ * the runs differ in environment; `hazards`: what bitexact check found where the command's code is.
+ */
+export function reportObject(kind: 'pair' | 'compare', comparison: Comparison, runs: readonly ReportRun[], judged: Judgement, extras: ReportExtras = {}): Report {
+  const { cost, hazards, localisation, variants, agreement } = extras;
+  return {
     version: 1,
     tool: 'bitexact',
     kind,
-    exitCode,
+    verdict: judged.verdict,
+    headline: judged.headline,
+    exitCode: judged.exitCode,
     ...(comparison.error ? { error: comparison.error } : {}),
     runs: runs.map((r, i) => {
       const parsed = comparison.runs[i];
@@ -41,9 +59,10 @@ export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, run
         signal: r.signal ?? null,
         wallTime: r.wallTime ?? null,
         logPath: r.logPath,
-        ...(r.timedOut ? { timedOut: true } : {}),
-        ...(r.cancelled ? { cancelled: true } : {}),
-        ...(r.unfinished ? { unfinished: true } : {}),
+        ...(r.timedOut ? { timedOut: true as const } : {}),
+        ...(r.cancelled ? { cancelled: true as const } : {}),
+        ...(r.unfinished ? { unfinished: true as const } : {}),
+        ...(r.variant !== undefined ? { variant: r.variant } : {}),
         format: parsed?.format ?? null,
         stepKind: parsed?.stepKind ?? null,
         lastStep: parsed?.lastStep ?? null,
@@ -78,12 +97,17 @@ export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, run
     firstDivergence: comparison.firstDivergence,
     order: comparison.order,
     reading: comparison.reading,
-    partial: comparison.partial,
+    partial: judged.partial,
     ...(cost ? { costOfB: cost } : {}),
     ...(hazards ? { hazards } : {}),
     ...(localisation ? { localisation } : {}),
+    ...(variants ? { variants } : {}),
+    ...(agreement ? { agreement } : {}),
   };
-  return `${JSON.stringify(out, null, 2)}\n`;
+}
+
+export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, runs: readonly ReportRun[], judged: Judgement, extras: ReportExtras = {}): string {
+  return `${JSON.stringify(reportObject(kind, comparison, runs, judged, extras), null, 2)}\n`;
 }
 
 /** The smallest atol (with rtol 0) and rtol (with atol 0) under which every compared step passes. */
@@ -96,10 +120,10 @@ function finiteOrNull(x: number | null): number | null {
   return x !== null && Number.isFinite(x) ? x : null;
 }
 
-export function reportText(comparison: Comparison, runs: readonly ReportRun[], exitCode: number, cost?: SettingsCost): string {
+export function reportText(comparison: Comparison, runs: readonly ReportRun[], judged: Judgement, cost?: SettingsCost): string {
   const lines: string[] = [];
   const formats = [...new Set(comparison.runs.map((r) => r.format))].join('/');
-  lines.push(headline(comparison, exitCode));
+  lines.push(judged.headline);
   for (const [i, r] of runs.entries()) {
     const parsed = comparison.runs[i];
     const status = r.unfinished ? 'did not finish (meta.json says running: bitexact stopped first)' : r.timedOut ? 'timed out' : r.cancelled ? 'cancelled' : r.signal ? `killed by ${r.signal}` : r.exitCode === undefined ? '' : `exit ${r.exitCode}`;
@@ -162,46 +186,9 @@ function envNote(reference: ReportRun['env'], env: ReportRun['env']): string {
   return `  (env: ${keys.map((k) => (env[k] === undefined || env[k] === null ? `${k} unset` : `${k}=${env[k]}`)).join(', ')})`;
 }
 
-function headline(c: Comparison, exitCode: number): string {
-  if (c.error) return `NOTHING TO COMPARE: ${c.error}`;
-  const counted = c.metrics.filter((m) => !m.timing);
-  const word = stepWord(c.runs[0]?.stepKind ?? 'step');
-  const partial = c.partial ? ` (partial: ${partialText(c)})` : '';
-  if (c.firstDivergence) {
-    const [first, second, ...rest] = c.order;
-    const then = second ? `, then ${second.metric} (${word} ${second.step})` : '';
-    const more = rest.length ? ` and ${rest.length} more` : '';
-    return `DIFFERS from ${word} ${first!.step}: ${first!.metric}${then}${more}${partial}`;
-  }
-  const missing = counted.filter((m) => m.verdict === 'missing');
-  if (missing.length) return `MISSING: ${missing.map((m) => m.name).slice(0, 4).join(', ')} not logged by every run${partial}`;
-  const steps = Math.max(0, ...counted.map((m) => m.steps));
-  if (counted.every((m) => m.verdict === 'bitwise')) {
-    return `${exitCode === 0 ? 'BITWISE IDENTICAL' : 'IDENTICAL SO FAR'}: ${countOf(counted.length, 'metric')} over ${countOf(steps, word)}${partial}`;
-  }
-  const printed = counted.filter((m) => m.verdict === 'print-precision').map((m) => m.name);
-  return `IDENTICAL AS PRINTED: ${countOf(counted.length, 'metric')} over ${countOf(steps, word)}; ${printed.slice(0, 3).join(', ')}${printed.length > 3 ? ' …' : ''} only at the log's printed precision${partial}`;
-}
 
-function partialText(c: Comparison): string {
-  const word = stepWord(c.runs[0]?.stepKind ?? 'step');
-  const common = Math.max(...c.metrics.filter((m) => !m.timing).map((m) => m.lastCommonStep ?? -Infinity));
-  const ends = c.runs.map((r) => {
-    const how = r.exit === undefined ? '' : r.exit.unfinished ? ', did not finish' : r.exit.timedOut ? ', timed out' : r.exit.cancelled ? ', cancelled' : r.exit.signal ? `, ${r.exit.signal}` : r.exit.code !== 0 ? `, exit ${r.exit.code}` : '';
-    return `${r.label} reached ${r.lastStep ?? 'no step'}${how}`;
-  });
-  return `compared up to ${word} ${Number.isFinite(common) ? common : '-'}; ${ends.join(', ')}`;
-}
 
-/** `1 metric`, `20 steps`, `3 log entries`. */
-function countOf(n: number, word: string): string {
-  if (n === 1) return `${n} ${word}`;
-  return `${n} ${word.endsWith('y') ? `${word.slice(0, -1)}ies` : `${word}s`}`;
-}
 
-function stepWord(kind: string): string {
-  return kind === 'ordinal' ? 'log entry' : 'step';
-}
 
 function verdictRank(m: MetricComparison): number {
   return { differs: 0, missing: 1, 'print-precision': 2, bitwise: 3 }[m.verdict];

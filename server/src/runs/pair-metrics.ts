@@ -5,9 +5,9 @@
 // same path, and `bitexact compare DIR` later compares the same files the pair did.
 import fs from 'node:fs';
 import path from 'node:path';
-import { LogFormat, readLogFile } from '../runs/formats/detect.js';
-import { RUN_NUMBER_ENV } from '../runs/launch.js';
-import { ParsedLog, emptyLog } from '../runs/series.js';
+import { LogFormat, readLogFile } from './formats/detect.js';
+import { RUN_NUMBER_ENV } from './launch.js';
+import { ParsedLog, emptyLog } from './series.js';
 
 /** `{k}` or `{run}` in PATH: the run number, so every run writes and is read from its own file. */
 const RUN_PLACEHOLDER = /\{(?:k|run)\}/g;

@@ -1,0 +1,48 @@
+// Pairs run from the editor: `bitexact/runPair` runs a pair session in the server (the same engine as
+// `bitexact pair`), forwards its events as `bitexact/pairEvent` notifications while it goes, and answers
+// with the engine's verdict; `bitexact/cancelPair` (or cancelling the request) stops it as Ctrl-C
+// would. The client gates launching on Workspace Trust: the command comes from the workspace.
+import { Connection, ResponseError } from 'vscode-languageserver/node';
+import { PAIR_CANCEL_METHOD, PAIR_EVENT_METHOD, PAIR_RUN_METHOD, PairEventParams, PairRunResult } from '../runs/pair-events.js';
+import { PairRequestError, parsePairRunParams, resolvePair } from '../runs/pair-request.js';
+import { runPairSession } from '../runs/pair-session.js';
+import { RunConfigError } from '../runs/run-config.js';
+import { VariantUsageError } from '../runs/variants.js';
+
+export function registerPairRuns(connection: Connection): void {
+  const running = new Map<string, AbortController>();
+
+  connection.onRequest(PAIR_RUN_METHOD, async (params: unknown, token): Promise<PairRunResult> => {
+    let id, options;
+    try {
+      const request = parsePairRunParams(params);
+      id = request.id;
+      options = resolvePair(request.settings);
+    } catch (error) {
+      if (error instanceof PairRequestError || error instanceof RunConfigError || error instanceof VariantUsageError) throw new ResponseError(-32602, error.message);
+      throw error;
+    }
+    if (running.has(id)) throw new ResponseError(-32602, `a pair named ${id} is running already`);
+    const controller = new AbortController();
+    running.set(id, controller);
+    token.onCancellationRequested(() => controller.abort());
+    try {
+      const result = await runPairSession({
+        ...options,
+        signal: controller.signal,
+        onEvent: (event) => {
+          if (event.kind !== 'output') void connection.sendNotification(PAIR_EVENT_METHOD, { id, event } satisfies PairEventParams);
+        },
+      });
+      return { exitCode: result.exitCode, dir: result.dir ?? null, verdict: result.report?.verdict ?? null, headline: result.report?.headline ?? null };
+    } finally {
+      running.delete(id);
+    }
+  });
+
+  connection.onRequest(PAIR_CANCEL_METHOD, (params: { id?: unknown }) => {
+    const controller = typeof params?.id === 'string' ? running.get(params.id) : undefined;
+    controller?.abort();
+    return { cancelled: controller !== undefined };
+  });
+}

@@ -1,0 +1,64 @@
+// What a pair session tells its shell as it goes: the CLI prints it (a progress line on a terminal),
+// the language server forwards it to the editor. Plain data (JSON-serialisable but for `output`).
+
+/** How a run ended, as meta.json says it. */
+export type RunEndStatus = 'ended' | 'cancelled' | 'timed out' | 'not started';
+
+export type PairEvent =
+  /** Run `run` of `total` started; its output goes to `log` (absolute path). */
+  | { kind: 'run-started'; run: number; total: number; variant?: string; log: string }
+  /** What run `run` has logged so far: steps seen (the highest step of its counted metrics) and their last values. */
+  | { kind: 'run-progress'; run: number; total: number; steps: number; lastStep: number | null; last: Record<string, number> }
+  | { kind: 'run-ended'; run: number; total: number; status: RunEndStatus; exitCode: number | null; signal: string | null; wallTime: number }
+  /** Every run is over; comparing, checking the code, writing the report. */
+  | { kind: 'comparing'; dir: string }
+  /** The report is written: the engine's verdict, headline and exit status. */
+  | { kind: 'done'; dir: string; verdict: string; headline: string; exitCode: number }
+  /** A line for the user (`bitexact: warning: …` in the CLI). */
+  | { kind: 'message'; level: 'error' | 'warning' | 'note'; text: string }
+  /** Raw output of a run (`--tee`). */
+  | { kind: 'output'; run: number; chunk: Buffer };
+
+export type PairEventListener = (event: PairEvent) => void;
+
+// The editor's side of a pair (the language server's custom messages; types and names only, so the
+// client bundles them without the engine).
+
+/** Request, client → server: run a pair (PairRunParams) in the workspace; answers PairRunResult when it is over. */
+export const PAIR_RUN_METHOD = 'bitexact/runPair';
+/** Notification, server → client: one event of the pair `id` (PairEventParams); `output` events are not sent. */
+export const PAIR_EVENT_METHOD = 'bitexact/pairEvent';
+/** Request, client → server: stop the pair `id` (its whole process groups), as Ctrl-C would; answers whether it was running. */
+export const PAIR_CANCEL_METHOD = 'bitexact/cancelPair';
+
+export interface PairRunParams {
+  /** The client's name for this pair, for its events and to cancel it. */
+  id: string;
+  /** Where to run (a workspace folder); a run configuration's cwd wins. */
+  cwd: string;
+  /** The command, or a run configuration of the pyproject.toml at or above `cwd`. */
+  command?: string[];
+  runConfig?: string;
+  runs?: number;
+  /** In the `--variant` syntax. */
+  variants?: string[];
+  env?: Record<string, string>;
+  envB?: Record<string, string>;
+  preset?: 'det';
+  /** Seconds, per run. */
+  timeout?: number;
+  /** Where pair directories go (default: .bitexact/runs next to the pyproject.toml of the configuration, or in cwd). */
+  out?: string;
+}
+
+export interface PairEventParams {
+  id: string;
+  event: Exclude<PairEvent, { kind: 'output' }>;
+}
+
+export interface PairRunResult {
+  exitCode: number;
+  dir: string | null;
+  verdict: string | null;
+  headline: string | null;
+}

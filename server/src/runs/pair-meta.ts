@@ -1,0 +1,62 @@
+// meta.json of a pair directory: what was run, where, with which settings, and how each run ended.
+// launch.ts writes it before the first run and after each run starts and ends (so a pair whose bitexact
+// died says "running"); compare-inputs.ts reads it back for `bitexact compare DIR`.
+import { z } from 'zod';
+import { InterpreterVersions } from './versions.js';
+
+export const RUN_STATUSES = ['running', 'ended', 'cancelled', 'timed out', 'not started'] as const;
+
+export const META_RUN = z.object({
+  run: z.number(),
+  log: z.string(),
+  /** Variables this run sets or changes relative to bitexact's own environment (null: removed). */
+  env: z.record(z.string(), z.string().nullable()),
+  status: z.enum(RUN_STATUSES),
+  /** The variant the run belongs to (pair --variant). */
+  variant: z.string().optional(),
+  start: z.string(),
+  end: z.string().optional(),
+  wallTime: z.number().optional(),
+  exitCode: z.number().nullable().optional(),
+  signal: z.string().nullable().optional(),
+  spawnError: z.string().optional(),
+  logError: z.string().optional(),
+  /** The run's stderr file, when it wrote any. */
+  stderr: z.string().optional(),
+});
+
+/** A variant's settings as run (pair --variant); its runs name it in `variant`. */
+export const META_VARIANT = z.object({
+  name: z.string(),
+  preset: z.literal('det').nullable(),
+  env: z.record(z.string(), z.string()),
+  fill: z.enum(['on', 'off']),
+});
+
+export const PAIR_META = z.object({
+  version: z.literal(1),
+  id: z.string(),
+  command: z.array(z.string()),
+  cwd: z.string(),
+  git: z.object({ revision: z.string(), dirty: z.boolean() }).nullable(),
+  preset: z.literal('det').nullable(),
+  parallel: z.boolean(),
+  stderrMetrics: z.boolean(),
+  /** The run configuration of pyproject.toml the pair ran (`pair --run-config NAME`). */
+  runConfig: z.string().optional(),
+  variants: z.array(META_VARIANT).optional(),
+  /** With variants: the runs asked for under each (`--runs`). */
+  runsPerVariant: z.number().optional(),
+  versions: z.custom<InterpreterVersions>((v) => v === null || typeof v === 'object').nullable(),
+  runs: z.array(META_RUN),
+});
+
+/**
+ * What `compare DIR` accepts: a meta.json written by any version of bitexact (or by hand) holds at
+ * least each run's number; every other field is used when it is there.
+ */
+export const PAIR_META_READ = PAIR_META.partial().extend({ runs: z.array(META_RUN.partial().extend({ run: z.number() })).optional() });
+
+export type PairMeta = z.infer<typeof PAIR_META>;
+export type MetaRun = z.infer<typeof META_RUN>;
+export type MetaVariant = z.infer<typeof META_VARIANT>;

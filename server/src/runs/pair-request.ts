@@ -1,0 +1,104 @@
+// What a pair is asked to be, by `bitexact pair`'s flags or by an editor's bitexact/runPair
+// (PairRunParams, pair-events.ts), merged once here with its run configuration (what the request
+// gives wins over the table) and checked, into the pair session's options. Messages name the CLI's
+// flags, which the request's fields follow one to one.
+import path from 'node:path';
+import { z } from 'zod';
+import { bundledCli, sitecustomizeDir } from './bundle-paths.js';
+import { LOG_FORMATS, LogFormat } from './formats/detect.js';
+import { RUN_NUMBER_ENV } from './launch.js';
+import type { PairRunParams } from './pair-events.js';
+import { hasRunPlaceholder } from './pair-metrics.js';
+import type { PairSessionOptions } from './pair-session.js';
+import type { ProbeSpec } from './probe-run.js';
+import { loadRunConfig } from './run-config.js';
+import { parseVariants } from './variants.js';
+
+export class PairRequestError extends Error {}
+
+/** A request's settings, with what only the CLI's flags set (the editor leaves them at their defaults). */
+export type PairSettings = Omit<PairRunParams, 'id'> & {
+  probe?: ProbeSpec;
+  parallel?: boolean;
+  metrics?: string;
+  logFormat?: LogFormat;
+  requireBitwise?: boolean;
+  stderrMetrics?: boolean;
+  /** Run bitexact check on the command's code when the runs differ (default true). */
+  check?: boolean;
+};
+
+const variables = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name'), z.string());
+
+/** What an editor may send (bitexact/runPair). */
+const PAIR_RUN_PARAMS = z
+  .object({
+    id: z.string().min(1),
+    cwd: z.string().refine((p) => path.isAbsolute(p), 'expected an absolute path'),
+    command: z.array(z.string()).min(1).optional(),
+    runConfig: z.string().min(1).optional(),
+    runs: z.number().int().min(2).max(1000).optional(),
+    variants: z.array(z.string()).min(1).optional(),
+    env: variables.optional(),
+    envB: variables.optional(),
+    preset: z.literal('det').optional(),
+    timeout: z.number().positive().optional(),
+    out: z.string().optional(),
+  })
+  .strict();
+
+/** An editor's request checked: its id and settings; throws PairRequestError naming the field. */
+export function parsePairRunParams(input: unknown): { id: string; settings: PairSettings } {
+  const parsed = PAIR_RUN_PARAMS.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new PairRequestError(`${issue.path.join('.') || 'params'}: ${issue.message}`);
+  }
+  const { id, ...settings } = parsed.data;
+  return { id, settings };
+}
+
+/**
+ * The session options of a request; throws PairRequestError, RunConfigError (a bad or missing run
+ * configuration) or VariantUsageError (a bad --variant) naming what is wrong.
+ */
+export function resolvePair(p: PairSettings): Omit<PairSessionOptions, 'signal' | 'onEvent'> {
+  if ((p.command === undefined) === (p.runConfig === undefined)) throw new PairRequestError('give either a command or a run configuration (--run-config NAME)');
+  const config = p.runConfig === undefined ? undefined : loadRunConfig(p.runConfig, p.cwd);
+  const variantSpecs = p.variants ?? config?.variants;
+  const variants = variantSpecs ? parseVariants(variantSpecs) : undefined;
+  const envB = { ...config?.envB, ...p.envB };
+  if (variants && p.preset !== undefined) throw new PairRequestError('--preset applies to every run: with --variant, give it to a variant (det, or NAME:preset=det)');
+  if (variants && Object.keys(envB).length > 0) throw new PairRequestError("--env-b cannot be combined with --variant: give run B's settings as a variant (NAME:KEY=VALUE)");
+  const metrics = p.metrics ?? config?.metrics;
+  if (metrics !== undefined && p.parallel && !hasRunPlaceholder(metrics)) {
+    throw new PairRequestError(`--parallel runs would all write ${metrics}: put {k} in the path (the run number, also in $${RUN_NUMBER_ENV})`);
+  }
+  const hooked = p.preset === 'det' || p.probe !== undefined || (variants ?? []).some((v) => v.preset === 'det' || v.fill === 'off');
+  const siteDir = hooked ? sitecustomizeDir() : undefined;
+  if (hooked && !siteDir) throw new PairRequestError(`${p.probe ? '--probe' : variants ? '--variant' : '--preset det'}: python/sitecustomize/sitecustomize.py was not found next to bitexact`);
+  const cwd = config?.cwd ?? p.cwd;
+  const timeout = p.timeout ?? config?.timeout;
+  const logFormat = p.logFormat ?? config?.logFormat ?? 'auto';
+  if (logFormat !== 'auto' && !(LOG_FORMATS as readonly string[]).includes(logFormat)) throw new PairRequestError(`--log-format must be one of ${LOG_FORMATS.join(', ')}`);
+  return {
+    command: config?.command ?? p.command!,
+    cwd,
+    runs: p.runs ?? config?.runs ?? 2,
+    ...(config ? { runConfig: config.name } : {}),
+    env: { ...config?.env, ...p.env },
+    envB,
+    ...(p.preset ? { preset: p.preset } : {}),
+    ...(variants ? { variants } : {}),
+    ...(siteDir ? { sitecustomizeDir: siteDir } : {}),
+    ...(p.probe ? { probe: p.probe } : {}),
+    ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
+    out: p.out !== undefined ? path.resolve(p.cwd, p.out) : path.join(config ? path.dirname(config.file) : cwd, '.bitexact', 'runs'),
+    logFormat,
+    ...(metrics !== undefined ? { metrics } : {}),
+    requireBitwise: p.requireBitwise === true,
+    stderrMetrics: p.stderrMetrics === true,
+    parallel: p.parallel === true,
+    ...(p.check !== false ? { checker: bundledCli() } : {}),
+  };
+}

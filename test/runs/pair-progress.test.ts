@@ -1,0 +1,69 @@
+// Progress events of a pair session (run k started, steps seen, last values, ended) from real runs,
+// and the CLI's progress line: on a terminal only (a pseudo-terminal made by `script`).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { PairEvent } from '../../server/src/runs/pair-events.js';
+import { runPairSession } from '../../server/src/runs/pair-session.js';
+import { RunProgress } from '../../server/src/runs/progress.js';
+import { ROOT } from '../support/checker.js';
+import { runCli } from '../support/cli.js';
+
+const SLOW = path.join(ROOT, 'test/fixtures/runs/slow_steps.py');
+const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
+
+function scratch(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-progress-'));
+}
+
+describe('pair progress', () => {
+  it('tells each run\'s steps and last values while it runs, between its start and its end', async () => {
+    const dir = scratch();
+    const events: PairEvent[] = [];
+    const result = await runPairSession({ command: ['python3', SLOW, '5', '0.3'], cwd: dir, runs: 2, out: path.join(dir, 'runs'), logFormat: 'auto', onEvent: (e) => events.push(e) });
+    expect(result.exitCode).toBe(0);
+    for (const k of [1, 2]) {
+      const mine = events.filter((e) => 'run' in e && e.run === k && e.kind !== 'output');
+      expect(mine[0]!.kind).toBe('run-started');
+      expect(mine.at(-1)!.kind).toBe('run-ended');
+      const progress = mine.filter((e): e is Extract<PairEvent, { kind: 'run-progress' }> => e.kind === 'run-progress');
+      // Seen while the run went on (a step every 0.3 s), not only at its end.
+      expect(progress.length).toBeGreaterThan(1);
+      const steps = progress.map((p) => p.lastStep!);
+      expect(steps).toEqual([...steps].sort((a, b) => a - b));
+      expect(progress.at(-1)).toMatchObject({ total: 2, steps: 5, lastStep: 5 });
+      // The last values are the ones the run logged at its last step, bit for bit; timing is left out.
+      const lines = fs.readFileSync(path.join(result.dir!, `run-${k}.log`), 'utf8').trim().split('\n');
+      expect(progress.at(-1)!.last).toEqual({ loss: JSON.parse(lines.at(-1)!).loss });
+    }
+  });
+
+  it('reads a chunk at a time: steps in order, logs without steps counted by records', () => {
+    const stepped = new RunProgress('auto', 'run-1.log');
+    expect(stepped.feed(Buffer.from('{"step": 1, "loss": 0.5}\n{"step": 2, "loss": 0.25}\n'))).toBe(true);
+    expect(stepped.feed(Buffer.from('{"step": 3, "loss": 0.125, "acc": 0.9}\n'))).toBe(true);
+    expect(stepped.snapshot()).toEqual({ steps: 3, lastStep: 3, last: { loss: 0.125, acc: 0.9 } });
+    expect(stepped.feed(Buffer.from('warming up the data loader\n'))).toBe(false);
+    const ordinal = new RunProgress('generic', 'run-1.log');
+    ordinal.feed(Buffer.from('loss: 0.5\nloss: 0.4\n'));
+    ordinal.feed(Buffer.from('loss: 0.3\nloss: 0.2\n'));
+    expect(ordinal.snapshot()).toEqual({ steps: 4, lastStep: null, last: { loss: 0.2 } });
+  });
+
+  it.skipIf(!hasScript)('the CLI shows a progress line on a terminal, and nothing more when its stderr is not one', () => {
+    const dir = scratch();
+    const cli = [process.execPath, path.join(ROOT, 'bin/bitexact.cjs'), 'pair', '--out', 'runs', '--', 'python3', SLOW, '4', '0.3'].map((a) => `'${a}'`).join(' ');
+    const tty = spawnSync('script', ['-qec', cli, '/dev/null'], { cwd: dir, encoding: 'utf8', env: { ...process.env, TERM: 'xterm', NO_COLOR: '1' } });
+    expect(tty.status).toBe(0);
+    expect(tty.stdout).toMatch(/run 1\/2 · step \d · loss [\d.]+ · \d+ s/);
+    expect(tty.stdout).toMatch(/run 2\/2 · step 4 · loss [\d.]+/);
+    // The line is cleared before the next one: the report starts on a clean line.
+    expect(tty.stdout).toMatch(/\r\x1b\[KBITWISE IDENTICAL/);
+    const piped = runCli(['pair', '--out', 'runs', '--', 'python3', SLOW, '4', '0.3'], dir);
+    expect(piped.status).toBe(0);
+    expect(piped.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^bitexact: run 1\/2 → runs\/.*run-1\.log$/), expect.stringMatching(/^bitexact: run 2\/2 → runs\/.*run-2\.log$/)]);
+    expect(piped.stderr).not.toMatch(/·|\x1b/);
+  });
+});
