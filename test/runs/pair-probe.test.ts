@@ -25,6 +25,14 @@ describe.skipIf(shouldSkip('pair --probe', prereq))('bitexact pair --probe', { t
     const pairDir = path.join(dir, 'runs', fs.readdirSync(path.join(dir, 'runs'))[0]!);
     expect(fs.readdirSync(pairDir)).toEqual(expect.arrayContaining(['probe-1', 'probe-2', 'report.txt']));
     expect(fs.readFileSync(path.join(pairDir, 'report.txt'), 'utf8')).toMatch(/probe \(runs 1 and 2, in execution order\):\n {2}first divergence: step 2 backward, (out|Head): grad-output/);
+    // Then, in the same command: the ops re-run of step 2 names an aten op, and the pair re-run
+    // without the probe says the probe did not change the verdict.
+    expect(report.narrow).toMatchObject({ dir: path.join(pairDir, 'narrow'), step: 2, localisation: [{ rank: 0, divergence: { step: 2, op: expect.stringMatching(/^aten\./) } }] });
+    expect(report.observer).toMatchObject({ dir: path.join(pairDir, 'observer'), changed: false, differences: [] });
+    expect(fs.readdirSync(pairDir)).toEqual(expect.arrayContaining(['narrow', 'observer']));
+    const text = fs.readFileSync(path.join(pairDir, 'report.txt'), 'utf8');
+    expect(text).toContain(`narrowed: step 2 re-run twice with the ops probe (${path.join(pairDir, 'narrow')})`);
+    expect(text).toContain('observer: without the probe the pair gives the same verdict');
   });
 
   it('with --preset det, the probe and the deterministic mode both apply; bad options are usage errors', () => {

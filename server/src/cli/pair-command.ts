@@ -32,9 +32,12 @@ Options:
   --env-b KEY=VALUE    set a variable for run B only (runs 2, 4, …; repeatable)
   --preset det         deterministic settings: cuBLAS/NCCL/TE/flash-attn variables and
                        torch.use_deterministic_algorithms(True) when torch is imported
-  --probe modules      also record, in each run's probe-<k>/, a digest of every module's outputs,
-                       gradients and parameters in execution order (torch programs, no code
-                       change); the report names the first record where runs 1 and 2 differ
+  --probe modules|ops  also record, in each run's probe-<k>/, a digest of every module's outputs,
+                       gradients and parameters (modules) or of every aten op's outputs with its
+                       source line (ops), in execution order (torch programs, no code change);
+                       the report names the first record where runs 1 and 2 differ. After a
+                       modules pair that diverged, step N is re-run twice with ops (DIR/<id>/narrow/);
+                       every probed pair is re-run once without the probe (DIR/<id>/observer/)
   --probe-steps A-B    record only these steps (1-based, inclusive, as the log counts them)
   --parallel           start every run at once (each still in its own process group; a timeout
                        or Ctrl-C stops them all)

@@ -12,9 +12,12 @@ import { PairResult, runPair } from './launch.js';
 import type { PairEventListener } from './pair-events.js';
 import { HazardCheck, checkFolders, commandScripts, formatHazards, scriptFolders } from './pair-hazards.js';
 import { MetricsFiles } from './pair-metrics.js';
+import { firstDivergentStep, narrowText, narrowToOps } from './narrow.js';
+import { observerText, observerValidity } from './observer.js';
 import { ProbeSpec, localisationText, localisePair } from './probe-run.js';
+import type { Localisation } from './probe-trace.js';
 import { LogRequest, WorkerEntry, readLogFiles, readRequest } from './read-logs.js';
-import { ReportRun, reportObject, reportText } from './report.js';
+import { ReportExtras, ReportRun, reportObject, reportText } from './report.js';
 import type { Report } from './report-schema.js';
 import type { ParsedLog } from './series.js';
 import type { MetaVariant } from './pair-meta.js';
@@ -208,9 +211,10 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
   // From the divergence back to the code: what bitexact check finds where the command's scripts are.
   const hazards = options.checker && comparison.firstDivergence ? checkScripts(options.checker, options.command, options.cwd) : undefined;
   const probed = options.probe ? localisePair(pair.dir) : {};
-  const text = body + (hazards ? `\n${formatHazards(hazards)}` : '') + (options.probe ? `\n${localisationText(probed)}` : '');
+  const followUp = options.probe && !cancelled ? await probeFollowUp(options, pair.dir, probed.localisation, metrics !== undefined, tell) : {};
+  const text = body + (hazards ? `\n${formatHazards(hazards)}` : '') + (options.probe ? `\n${localisationText(probed)}` : '') + (followUp.text ?? '');
   const localisation = probed.localisation ?? (probed.error ? { error: probed.error } : undefined);
-  const extras = { cost, hazards, localisation, ...(variants ? { variants: variants.variants, agreement: variants.agreement } : {}) };
+  const extras = { cost, hazards, localisation, ...followUp.json, ...(variants ? { variants: variants.variants, agreement: variants.agreement } : {}) };
   const report = reportObject('pair', comparison, reportRuns, judged, extras);
   const json = `${JSON.stringify(report, null, 2)}\n`;
   // The report is kept with the logs, so the run directory explains itself later.
@@ -222,6 +226,33 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
   }
   tell({ kind: 'done', dir: pair.dir, verdict: judged.verdict, headline: judged.headline, exitCode: judged.exitCode });
   return { exitCode: judged.exitCode, dir: pair.dir, report, text, json };
+}
+
+/**
+ * After a probed pair: where a modules trace diverged, the automatic ops re-run of that step
+ * (narrow/), and the pair re-run without the probe (observer/), which says whether the probe changed
+ * the verdict (DESIGN.md § Localisation).
+ */
+async function probeFollowUp(options: PairSessionOptions, pairDir: string, localisation: Localisation[] | undefined, numberRuns: boolean, tell: PairEventListener): Promise<{ text?: string; json?: Pick<ReportExtras, 'narrow' | 'observer'> }> {
+  const rerun = { argv: options.command, cwd: options.cwd, env: options.env, envB: options.envB, preset: options.preset, numberRuns, sitecustomizeDir: options.sitecustomizeDir, timeoutMs: options.timeoutMs, signal: options.signal };
+  let text = '';
+  const json: Pick<ReportExtras, 'narrow' | 'observer'> = {};
+  try {
+    const step = options.probe?.mode === 'modules' && options.sitecustomizeDir ? firstDivergentStep(localisation) : undefined;
+    if (step !== undefined) {
+      tell({ kind: 'message', level: 'note', text: `narrowing: re-running step ${step} twice with the ops probe` });
+      const narrowed = await narrowToOps({ ...rerun, pairDir, step, sitecustomizeDir: options.sitecustomizeDir! });
+      text += `\n${narrowText(narrowed)}`;
+      json.narrow = { dir: narrowed.dir, step, ...(narrowed.localisation ? { localisation: narrowed.localisation } : { error: narrowed.error ?? 'no localisation' }) };
+    }
+    tell({ kind: 'message', level: 'note', text: 'observer validity: re-running the pair without the probe' });
+    const observed = await observerValidity({ ...rerun, pairDir, runs: options.runs, logFormat: options.logFormat });
+    text += `\n${observerText(observed)}`;
+    json.observer = { dir: observed.dir, changed: observed.changed, differences: observed.differences, withProbe: observed.withProbe, withoutProbe: observed.withoutProbe };
+  } catch (error) {
+    text += `\nthe probe's follow-up runs failed: ${(error as Error).message}\n`;
+  }
+  return { text, json };
 }
 
 /** What bitexact check finds in the folders of the command's scripts, those scripts first. */

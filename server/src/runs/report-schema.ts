@@ -117,6 +117,10 @@ export const REPORT = z.object({
   costOfB: COST_OF_B.optional(),
   hazards: HAZARDS.optional(),
   localisation: z.unknown().optional(),
+  /** The automatic ops re-run of a modules pair's first divergent step (narrow.ts). */
+  narrow: z.object({ dir: z.string(), step: z.number(), localisation: z.unknown().optional(), error: z.string().optional() }).optional(),
+  /** The pair re-run without the probe: did the probe change the verdict (observer.ts)? */
+  observer: z.object({ dir: z.string(), changed: z.boolean(), differences: z.array(z.string()), withProbe: z.unknown(), withoutProbe: z.unknown() }).optional(),
   variants: z.array(REPORT_VARIANT).optional(),
   agreement: z.array(REPORT_AGREEMENT).optional(),
 });

@@ -29,6 +29,8 @@ export interface ReportExtras {
   cost?: SettingsCost;
   hazards?: HazardSummary;
   localisation?: unknown;
+  narrow?: Report['narrow'];
+  observer?: Report['observer'];
   variants?: ReportVariant[];
   agreement?: ReportAgreement[];
 }
@@ -40,7 +42,7 @@ const TABLE_ROWS = 16;
  * the runs differ in environment; `hazards`: what bitexact check found where the command's code is.
  */
 export function reportObject(kind: 'pair' | 'compare', comparison: Comparison, runs: readonly ReportRun[], judged: Judgement, extras: ReportExtras = {}): Report {
-  const { cost, hazards, localisation, variants, agreement } = extras;
+  const { cost, hazards, localisation, narrow, observer, variants, agreement } = extras;
   return {
     version: 1,
     tool: 'bitexact',
@@ -101,6 +103,8 @@ export function reportObject(kind: 'pair' | 'compare', comparison: Comparison, r
     ...(cost ? { costOfB: cost } : {}),
     ...(hazards ? { hazards } : {}),
     ...(localisation ? { localisation } : {}),
+    ...(narrow ? { narrow } : {}),
+    ...(observer ? { observer } : {}),
     ...(variants ? { variants } : {}),
     ...(agreement ? { agreement } : {}),
   };
