@@ -19,9 +19,9 @@ import { Checker, effectiveMode } from '../analysis/index.js';
 import { programMode } from '../analysis/program.js';
 import type { Finding } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
-import { collectPythonFiles, readSource } from '../workspace/files.js';
+import { collectPythonFiles, readSource, sizeRefusal } from '../workspace/files.js';
 import { FIX_ALL_KIND, FixAllData, fixAllAction, fixAllEdits, quickFixes } from './actions.js';
-import { toDiagnostic } from './convert.js';
+import { refusalDiagnostic, toDiagnostic } from './convert.js';
 import { DocumentStore, OpenDocument } from './documents.js';
 import { hoverFor } from './hover.js';
 import { NOTEBOOK_SELECTOR, NotebookStore } from './notebooks.js';
@@ -42,6 +42,8 @@ interface CachedResult {
   version: number;
   generation: number;
   findings: Finding[];
+  /** Why the document was not checked (larger than max-file-size). */
+  refused?: string;
 }
 
 export function startLanguageServer(checker: Checker, connection: Connection = createConnection()): void {
@@ -121,6 +123,12 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
       for (const p of effective.problems) log('warn', p);
       const text = entry.document.getText();
       const settings = effective.settings;
+      const refused = sizeRefusal(Buffer.byteLength(text), settings.maxFileSize);
+      if (refused) {
+        log('warn', `bitexact: not checking ${uri}: ${refused}`);
+        results.set(uri, { version, generation, findings: [], refused });
+        return [];
+      }
       const quick = !settled && entry.edits?.length && entry.chunks ? checker.analyzeEdit(text, entry.edits, settings, entry.chunks) : undefined;
       if (quick) scheduleSettle(uri);
       const analysis = quick ?? (checker.mayMatch(text) ? checker.analyzeTree(docs.treeOf(entry), text, settings, entry.chunks) : checker.analyze(text, settings));
@@ -185,8 +193,14 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
       const version = entry.document.version;
       const findings = await findingsFor(entry);
       if (docs.get(uri)?.document.version !== version) return;
-      void connection.sendDiagnostics({ uri, version, diagnostics: findings.map((f) => toDiagnostic(uri, f)) });
+      void connection.sendDiagnostics({ uri, version, diagnostics: diagnosticsOf(uri, findings) });
     });
+  }
+
+  /** The findings as diagnostics, and the reason the document was not checked, if it was not. */
+  function diagnosticsOf(uri: string, findings: readonly Finding[]): Diagnostic[] {
+    const refused = results.get(uri)?.refused;
+    return [...(refused ? [refusalDiagnostic(refused)] : []), ...findings.map((f) => toDiagnostic(uri, f))];
   }
 
   /** Findings of the notebook holding `cellUri`, by cell document URI; undefined for no notebook cell. */
@@ -256,7 +270,7 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
     if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
     const findings = await findingsFor(entry);
     if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
-    const items = findings.map((f) => toDiagnostic(entry.document.uri, f));
+    const items = diagnosticsOf(entry.document.uri, findings);
     // Derived from what is reported, not from the version: a document closed and reopened at the same
     // version with other content must not be told its old diagnostics still stand.
     const resultId = crypto.createHash('sha256').update(JSON.stringify(items)).digest('base64url').slice(0, 22);
@@ -359,11 +373,13 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
   }
 
   async function checkClosedFile(file: string, uri: string): Promise<Finding[]> {
-    const read = readSource(file);
-    if (!read.ok) return [];
     const editor = await editorSettings(uri);
     if (!editor.enable) return [];
     const { settings } = workspace.effectiveSettings(uri, editor);
+    const refused = sizeRefusal(file, settings.maxFileSize);
+    if (refused) log('warn', `bitexact: not checking ${file}: ${refused}`);
+    const read = refused ? undefined : readSource(file);
+    if (!read?.ok) return [];
     const analysis = checker.analyze(read.text, settings);
     workspace.setProgramFacts(file, analysis, settings);
     return checker.resolve(analysis, read.text, settings, effectiveMode(settings, workspace.detectedMode(file)), workspace.isOffPath(file, settings));
@@ -389,9 +405,9 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
     const files = await includedFiles();
     for (const [i, file] of files.entries()) {
       if (docs.get(pathToFileURL(file).href)) continue;
-      const read = readSource(file);
-      if (!read.ok || !MODE_SWITCH_TEXT.test(read.text)) continue;
       const { settings } = workspace.effectiveSettings(pathToFileURL(file).href, globalEditor);
+      const read = sizeRefusal(file, settings.maxFileSize) ? undefined : readSource(file);
+      if (!read?.ok || !MODE_SWITCH_TEXT.test(read.text)) continue;
       changed = workspace.setProgramFacts(file, checker.analyze(read.text, settings), settings) || changed;
       if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
     }
