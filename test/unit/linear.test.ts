@@ -4,10 +4,13 @@
 // tree-sitter's nodes and cursors, and every character of node text read. Linear work grows 4x;
 // the walks this replaced (siblings read back per finding, parents found from the root per step,
 // a function's text scanned per use) grew 16x or more. `npm run bench:scaling` times the same cases.
+import fs from 'node:fs';
+import path from 'node:path';
 import { Node, TreeCursor } from 'web-tree-sitter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCALING_CASES } from '../../bench/scaling-cases.mjs';
-import { check, loadChecker } from '../support/checker.js';
+import { CALL_CAPTURE_PATTERNS, isCallName } from '../../server/src/analysis/engine.js';
+import { check, loadChecker, ROOT } from '../support/checker.js';
 
 const work = { calls: 0, chars: 0 };
 const restore: Array<() => void> = [];
@@ -69,4 +72,23 @@ describe('analysis work grows linearly with the file', () => {
       expect(large.chars / Math.max(small.chars, 1), `text read ${small.chars} -> ${large.chars}`).toBeLessThan(6);
     }, 120_000);
   }
+});
+
+describe('call names in large parts', () => {
+  it('isCallName keeps exactly the identifiers the call patterns capture, in every rule fixture', async () => {
+    const checker = await loadChecker();
+    const patterns = checker.parser.query(CALL_CAPTURE_PATTERNS);
+    const identifiers = checker.parser.query('(identifier) @call');
+    const dir = path.join(ROOT, 'test/fixtures/rules');
+    let compared = 0;
+    for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.py'))) {
+      const tree = checker.parser.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+      const byPattern = patterns.captures(tree.rootNode).map((c) => c.node.id);
+      const byFilter = identifiers.captures(tree.rootNode).filter((c) => isCallName(c.node)).map((c) => c.node.id);
+      expect(byFilter, file).toEqual(byPattern);
+      compared += byPattern.length;
+      tree.delete();
+    }
+    expect(compared).toBeGreaterThan(1000);
+  });
 });

@@ -13,6 +13,7 @@ import { CALL_NAME_PATTERN, CallEdge, callEdgesOf } from './program.js';
 import type { Outcomes, Rule } from './rules/rule.js';
 import { importBindingsOf } from './scope.js';
 import { Suppression, parseSuppressions } from './suppressions.js';
+import { parentOf } from './parents.js';
 import { rangeOf } from './syntax.js';
 import type { Fix, GuardKind, Range } from './types.js';
 
@@ -57,11 +58,41 @@ PATTERN['matmul'] = '(binary_operator operator: "@") @matmul';
 // names no rule knows, and those are skipped without reading any more of their nodes. A function
 // handed to a wrapper that is called at once (`local_map(F.interpolate, ...)(x)`) is captured by its
 // name too: calls.ts wrappedCallOf.
-PATTERN['call'] = [
+export const CALL_CAPTURE_PATTERNS = [
   '(call function: (identifier) @call)',
   '(call function: (attribute attribute: (identifier) @call))',
   '(call function: (call arguments: (argument_list . [(identifier) @call (attribute attribute: (identifier) @call)])))',
 ].join(' ');
+PATTERN['call'] = CALL_CAPTURE_PATTERNS;
+/**
+ * The same call names found without a query pattern that spans parent and child. tree-sitter keeps
+ * such a pattern's partial match open at every ancestor still being read, so a chain of n calls
+ * (`x.f(a).f(a)...`, each the receiver of the next) costs n² (issue 10 item 7: 10,000 chained calls
+ * took minutes). In a part larger than FLAT_PART_BYTES every identifier is captured instead and this
+ * keeps the ones the three patterns above would have.
+ */
+export function isCallName(identifier: Node): boolean {
+  const parent = parentOf(identifier);
+  if (!parent) return false;
+  // (call function: (identifier) @call)
+  if (parent.type === 'call') return parent.childForFieldName('function')?.id === identifier.id;
+  // The name itself, or the attribute it ends (`m` of `x.m`).
+  const attributeName = parent.type === 'attribute' && parent.childForFieldName('attribute')?.id === identifier.id;
+  if (parent.type === 'attribute' && !attributeName) return false;
+  const reference = attributeName ? parent : identifier;
+  const above = attributeName ? parentOf(parent) : parent;
+  // (call function: (attribute attribute: (identifier) @call))
+  if (attributeName && above?.type === 'call' && above.childForFieldName('function')?.id === reference.id) return true;
+  // (call function: (call arguments: (argument_list . [(identifier) (attribute attribute: (identifier))] )))
+  if (above?.type !== 'argument_list' || above.firstNamedChild?.id !== reference.id) return false;
+  const inner = parentOf(above);
+  const outer = inner && parentOf(inner);
+  return inner?.type === 'call' && outer?.type === 'call' && outer.childForFieldName('function')?.id === inner.id;
+}
+
+/** A part this large has its calls found by isCallName rather than by the call patterns. */
+export const FLAT_PART_BYTES = 32 * 1024;
+
 const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [] };
 
 export class Analyzer {
@@ -98,10 +129,11 @@ export class Analyzer {
     this.substrings = [...new Set([...this.otherTriggers, ...rules.flatMap((r) => r.requires ?? []), 'bitexact'])];
   }
 
-  collector(types: string[]): Query {
-    const key = types.join(',');
+  collector(types: string[], flat = false): Query {
+    const key = `${flat ? 'flat:' : ''}${types.join(',')}`;
     let query = this.collectors.get(key);
-    if (!query) this.collectors.set(key, (query = this.parser.query(types.map((t) => PATTERN[t]).join(' '))));
+    const pattern = (t: string) => (flat && t === 'call' ? '(identifier) @call' : PATTERN[t]);
+    if (!query) this.collectors.set(key, (query = this.parser.query(types.map(pattern).join(' '))));
     return query;
   }
 
@@ -193,7 +225,8 @@ export class Analyzer {
     const keys = parts.map((p) => (p.chunk && cache ? chunkKey(p.container, p.node.startPosition.column, p.node.text) : ''));
     const cached = keys.map((key) => (key ? cache!.get(key) : undefined));
     const nodes: Array<PartNodes | undefined> = new Array(parts.length);
-    const collectWhere = (wantedParts: boolean[]) => collectParts(query, root, parts, wantedParts, nodes, wanted);
+    const flat = wanted.includes('call') ? { query: this.collector(wanted, true), minBytes: FLAT_PART_BYTES, keep: isCallName } : undefined;
+    const collectWhere = (wantedParts: boolean[]) => collectParts(query, root, parts, wantedParts, nodes, wanted, flat);
     collectWhere(cached.map((entry) => !entry));
 
     // Import resolution is file-wide (see scope.ts), so every part adds to it, cached ones from memory.

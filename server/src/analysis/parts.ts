@@ -48,23 +48,34 @@ function part(node: Node, chunk: boolean, container: number): Part {
   return { node, start: node.startIndex, end: node.endIndex, chunk, container };
 }
 
+/** For parts of at least `minBytes`: a query capturing every identifier as `call`, and which to keep. */
+export interface FlatCalls {
+  query: Query;
+  minBytes: number;
+  keep: (identifier: Node) => boolean;
+}
+
 /**
  * Captures the nodes of the parts marked in `wanted` into `into`. Neighbouring wanted parts share
  * one query over their joint range (one query over the whole file when all are wanted), and the
- * captures are dealt out to parts by position.
+ * captures are dealt out to parts by position. A part of `flat.minBytes` or more is queried alone
+ * with `flat.query` (engine.ts isCallName says why).
  */
-export function collectParts(query: Query, root: Node, parts: readonly Part[], wanted: readonly boolean[], into: Array<PartNodes | undefined>, names: readonly string[]): void {
+export function collectParts(query: Query, root: Node, parts: readonly Part[], wanted: readonly boolean[], into: Array<PartNodes | undefined>, names: readonly string[], flat?: FlatCalls): void {
+  const large = (k: number) => !!flat && parts[k]!.end - parts[k]!.start >= flat.minBytes;
   for (let i = 0; i < parts.length; i++) {
     if (!wanted[i] || into[i]) continue;
     let last = i;
-    while (last + 1 < parts.length && wanted[last + 1] && !into[last + 1]) last++;
+    if (!large(i)) while (last + 1 < parts.length && wanted[last + 1] && !into[last + 1] && !large(last + 1)) last++;
     for (let k = i; k <= last; k++) into[k] = new Map(names.map((name) => [name, []]));
+    const alone = large(i);
     let k = i;
-    for (const capture of query.captures(root, { startIndex: parts[i]!.start, endIndex: parts[last]!.end })) {
+    for (const capture of (alone ? flat!.query : query).captures(root, { startIndex: parts[i]!.start, endIndex: parts[last]!.end })) {
       const at = capture.node.startIndex;
       while (k < last && at >= parts[k]!.end) k++;
       // A capture between two parts (none should exist) or spanning into the range is not theirs.
       if (at < parts[k]!.start || at >= parts[k]!.end) continue;
+      if (alone && capture.name === 'call' && !flat!.keep(capture.node)) continue;
       into[k]!.get(capture.name)!.push(capture.node);
     }
     i = last;
