@@ -1,6 +1,6 @@
 // Issue 10 item 7: nothing quadratic. Each generated case (bench/scaling-cases.mjs: module-level
 // findings, findings after many statements, deep call nests and chains, a long sum, a model file) is
-// checked at two sizes, 1x and 4x, counting the work done on the syntax tree: every call into
+// checked at two sizes, 4x and 16x, counting the work done on the syntax tree: every call into
 // tree-sitter's nodes and cursors, and every character of node text read. Linear work grows 4x;
 // the walks this replaced (siblings read back per finding, parents found from the root per step,
 // a function's text scanned per use) grew 16x or more. `npm run bench:scaling` times the same cases.
@@ -64,8 +64,9 @@ describe('analysis work grows linearly with the file', () => {
 
   for (const [name, make] of Object.entries(SCALING_CASES)) {
     it(name, async () => {
-      const small = await workFor(make(1));
-      const large = await workFor(make(4));
+      // Both sizes above FLAT_PART_BYTES where a case has one large part, so both read it the same way.
+      const small = await workFor(make(4));
+      const large = await workFor(make(16));
       // The work grows as the file does (a findings count that fell would mean the case tests nothing).
       expect(large.findings).toBeGreaterThanOrEqual(small.findings);
       expect(large.calls / small.calls, `tree calls ${small.calls} -> ${large.calls}`).toBeLessThan(6);
@@ -91,4 +92,27 @@ describe('call names in large parts', () => {
     }
     expect(compared).toBeGreaterThan(1000);
   });
+});
+
+describe('large parts', () => {
+  it('a function over 32 KB (read by a walk, not the call patterns) gives the same findings, in forty rule fixtures', async () => {
+    const dir = path.join(ROOT, 'test/fixtures/rules');
+    // A long comment on each one-line `def` header makes its function a large part; no line moves.
+    const pad = `  # ${'x'.repeat(33 * 1024)}`;
+    let findings = 0;
+    let padded = 0;
+    // Forty fixtures, every fourth by name, keep the test short.
+    for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.py')).sort().filter((_, i) => i % 4 === 0).slice(0, 40)) {
+      const text = fs.readFileSync(path.join(dir, file), 'utf8');
+      const large = text.replace(/^(\s*(?:async\s+)?def [^\n#]*\):)[ \t]*$/gm, (line) => `${line}${pad}`);
+      if (large === text) continue;
+      padded++;
+      const shape = (found: Awaited<ReturnType<typeof check>>) => found.map((f) => `${f.range.start.line}:${f.range.start.column} ${f.rule} ${f.severity} ${f.message}`);
+      const before = shape(await check(text, {}, `pkg/${file}`));
+      expect(shape(await check(large, {}, `pkg/${file}`)), file).toEqual(before);
+      findings += before.length;
+    }
+    expect(padded).toBeGreaterThan(30);
+    expect(findings).toBeGreaterThan(100);
+  }, 300_000);
 });

@@ -8,7 +8,7 @@ import { isEarlyExit } from './guards.js';
 import type { PythonParser, TextChange } from './parse.js';
 import { analyzeChunkEdit } from './chunk-edit.js';
 import { NameUses, usesOf } from './no-grad-callers.js';
-import { Part, PartNodes, bindingsOf, collectParts, fileParts, partAt } from './parts.js';
+import { LargeParts, Part, PartNodes, bindingsOf, collectParts, fileParts, partAt } from './parts.js';
 import { CALL_NAME_PATTERN, CallEdge, callEdgesOf } from './program.js';
 import type { Outcomes, Rule } from './rules/rule.js';
 import { importBindingsOf } from './scope.js';
@@ -68,8 +68,8 @@ PATTERN['call'] = CALL_CAPTURE_PATTERNS;
  * The same call names found without a query pattern that spans parent and child. tree-sitter keeps
  * such a pattern's partial match open at every ancestor still being read, so a chain of n calls
  * (`x.f(a).f(a)...`, each the receiver of the next) costs n² (issue 10 item 7: 10,000 chained calls
- * took minutes). In a part larger than FLAT_PART_BYTES every identifier is captured instead and this
- * keeps the ones the three patterns above would have.
+ * took minutes). In a part larger than FLAT_PART_BYTES every identifier is visited instead
+ * (WALKED) and this keeps the ones the three patterns above would have.
  */
 export function isCallName(identifier: Node): boolean {
   const parent = parentOf(identifier);
@@ -90,8 +90,19 @@ export function isCallName(identifier: Node): boolean {
   return inner?.type === 'call' && outer?.type === 'call' && outer.childForFieldName('function')?.id === inner.id;
 }
 
-/** A part this large has its calls found by isCallName rather than by the call patterns. */
+/** A part this large is read as WALKED says. */
 export const FLAT_PART_BYTES = 32 * 1024;
+
+/**
+ * In such a part the captures that need a parent-child pattern are found by a walk instead: every
+ * identifier (kept by isCallName) and every binary operator (kept when it is `@`). Even a one-node
+ * query pattern is no way out: with its captures in order, tree-sitter's query cursor slows to a
+ * crawl on a sum of 80,000 terms (a minute for one statement).
+ */
+const WALKED: Record<string, { type: string; keep: (node: Node) => boolean }> = {
+  call: { type: 'identifier', keep: isCallName },
+  matmul: { type: 'binary_operator', keep: (node) => node.childForFieldName('operator')?.type === '@' },
+};
 
 const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [] };
 
@@ -129,12 +140,23 @@ export class Analyzer {
     this.substrings = [...new Set([...this.otherTriggers, ...rules.flatMap((r) => r.requires ?? []), 'bitexact'])];
   }
 
-  collector(types: string[], flat = false): Query {
-    const key = `${flat ? 'flat:' : ''}${types.join(',')}`;
+  collector(types: string[]): Query {
+    const key = types.join(',');
     let query = this.collectors.get(key);
-    const pattern = (t: string) => (flat && t === 'call' ? '(identifier) @call' : PATTERN[t]);
-    if (!query) this.collectors.set(key, (query = this.parser.query(types.map(pattern).join(' '))));
+    if (!query) this.collectors.set(key, (query = this.parser.query(types.map((t) => PATTERN[t]).join(' '))));
     return query;
+  }
+
+  /** How a part over FLAT_PART_BYTES is read (parts.ts LargeParts); undefined when no capture needs it. */
+  private largeParts(types: string[]): LargeParts | undefined {
+    const walked = types.filter((t) => WALKED[t]);
+    if (walked.length === 0) return undefined;
+    const queried = types.filter((t) => !WALKED[t]);
+    return {
+      minBytes: FLAT_PART_BYTES,
+      query: queried.length ? this.collector(queried) : undefined,
+      walked: new Map(walked.map((t) => [WALKED[t]!.type, { name: t, keep: WALKED[t]!.keep }])),
+    };
   }
 
   /** The rules that can match this text, indexed for dispatch (one regex pass over the text). */
@@ -225,7 +247,7 @@ export class Analyzer {
     const keys = parts.map((p) => (p.chunk && cache ? chunkKey(p.container, p.node.startPosition.column, p.node.text) : ''));
     const cached = keys.map((key) => (key ? cache!.get(key) : undefined));
     const nodes: Array<PartNodes | undefined> = new Array(parts.length);
-    const flat = wanted.includes('call') ? { query: this.collector(wanted, true), minBytes: FLAT_PART_BYTES, keep: isCallName } : undefined;
+    const flat = this.largeParts(wanted);
     const collectWhere = (wantedParts: boolean[]) => collectParts(query, root, parts, wantedParts, nodes, wanted, flat);
     collectWhere(cached.map((entry) => !entry));
 
