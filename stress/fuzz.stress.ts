@@ -89,7 +89,9 @@ describe('stress: fuzz', () => {
       fc.constant('Content-Length: -5\r\n\r\n'),
       fc.constant('Content-Type: x\r\n\r\n{}'),
       fc.constant('junk line\r\n\r\n'),
-      fc.string({ maxLength: 10 }).map((s) => `Content-Length: ${s}\r\n\r\n`),
+      // Not a number: a garbage header with a valid length is a frame like any other, and the bytes it
+      // claims are taken from the next message (framing cannot tell; the JSON reader reports it).
+      fc.string({ maxLength: 10 }).map((s) => `Content-Length: x${s}\r\n\r\n`),
     );
     const traffic = fc.array(fc.tuple(garbage, fc.integer({ min: 0, max: 1000 })), { minLength: 1, maxLength: 8 });
     await campaign('LSP framing', fc.tuple(traffic, fc.array(fc.nat(), { maxLength: 10 })), ([parts, cuts]) => {
