@@ -76,6 +76,24 @@ describe('compare never calls differing logs identical', () => {
     expect(text).toMatch(/loss: step 2 logged 2 times in run 1, 1 time in run 2/);
   });
 
+  it('a step one run skipped mid-series is a difference the report names, not a shorter identical series', () => {
+    const dir = scratch();
+    write(dir, 'a.jsonl', ['{"step":1,"loss":0.5}', '{"step":2,"loss":0.25}', '{"step":3,"loss":0.125}', '{"step":4,"loss":0.0625}']);
+    write(dir, 'b.jsonl', ['{"step":1,"loss":0.5}', '{"step":2,"loss":0.25}', '{"step":4,"loss":0.0625}']);
+    const result = runCli(['compare', 'a.jsonl', 'b.jsonl'], dir);
+    expect(result.stdout).not.toMatch(/IDENTICAL/);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toMatch(/^DIFFERS from step 3: loss/);
+    expect(result.stdout).toMatch(/loss: step 3 is missing in run 2, which logged the steps around it; a step skipped mid-series is a difference/);
+    const json = JSON.parse(runCli(['compare', '--format', 'json', 'a.jsonl', 'b.jsonl'], dir).stdout);
+    expect(json.metrics[0]).toMatchObject({ verdict: 'differs', firstDivergentStep: 3, skippedSteps: 1, skippedStep: { step: 3, missingIn: ['run 2'] } });
+    // A run that stopped early is partial, not skipping: its missing tail is no gap.
+    write(dir, 'c.jsonl', ['{"step":1,"loss":0.5}', '{"step":2,"loss":0.25}', '{"step":3,"loss":0.125}']);
+    const partial = JSON.parse(runCli(['compare', '--format', 'json', 'a.jsonl', 'c.jsonl'], dir).stdout);
+    expect(partial.metrics[0]).not.toHaveProperty('skippedSteps');
+    expect(partial.metrics[0].partial).toBe(true);
+  });
+
   it('identical restarts in both runs stay identical, and the report says steps repeat', () => {
     const dir = scratch();
     const lines = ['{"step":1,"loss":0.5}', '{"step":2,"loss":0.25}', '{"step":2,"loss":0.125}', '{"step":3,"loss":0.0625}'];

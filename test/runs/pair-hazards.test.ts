@@ -50,5 +50,9 @@ describe('pair: hazards in the code of runs that differ', () => {
     const broken = checkFolders(path.join(dir, 'no-such-cli.cjs'), ['src'], dir);
     expect(broken.hazards).toEqual([]);
     expect(formatHazards(broken)).toMatch(/^Static check of the command's code: bitexact check did not run: /);
+    // Bounded in time: a check that outlasts its limit is stopped, and the pair reports without it.
+    const slow = checkFolders(path.join(ROOT, 'bin/bitexact.cjs'), ['src'], dir, [], 1);
+    expect(slow.hazards).toEqual([]);
+    expect(formatHazards(slow)).toMatch(/bitexact check did not run: stopped after 0\.001 s/);
   });
 });

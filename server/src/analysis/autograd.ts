@@ -4,6 +4,7 @@
 // the Function's own backward decides), in generation, sampling and decoding functions, and in the
 // hooks that adapt a checkpoint while it loads (`checkpoint_filter_fn`, `load_state_dict` hooks).
 import type { Node } from 'web-tree-sitter';
+import { parentOf } from './parents.js';
 import type { ImportScope } from './scope.js';
 
 /**
@@ -31,12 +32,13 @@ export function onlyServes(text: string): boolean {
 const NO_GRAD = new Set(['torch.no_grad', 'torch.inference_mode', 'torch.autograd.no_grad', 'torch.autograd.grad_mode.no_grad']);
 
 export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {
-  for (let current = node.parent; current; current = current.parent) {
-    if (current.type === 'block' && current.parent?.type === 'if_statement' && current.parent.childForFieldName('consequence')?.id === current.id) {
-      if (assertsInference(current.parent.childForFieldName('condition'))) return true;
-    } else if (current.type === 'block' && current.parent?.type === 'else_clause' && current.parent.parent?.type === 'if_statement') {
+  for (let current = parentOf(node); current; current = parentOf(current)) {
+    const parent = parentOf(current);
+    if (current.type === 'block' && parent?.type === 'if_statement' && parent.childForFieldName('consequence')?.id === current.id) {
+      if (assertsInference(parent.childForFieldName('condition'))) return true;
+    } else if (current.type === 'block' && parent?.type === 'else_clause' && parentOf(parent)?.type === 'if_statement') {
       // `if inference_params is None: <train> else: <decode>`; an `elif` chain has conditions of its own.
-      const statement = current.parent.parent;
+      const statement = parentOf(parent)!;
       if (!statement.namedChildren.some((c) => c.type === 'elif_clause') && assertsTraining(statement.childForFieldName('condition'))) return true;
     } else if (current.type === 'with_statement') {
       const clause = current.namedChildren.find((c) => c.type === 'with_clause');
@@ -46,7 +48,7 @@ export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {
     } else if (current.type === 'function_definition') {
       const name = current.childForFieldName('name')?.text ?? '';
       if (NO_BACKWARD_NAME.test(name) || BACKWARD_NAME.test(name) || (AUTOGRAD_METHODS.has(name) && inAutogradFunction(current, scope))) return true;
-      const decorated = current.parent;
+      const decorated = parentOf(current);
       if (decorated?.type !== 'decorated_definition') return false;
       return decorated.namedChildren.some(
         (d) => d.type === 'decorator' && isNoGradExpression(d.namedChildren[0] ?? null, scope),

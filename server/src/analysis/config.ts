@@ -23,7 +23,16 @@ export interface Settings {
   testCode: TestCodePolicy;
   /** More globs (relative to the project root) of such files. */
   testCodeGlobs: string[];
+  /**
+   * Files larger than this (bytes) are not checked, with a note: tree-sitter's parse of a file of
+   * ≳ 40 MB runs out of its wasm memory and aborts (issue 10 item 8). At most MAX_PARSE_BYTES.
+   */
+  maxFileSize: number;
 }
+
+/** The largest file the parser is ever handed, whatever max-file-size says (parse.ts enforces it). */
+export const MAX_PARSE_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_MAX_FILE_SIZE = 20 * 1024 * 1024;
 
 export const DEFAULT_SETTINGS: Settings = {
   select: ['BX'],
@@ -35,7 +44,19 @@ export const DEFAULT_SETTINGS: Settings = {
   exclude: [],
   testCode: 'info',
   testCodeGlobs: [],
+  maxFileSize: DEFAULT_MAX_FILE_SIZE,
 };
+
+/** A size: bytes, or a number with kB/MB (powers of 1000) or KiB/MiB (powers of 1024). */
+const SIZE = /^\s*(\d+(?:\.\d+)?)\s*(B|kB|KB|MB|KiB|MiB)?\s*$/;
+const UNITS: Record<string, number> = { B: 1, kB: 1e3, KB: 1e3, MB: 1e6, KiB: 1024, MiB: 1024 * 1024 };
+
+/** Bytes in a max-file-size value (already validated). */
+export function parseSize(value: number | string): number {
+  if (typeof value === 'number') return value;
+  const m = SIZE.exec(value)!;
+  return Math.round(Number(m[1]) * UNITS[m[2] ?? 'B']!);
+}
 
 const ruleId = z.string().regex(/^BX\d{0,3}$/, 'expected a rule id or prefix such as BX102 or BX1');
 
@@ -53,6 +74,7 @@ const fileSchema = z
     // [tool.bitexact.runs.NAME]: run configurations of `bitexact pair --run-config`, read and checked
     // by runs/run-config.ts when a pair runs; the checker has no use for them.
     runs: z.record(z.string(), z.unknown()).optional(),
+    'max-file-size': z.union([z.number().int().positive(), z.string().regex(SIZE, 'expected a size such as 20MB, 512kB or a number of bytes')]).optional(),
   })
   .strict();
 
@@ -98,6 +120,10 @@ function parseSettingsTable(table: unknown, source: string): SettingsOverrides {
   if (raw.exclude) result.exclude = raw.exclude;
   if (raw['test-code']) result.testCode = raw['test-code'];
   if (raw['test-code-globs']) result.testCodeGlobs = raw['test-code-globs'];
+  if (raw['max-file-size'] !== undefined) {
+    result.maxFileSize = parseSize(raw['max-file-size']);
+    if (result.maxFileSize > MAX_PARSE_BYTES) throw new ConfigError(`${source}: max-file-size: at most ${MAX_PARSE_BYTES} bytes (32 MiB): the parser runs out of memory on larger files`);
+  }
   if (raw['torch-version'] !== undefined) {
     try {
       result.torchVersion = parseTorchVersion(raw['torch-version']);

@@ -8,11 +8,12 @@ import { isEarlyExit } from './guards.js';
 import type { PythonParser, TextChange } from './parse.js';
 import { analyzeChunkEdit } from './chunk-edit.js';
 import { NameUses, usesOf } from './no-grad-callers.js';
-import { Part, PartNodes, bindingsOf, collectParts, fileParts, partAt } from './parts.js';
+import { LargeParts, Part, PartNodes, bindingsOf, collectParts, fileParts, partAt } from './parts.js';
 import { CALL_NAME_PATTERN, CallEdge, callEdgesOf } from './program.js';
 import type { Outcomes, Rule } from './rules/rule.js';
 import { importBindingsOf } from './scope.js';
 import { Suppression, parseSuppressions } from './suppressions.js';
+import { parentOf } from './parents.js';
 import { rangeOf } from './syntax.js';
 import type { Fix, GuardKind, Range } from './types.js';
 
@@ -57,11 +58,52 @@ PATTERN['matmul'] = '(binary_operator operator: "@") @matmul';
 // names no rule knows, and those are skipped without reading any more of their nodes. A function
 // handed to a wrapper that is called at once (`local_map(F.interpolate, ...)(x)`) is captured by its
 // name too: calls.ts wrappedCallOf.
-PATTERN['call'] = [
+export const CALL_CAPTURE_PATTERNS = [
   '(call function: (identifier) @call)',
   '(call function: (attribute attribute: (identifier) @call))',
   '(call function: (call arguments: (argument_list . [(identifier) @call (attribute attribute: (identifier) @call)])))',
 ].join(' ');
+PATTERN['call'] = CALL_CAPTURE_PATTERNS;
+/**
+ * The same call names found without a query pattern that spans parent and child. tree-sitter keeps
+ * such a pattern's partial match open at every ancestor still being read, so a chain of n calls
+ * (`x.f(a).f(a)...`, each the receiver of the next) costs n² (issue 10 item 7: 10,000 chained calls
+ * took minutes). In a part larger than FLAT_PART_BYTES every identifier is visited instead
+ * (WALKED) and this keeps the ones the three patterns above would have.
+ */
+export function isCallName(identifier: Node): boolean {
+  const parent = parentOf(identifier);
+  if (!parent) return false;
+  // (call function: (identifier) @call)
+  if (parent.type === 'call') return parent.childForFieldName('function')?.id === identifier.id;
+  // The name itself, or the attribute it ends (`m` of `x.m`).
+  const attributeName = parent.type === 'attribute' && parent.childForFieldName('attribute')?.id === identifier.id;
+  if (parent.type === 'attribute' && !attributeName) return false;
+  const reference = attributeName ? parent : identifier;
+  const above = attributeName ? parentOf(parent) : parent;
+  // (call function: (attribute attribute: (identifier) @call))
+  if (attributeName && above?.type === 'call' && above.childForFieldName('function')?.id === reference.id) return true;
+  // (call function: (call arguments: (argument_list . [(identifier) (attribute attribute: (identifier))] )))
+  if (above?.type !== 'argument_list' || above.firstNamedChild?.id !== reference.id) return false;
+  const inner = parentOf(above);
+  const outer = inner && parentOf(inner);
+  return inner?.type === 'call' && outer?.type === 'call' && outer.childForFieldName('function')?.id === inner.id;
+}
+
+/** A part this large is read as WALKED says. */
+export const FLAT_PART_BYTES = 32 * 1024;
+
+/**
+ * In such a part the captures that need a parent-child pattern are found by a walk instead: every
+ * identifier (kept by isCallName) and every binary operator (kept when it is `@`). Even a one-node
+ * query pattern is no way out: with its captures in order, tree-sitter's query cursor slows to a
+ * crawl on a sum of 80,000 terms (a minute for one statement).
+ */
+const WALKED: Record<string, { type: string; keep: (node: Node) => boolean }> = {
+  call: { type: 'identifier', keep: isCallName },
+  matmul: { type: 'binary_operator', keep: (node) => node.childForFieldName('operator')?.type === '@' },
+};
+
 const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [] };
 
 export class Analyzer {
@@ -103,6 +145,18 @@ export class Analyzer {
     let query = this.collectors.get(key);
     if (!query) this.collectors.set(key, (query = this.parser.query(types.map((t) => PATTERN[t]).join(' '))));
     return query;
+  }
+
+  /** How a part over FLAT_PART_BYTES is read (parts.ts LargeParts); undefined when no capture needs it. */
+  private largeParts(types: string[]): LargeParts | undefined {
+    const walked = types.filter((t) => WALKED[t]);
+    if (walked.length === 0) return undefined;
+    const queried = types.filter((t) => !WALKED[t]);
+    return {
+      minBytes: FLAT_PART_BYTES,
+      query: queried.length ? this.collector(queried) : undefined,
+      walked: new Map(walked.map((t) => [WALKED[t]!.type, { name: t, keep: WALKED[t]!.keep }])),
+    };
   }
 
   /** The rules that can match this text, indexed for dispatch (one regex pass over the text). */
@@ -193,7 +247,8 @@ export class Analyzer {
     const keys = parts.map((p) => (p.chunk && cache ? chunkKey(p.container, p.node.startPosition.column, p.node.text) : ''));
     const cached = keys.map((key) => (key ? cache!.get(key) : undefined));
     const nodes: Array<PartNodes | undefined> = new Array(parts.length);
-    const collectWhere = (wantedParts: boolean[]) => collectParts(query, root, parts, wantedParts, nodes, wanted);
+    const flat = this.largeParts(wanted);
+    const collectWhere = (wantedParts: boolean[]) => collectParts(query, root, parts, wantedParts, nodes, wanted, flat);
     collectWhere(cached.map((entry) => !entry));
 
     // Import resolution is file-wide (see scope.ts), so every part adds to it, cached ones from memory.

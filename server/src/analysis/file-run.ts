@@ -8,6 +8,7 @@ import { Devices } from './devices.js';
 import { MODE_SWITCHES, ModeSetting, modeSettingOf } from './facts.js';
 import { callableChain } from './no-grad-callers.js';
 import { GuardFinder } from './guards.js';
+import { parentOf } from './parents.js';
 import type { PartNodes } from './parts.js';
 import type { AssignmentSite, Hit, Rule, RuleContext } from './rules/rule.js';
 import { AliasAssignment, ImportScope, aliasAssignmentOf, importBindingsOf } from './scope.js';
@@ -170,8 +171,8 @@ function toCandidate(rule: Rule, hit: Hit, guards: GuardFinder): Candidate {
 
 /** The call whose callee ends in `name` (see engine.ts PATTERN['call']). */
 function callOfName(name: Node): Node | undefined {
-  const parent = name.parent;
-  const call = parent?.type === 'attribute' ? parent.parent : parent;
+  const parent = parentOf(name);
+  const call = parent?.type === 'attribute' ? parentOf(parent) : parent;
   return call?.type === 'call' ? call : undefined;
 }
 

@@ -38,11 +38,16 @@ export function methodKeepsGradFree(name: string): boolean {
  * Does the function holding `use` write into `name` in place (`name[i] = w`, `name += w`,
  * `name.copy_(w)`, `name.requires_grad_()`)? A grad-free tensor written from one that requires grad then requires it.
  */
-export function writtenInPlace(use: Node, name: string): boolean {
+export function writtenInPlace(use: Node, name: string, memo: Map<string, boolean>): boolean {
   const scope = enclosingFunction(use) ?? rootOf(use);
-  const text = scope.text;
+  // One scan per scope and name: each use of a name at module level scanned the whole file (n² in uses).
+  const key = `${scope.id}:${name}`;
+  const known = memo.get(key);
+  if (known !== undefined) return known;
   const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(^|[^\\w.])${escaped}\\s*(\\[[^\\n]*\\]\\s*[-+*/]?=(?!=)|[-+*/]=|\\.\\w+_\\(|\\.requires_grad\\b)`, 'm').test(text);
+  const written = new RegExp(`(^|[^\\w.])${escaped}\\s*(\\[[^\\n]*\\]\\s*[-+*/]?=(?!=)|[-+*/]=|\\.\\w+_\\(|\\.requires_grad\\b)`, 'm').test(scope.text);
+  memo.set(key, written);
+  return written;
 }
 
 /** `x.cpu()`, `x.to("cpu")`, `device="cpu"`: a tensor the code puts on the CPU. */

@@ -2,6 +2,7 @@
 // (`if torch.are_deterministic_algorithms_enabled(): ... else: fast()`, `if config.deterministic_mode`,
 // `if not det: return fast(x)`, `slow() if det else fast()`). The innermost guard around a node wins.
 import type { Node } from 'web-tree-sitter';
+import { parentOf } from './parents.js';
 import type { ImportScope } from './scope.js';
 import { callArguments, dottedParts, endsFlow, literalValue, rangeOf, unparenthesize } from './syntax.js';
 import type { GuardKind, Range } from './types.js';
@@ -51,9 +52,17 @@ export interface Guard {
 
 const UNGUARDED: Guard = { kind: 'none' };
 
+/** What the statements before one statement of a block say: an early exit's guard, a local mode switch's. */
+interface StatementGuards {
+  earlyExit: Guard | undefined;
+  localSwitch: Guard | undefined;
+}
+
 export class GuardFinder {
   private readonly names: Set<string>;
   private readonly memo = new Map<number, Guard>();
+  /** Per block (by node id): the guards its earlier statements put on each statement. */
+  private readonly blocks = new Map<number, Map<number, StatementGuards>>();
 
   /** `mentionsSwitch`: the text calls use_deterministic_algorithms somewhere (else no local switch can guard). */
   constructor(
@@ -74,7 +83,7 @@ export class GuardFinder {
     const visited: Node[] = [];
     let result: Guard = UNGUARDED;
     let child = node;
-    for (let parent = node.parent; parent; child = parent, parent = parent.parent) {
+    for (let parent = parentOf(node); parent; child = parent, parent = parentOf(parent)) {
       const cached = this.memo.get(child.id);
       if (cached !== undefined) {
         result = cached;
@@ -113,34 +122,61 @@ export class GuardFinder {
   }
 
   /**
+   * The guards a block's earlier statements put on each of its statements, read in one pass over the
+   * block and kept: asking per finding by walking back over the siblings made a file of n module-level
+   * findings cost n² (issue 10 item 7).
+   */
+  private statementGuards(block: Node): Map<number, StatementGuards> {
+    let guards = this.blocks.get(block.id);
+    if (guards) return guards;
+    guards = new Map();
+    let earlyExit: Guard | undefined;
+    let localSwitch: Guard | undefined;
+    const switches = this.mentionsSwitch && block.type === 'block';
+    for (const statement of block.namedChildren) {
+      guards.set(statement.id, { earlyExit, localSwitch });
+      const exit = this.earlyExitOf(statement);
+      if (exit) earlyExit = exit;
+      const switched = switches ? this.switchOf(statement) : undefined;
+      if (switched) localSwitch = switched.guard;
+    }
+    this.blocks.set(block.id, guards);
+    return guards;
+  }
+
+  /**
    * A function that turns the mode on around its own work (`use_deterministic_algorithms(True)`
    * earlier in the same block, restored afterwards in a `finally`): what follows runs
    * deterministically, whatever the program's mode. A later switch off before `child` ends it.
    */
   private localSwitchGuard(block: Node, child: Node): Guard | undefined {
     if (!this.mentionsSwitch || block.type !== 'block') return undefined;
-    for (let sibling = child.previousNamedSibling; sibling; sibling = sibling.previousNamedSibling) {
-      const call = sibling.type === 'expression_statement' ? sibling.namedChildren[0] : undefined;
-      const fn = call?.type === 'call' ? call.childForFieldName('function') : undefined;
-      if (!fn || this.scope.resolveExpression(fn) !== 'torch.use_deterministic_algorithms') continue;
-      const args = callArguments(call!);
-      const mode = literalValue(args.positional[0] ?? args.keywords.get('mode'));
-      const warnOnly = literalValue(args.keywords.get('warn_only'));
-      return mode === true && warnOnly !== true ? { kind: 'deterministic-branch', condition: rangeOf(call!) } : undefined;
-    }
-    return undefined;
+    return this.statementGuards(block).get(child.id)?.localSwitch;
+  }
+
+  /** A statement that switches the mode: `{ guard }` when it turns it on, `{ guard: undefined }` off. */
+  private switchOf(statement: Node): { guard: Guard | undefined } | undefined {
+    const call = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
+    const fn = call?.type === 'call' ? call.childForFieldName('function') : undefined;
+    if (!fn || this.scope.resolveExpression(fn) !== 'torch.use_deterministic_algorithms') return undefined;
+    const args = callArguments(call!);
+    const mode = literalValue(args.positional[0] ?? args.keywords.get('mode'));
+    const warnOnly = literalValue(args.keywords.get('warn_only'));
+    return { guard: mode === true && warnOnly !== true ? { kind: 'deterministic-branch', condition: rangeOf(call!) } : undefined };
   }
 
   /** `if not det: return fast(x)` before `child` in the same block: the rest runs only when det. */
   private earlyExitGuard(block: Node, child: Node): Guard | undefined {
     if (block.type !== 'block' && block.type !== 'module') return undefined;
-    for (let sibling = child.previousNamedSibling; sibling; sibling = sibling.previousNamedSibling) {
-      if (!isEarlyExit(sibling)) continue;
-      const condition = sibling.childForFieldName('condition');
-      const polarity = condition ? this.polarity(condition) : NEUTRAL;
-      if (polarity.else && condition) return { kind: polarity.else, condition: rangeOf(condition) };
-    }
-    return undefined;
+    return this.statementGuards(block).get(child.id)?.earlyExit;
+  }
+
+  /** The guard an early exit puts on what follows it, if its condition says a mode. */
+  private earlyExitOf(statement: Node): Guard | undefined {
+    if (!isEarlyExit(statement)) return undefined;
+    const condition = statement.childForFieldName('condition');
+    const polarity = condition ? this.polarity(condition) : NEUTRAL;
+    return polarity.else && condition ? { kind: polarity.else, condition: rangeOf(condition) } : undefined;
   }
 
   private polarity(raw: Node): Polarity {

@@ -2,6 +2,7 @@
 // npm package `tree-sitter-python` (see README "Where the grammar comes from"); the caller hands
 // in the file locations so the core itself does no path guessing.
 import { Edit, Language, Parser, Point, Query, Tree } from 'web-tree-sitter';
+import { MAX_PARSE_BYTES } from './config.js';
 
 export interface GrammarFiles {
   /** Directory that holds web-tree-sitter.wasm (the runtime). */
@@ -66,6 +67,7 @@ export class PythonParser {
   }
 
   private parseRaw(text: string, oldTree?: Tree): Tree {
+    refuseHuge(text);
     const tree = this.parser.parse(text, oldTree);
     if (!tree) throw new Error('tree-sitter returned no tree');
     return tree;
@@ -73,10 +75,23 @@ export class PythonParser {
 
   /** Parses one slice of `text` as if it were the whole file; nodes keep their positions in `text`. */
   parseSlice(text: string, slice: { startIndex: number; endIndex: number; startPosition: Point; endPosition: Point }): Tree {
+    refuseHuge(text);
     const tree = this.parser.parse(text, null, { includedRanges: [slice] });
     if (!tree) throw new Error('tree-sitter returned no tree');
     return tree;
   }
+}
+
+/** Thrown instead of parsing a text larger than MAX_PARSE_BYTES. */
+export class TooLargeToParse extends Error {}
+
+/**
+ * The last line of defence behind max-file-size: tree-sitter's wasm runs out of memory on a text of
+ * ≳ 40 MB and aborts, and an aborted module cannot parse again in this process. No text that large
+ * reaches it (UTF-16 code units, each at least one byte of the file).
+ */
+function refuseHuge(text: string): void {
+  if (text.length > MAX_PARSE_BYTES) throw new TooLargeToParse(`${(text.length / 1e6).toFixed(1)} million characters: larger than the parser takes (${MAX_PARSE_BYTES / (1024 * 1024)} MiB)`);
 }
 
 /**

@@ -49,15 +49,31 @@ function part(node: Node, chunk: boolean, container: number): Part {
 }
 
 /**
+ * How a part of at least `minBytes` is read (engine.ts WALKED says why): the captures of one-node
+ * patterns by `query`, the others by a walk of the part that keeps, per node type, what `keep` accepts.
+ */
+export interface LargeParts {
+  minBytes: number;
+  query: Query | undefined;
+  walked: Map<string, { name: string; keep: (node: Node) => boolean }>;
+}
+
+/**
  * Captures the nodes of the parts marked in `wanted` into `into`. Neighbouring wanted parts share
  * one query over their joint range (one query over the whole file when all are wanted), and the
- * captures are dealt out to parts by position.
+ * captures are dealt out to parts by position. A part of `large.minBytes` or more is read alone.
  */
-export function collectParts(query: Query, root: Node, parts: readonly Part[], wanted: readonly boolean[], into: Array<PartNodes | undefined>, names: readonly string[]): void {
+export function collectParts(query: Query, root: Node, parts: readonly Part[], wanted: readonly boolean[], into: Array<PartNodes | undefined>, names: readonly string[], large?: LargeParts): void {
+  const isLarge = (k: number) => !!large && parts[k]!.end - parts[k]!.start >= large.minBytes;
   for (let i = 0; i < parts.length; i++) {
     if (!wanted[i] || into[i]) continue;
+    if (isLarge(i)) {
+      into[i] = new Map(names.map((name) => [name, []]));
+      readLarge(root, parts[i]!, large!, into[i]!);
+      continue;
+    }
     let last = i;
-    while (last + 1 < parts.length && wanted[last + 1] && !into[last + 1]) last++;
+    while (last + 1 < parts.length && wanted[last + 1] && !into[last + 1] && !isLarge(last + 1)) last++;
     for (let k = i; k <= last; k++) into[k] = new Map(names.map((name) => [name, []]));
     let k = i;
     for (const capture of query.captures(root, { startIndex: parts[i]!.start, endIndex: parts[last]!.end })) {
@@ -68,6 +84,27 @@ export function collectParts(query: Query, root: Node, parts: readonly Part[], w
       into[k]!.get(capture.name)!.push(capture.node);
     }
     i = last;
+  }
+}
+
+/** One large part: its one-node captures by query, the rest by one walk in document order. */
+function readLarge(root: Node, part: Part, large: LargeParts, into: PartNodes): void {
+  for (const capture of large.query?.captures(root, { startIndex: part.start, endIndex: part.end }) ?? []) {
+    if (capture.node.startIndex >= part.start && capture.node.startIndex < part.end) into.get(capture.name)!.push(capture.node);
+  }
+  const cursor = part.node.walk();
+  try {
+    for (;;) {
+      const walked = large.walked.get(cursor.nodeType);
+      if (walked) {
+        const node = cursor.currentNode;
+        if (walked.keep(node)) into.get(walked.name)!.push(node);
+      }
+      if (cursor.gotoFirstChild()) continue;
+      while (!cursor.gotoNextSibling()) if (!cursor.gotoParent()) return;
+    }
+  } finally {
+    cursor.delete();
   }
 }
 

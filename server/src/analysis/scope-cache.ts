@@ -1,6 +1,7 @@
 // The function, lambda, class or module each node belongs to, for ValueHints' name lookups; the
 // blocks passed on the way up are remembered, so the nodes of one function cost one walk.
 import type { Node } from 'web-tree-sitter';
+import { parentOf } from './parents.js';
 
 const SCOPE_TYPES = new Set(['function_definition', 'lambda', 'class_definition', 'module']);
 
@@ -10,7 +11,7 @@ export class ScopeCache {
 
   of(node: Node): Node {
     const passed: number[] = [];
-    let current = node.parent;
+    let current = parentOf(node);
     let found: Node | undefined;
     while (current) {
       found = this.byNode.get(current.id);
@@ -20,7 +21,7 @@ export class ScopeCache {
         break;
       }
       passed.push(current.id);
-      current = current.parent;
+      current = parentOf(current);
     }
     const scope = found ?? node;
     for (const id of passed) this.byNode.set(id, scope);

@@ -3,6 +3,7 @@
 // what the code calls, not how it spells it. Resolution is flow-insensitive within a file: Python
 // code that rebinds `torch` or `F` to something else is rare enough not to pay for flow analysis.
 import type { Node } from 'web-tree-sitter';
+import { parentOf } from './parents.js';
 import { dottedParts } from './syntax.js';
 
 /** Roots of modules whose attributes are never tensors (so `np.take(...)` is not `Tensor.take`). */
@@ -183,10 +184,11 @@ export function aliasAssignmentOf(left: Node, right: Node | null): AliasAssignme
 const AVAILABILITY = /^(have|has)_|_(available|installed)$|^is_\w+_available$|^\w*available$/i;
 
 function inImportFallback(node: Node): boolean {
-  for (let current = node.parent; current && current.type !== 'function_definition'; current = current.parent) {
+  for (let current = parentOf(node); current && current.type !== 'function_definition'; current = parentOf(current)) {
     if (current.type === 'except_clause') return true;
-    if (current.type === 'block' && current.parent?.type === 'if_statement' && current.equals(current.parent.childForFieldName('consequence')!)) {
-      const condition = current.parent.childForFieldName('condition');
+    const parent = parentOf(current);
+    if (current.type === 'block' && parent?.type === 'if_statement' && current.equals(parent.childForFieldName('consequence')!)) {
+      const condition = parent.childForFieldName('condition');
       if (condition?.type !== 'not_operator') continue;
       let flag = condition.childForFieldName('argument');
       if (flag?.type === 'call') flag = flag.childForFieldName('function');

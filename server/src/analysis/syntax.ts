@@ -1,5 +1,6 @@
 // Small readers over tree-sitter-python nodes: call arguments, literals, dotted names, ranges.
-import type { Node } from 'web-tree-sitter';
+import type { Node, Tree } from 'web-tree-sitter';
+import { parentOf } from './parents.js';
 import type { Range } from './types.js';
 
 export type Literal = string | number | boolean | null;
@@ -146,11 +147,31 @@ export function rootOf(node: Node): Node {
   return node.tree.rootNode;
 }
 
-/** The innermost function a node stands in, stopping at a class body or the module. */
+/** Per tree, node id → the function at or above that node (null: a class body or the module first). */
+const functionsAbove = new WeakMap<Tree, Map<number, Node | null>>();
+
+/**
+ * The innermost function a node stands in, stopping at a class body or the module. The nodes passed
+ * on the way up are remembered, so the uses in one deep expression cost one walk between them.
+ */
 export function enclosingFunction(node: Node): Node | undefined {
-  for (let current = node.parent; current; current = current.parent) {
-    if (current.type === 'function_definition') return current;
-    if (current.type === 'class_definition' || current.type === 'module') return undefined;
+  let memo = functionsAbove.get(node.tree);
+  if (!memo) functionsAbove.set(node.tree, (memo = new Map()));
+  const passed: number[] = [];
+  let found: Node | null = null;
+  for (let current = parentOf(node); current; current = parentOf(current)) {
+    const known = memo.get(current.id);
+    if (known !== undefined) {
+      found = known;
+      break;
+    }
+    if (current.type === 'function_definition') {
+      found = current;
+      break;
+    }
+    if (current.type === 'class_definition' || current.type === 'module') break;
+    passed.push(current.id);
   }
-  return undefined;
+  for (const id of passed) memo.set(id, found);
+  return found ?? undefined;
 }

@@ -67,6 +67,9 @@ const VALUES_AND_INDICES = /(^|\.)(topk|sort|max|min|median|nanmedian|mode|kthva
 /** The assignments inside a scope's text range (more is harmless: each is bound to its own scope). */
 export type AssignmentsWithin = (scope: Node) => readonly Node[];
 
+/** How deep one value's reading may nest; real code stays far below (tens). */
+const MAX_NESTING = 400;
+
 export class ValueHints {
   /** Scope node id → name → bindings in source order; a scope's are built when it is first asked about. */
   private readonly bindings = new Map<number, Map<string, Binding[]>>();
@@ -75,6 +78,10 @@ export class ValueHints {
   private readonly covered = new Set<number>();
   private readonly scopes = new ScopeCache();
   private readonly memo = new Map<number, ValueHint>();
+  /** writtenInPlace answers by scope and name. */
+  private readonly inPlace = new Map<string, boolean>();
+  /** How many of() calls are under way (see MAX_NESTING). */
+  private depth = 0;
 
   /**
    * `assignmentsWithin` hands out a scope's assignments in document order when it is first asked
@@ -131,7 +138,16 @@ export class ValueHints {
     const cached = this.memo.get(node.id);
     if (cached) return cached;
     this.memo.set(node.id, UNKNOWN); // cuts cycles such as x = x.float()
-    const hint = this.compute(unparenthesize(node));
+    // A value read through more than MAX_NESTING others (a 100,000-term sum, a chain of 10,000 calls)
+    // is unknown: the recursion would overflow the stack and abort the file's analysis.
+    if (this.depth >= MAX_NESTING) return UNKNOWN;
+    this.depth++;
+    let hint: ValueHint;
+    try {
+      hint = this.compute(unparenthesize(node));
+    } finally {
+      this.depth--;
+    }
     this.memo.set(node.id, hint);
     return hint;
   }
@@ -144,7 +160,7 @@ export class ValueHints {
         const hint = this.ofBinding(binding);
         const named = hint.dtype === 'unknown' && !hint.unique ? namedOffsets(node.text, !!binding) : undefined;
         if (named) return named;
-        return hint.gradFree && writtenInPlace(node, node.text) ? { ...hint, gradFree: undefined } : hint;
+        return hint.gradFree && writtenInPlace(node, node.text, this.inPlace) ? { ...hint, gradFree: undefined } : hint;
       }
       case 'conditional_expression': {
         // `a if c else b`: what both branches share.

@@ -8,7 +8,7 @@ import { editsByCell, NotebookSource, readNotebook, toCellRange, writeNotebook }
 import type { Finding } from '../analysis/types.js';
 import { SEVERITY_RANK } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
-import { collectPythonFiles, isNotebookPath, normalizeLineBreaks, readSource, writeSource } from '../workspace/files.js';
+import { collectPythonFiles, isNotebookPath, normalizeLineBreaks, readSource, sizeRefusal, writeSource } from '../workspace/files.js';
 import { ProjectResolver } from '../workspace/projects.js';
 import { analyseInWorkers, threadsFor } from './analysis-pool.js';
 import { CheckReport, displayLocation, FileReport } from './output.js';
@@ -65,6 +65,11 @@ export async function runCheck(checker: Checker, options: CheckOptions): Promise
     const settings = resolver.settingsFor(absolute);
     if (resolver.isExcluded(absolute, settings)) continue;
     const display = displayPath(absolute, options.cwd);
+    const tooLarge = sizeRefusal(absolute, settings.maxFileSize);
+    if (tooLarge) {
+      options.note(`skipped ${display}: ${tooLarge}`);
+      continue;
+    }
     const read = readSource(absolute);
     const notebook = read.ok && isNotebookPath(absolute) ? readNotebook(read.text) : undefined;
     if (!read.ok || (notebook && !notebook.ok)) {

@@ -64,7 +64,9 @@ async function main(argv: string[]): Promise<number> {
     // vscode-languageserver reads the transport from the process arguments.
     // Loaded on demand (here and for pair/compare) so each command starts without the others' code.
     const { startLanguageServer } = await import('../lsp/server.js');
-    startLanguageServer(await Checker.create(bundledGrammar()));
+    const { stdioConnection } = await import('../lsp/framing.js');
+    // On stdio, the framing is checked first (framing.ts): a bad header is reported and skipped.
+    startLanguageServer(await Checker.create(bundledGrammar()), rest.includes('--stdio') ? stdioConnection() : undefined);
     return new Promise<number>(() => undefined); // runs until the client shuts it down
   }
   if (command === 'pair') return (await import('./pair-command.js')).runPairCommand(rest);

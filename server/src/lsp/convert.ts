@@ -23,6 +23,11 @@ export function ruleDocUri(rule: string): string {
   return pathToFileURL(path.join(__dirname, 'rules', `${rule}.md`)).href;
 }
 
+/** Shown, at the top of the file, in place of the findings of a document bitexact did not check. */
+export function refusalDiagnostic(reason: string): Diagnostic {
+  return { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, severity: DiagnosticSeverity.Information, source: 'bitexact', message: `bitexact did not check this file: ${reason}` };
+}
+
 export function toDiagnostic(uri: string, finding: Finding): Diagnostic {
   const diagnostic: Diagnostic = {
     range: toLspRange(finding.range),

@@ -14,7 +14,6 @@ import {
 } from 'vscode-languageserver/node';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Checker, effectiveMode } from '../analysis/index.js';
 import { showsTraining } from '../analysis/autograd.js';
 import { programMode, programTrains } from '../analysis/program.js';
@@ -22,22 +21,21 @@ import type { Finding } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
 import { CompareInputError } from '../runs/compare-inputs.js';
 import { PAIR_SERIES_METHOD, PairSeriesParams, readPairSeries } from '../runs/pair-series.js';
-import { collectPythonFiles, readSource } from '../workspace/files.js';
+import { sizeRefusal } from '../workspace/files.js';
 import { FIX_ALL_KIND, FixAllData, fixAllAction, fixAllEdits, quickFixes } from './actions.js';
-import { toDiagnostic } from './convert.js';
+import { refusalDiagnostic, toDiagnostic } from './convert.js';
 import { DocumentStore, OpenDocument } from './documents.js';
 import { hoverFor } from './hover.js';
 import { NOTEBOOK_SELECTOR, NotebookStore } from './notebooks.js';
 import { registerPairRuns } from './pair-runs.js';
+import { PublishQueue } from './publish-queue.js';
+import { workspaceScans } from './workspace-scan.js';
 import { DEFAULT_EDITOR_SETTINGS, EditorSettings, readEditorSettings } from './settings.js';
 import { uriToPath, WorkspaceModel } from './workspace.js';
 import packageJson from '../../../package.json';
 
 export const CHECK_WORKSPACE_COMMAND = 'bitexact.server.checkWorkspace';
 export const SHOW_CONFIGURATION_COMMAND = 'bitexact.server.showConfiguration';
-/** Cheap text test for files that may switch deterministic mode (the workspace scan reads only these). */
-// `__main__`: entry points' calls decide which switches run (program.ts).
-const MODE_SWITCH_TEXT = /use_deterministic_algorithms|set_deterministic_debug_mode|enable_full_determinism|deterministic\s*=|__main__/;
 const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 /** Quiet time after a quick analysis (Checker.analyzeEdit) before the full one that confirms it. */
 const SETTLE_MS = 250;
@@ -46,6 +44,8 @@ interface CachedResult {
   version: number;
   generation: number;
   findings: Finding[];
+  /** Why the document was not checked (larger than max-file-size). */
+  refused?: string;
 }
 
 export function startLanguageServer(checker: Checker, connection: Connection = createConnection()): void {
@@ -54,7 +54,6 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
   const workspace = new WorkspaceModel();
   const results = new Map<string, CachedResult>();
   const editorCache = new Map<string, Promise<EditorSettings>>();
-  const pending = new Set<string>();
   let folders: string[] = [];
   let pull = false;
   let refreshSupport = false;
@@ -91,7 +90,7 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
 
   connection.onInitialized(() => {
     log('info', `bitexact ${packageJson.version}: ${pull ? 'pull' : 'push'} diagnostics, ${checker.rules.size} rules`);
-    void scanModes();
+    void scans.scanModes();
   });
 
   async function editorSettings(uri: string): Promise<EditorSettings> {
@@ -125,6 +124,12 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
       for (const p of effective.problems) log('warn', p);
       const text = entry.document.getText();
       const settings = effective.settings;
+      const refused = sizeRefusal(Buffer.byteLength(text), settings.maxFileSize);
+      if (refused) {
+        log('warn', `bitexact: not checking ${uri}: ${refused}`);
+        results.set(uri, { version, generation, findings: [], refused });
+        return [];
+      }
       const quick = !settled && entry.edits?.length && entry.chunks ? checker.analyzeEdit(text, entry.edits, settings, entry.chunks) : undefined;
       if (quick) scheduleSettle(uri);
       const analysis = quick ?? (checker.mayMatch(text) ? checker.analyzeTree(docs.treeOf(entry), text, settings, entry.chunks) : checker.analyze(text, settings));
@@ -179,19 +184,23 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
     }
   }
 
-  /** Push mode: publish once per burst of changes, and never for a version that has moved on. */
+  /** Push mode: publish once per burst of changes (publish-queue.ts), never for a version that has moved on. */
+  const publishes = new PublishQueue(async (uri) => {
+    const entry = docs.get(uri);
+    if (!entry) return;
+    const version = entry.document.version;
+    const findings = await findingsFor(entry);
+    if (docs.get(uri)?.document.version !== version) return schedulePublish(uri);
+    void connection.sendDiagnostics({ uri, version, diagnostics: diagnosticsOf(uri, findings) });
+  });
   function schedulePublish(uri: string): void {
-    if (pull || pending.has(uri)) return;
-    pending.add(uri);
-    setImmediate(async () => {
-      pending.delete(uri);
-      const entry = docs.get(uri);
-      if (!entry) return;
-      const version = entry.document.version;
-      const findings = await findingsFor(entry);
-      if (docs.get(uri)?.document.version !== version) return;
-      void connection.sendDiagnostics({ uri, version, diagnostics: findings.map((f) => toDiagnostic(uri, f)) });
-    });
+    if (!pull) publishes.schedule(uri);
+  }
+
+  /** The findings as diagnostics, and the reason the document was not checked, if it was not. */
+  function diagnosticsOf(uri: string, findings: readonly Finding[]): Diagnostic[] {
+    const refused = results.get(uri)?.refused;
+    return [...(refused ? [refusalDiagnostic(refused)] : []), ...findings.map((f) => toDiagnostic(uri, f))];
   }
 
   /** Findings of the notebook holding `cellUri`, by cell document URI; undefined for no notebook cell. */
@@ -245,6 +254,7 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
 
   connection.onDidCloseTextDocument(({ textDocument: t }) => {
     clearTimeout(settleTimers.get(t.uri));
+    publishes.forget(t.uri);
     docs.closed(t.uri);
     results.delete(t.uri);
     editorCache.delete(t.uri);
@@ -258,10 +268,13 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
       const items = (cells?.get(params.textDocument.uri) ?? []).map((f) => toDiagnostic(params.textDocument.uri, f));
       return { kind: DocumentDiagnosticReportKind.Full, items };
     }
+    // One turn of the event loop first: a $/cancelRequest sent right after the request (the client
+    // moved on) is read before the analysis starts, which cannot be interrupted once it runs.
+    await new Promise((resolve) => setImmediate(resolve));
     if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
     const findings = await findingsFor(entry);
     if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
-    const items = findings.map((f) => toDiagnostic(entry.document.uri, f));
+    const items = diagnosticsOf(entry.document.uri, findings);
     // Derived from what is reported, not from the version: a document closed and reopened at the same
     // version with other content must not be told its old diagnostics still stand.
     const resultId = crypto.createHash('sha256').update(JSON.stringify(items)).digest('base64url').slice(0, 22);
@@ -306,7 +319,10 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
       const cells = await cellFindings(params.textDocument.uri);
       return cells ? hoverFor(cells.get(params.textDocument.uri) ?? [], checker.rules, params.position) : null;
     }
-    const findings = await findingsFor(entry);
+    // While a burst of edits waits for its publish, the hover answers from the last analysis rather
+    // than analysing each version it is asked about.
+    const last = results.get(entry.document.uri);
+    const findings = last && publishes.isPending(entry.document.uri) ? last.findings : await findingsFor(entry);
     const file = uriToPath(params.textDocument.uri);
     const switched = file && workspace.detectedMode(file) === 'off' ? workspace.unreachedSwitch(file) : undefined;
     const note = switched
@@ -338,7 +354,7 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
       const mode = effectiveMode(effective.settings, workspace.detectedMode(uriToPath(uri)));
       return { uri, settings: { ...effective.settings, torchVersion: formatTorchVersion(effective.settings.torchVersion) }, deterministicModeInEffect: mode, sources: effective.sources, problems: effective.problems };
     }
-    if (params.command === CHECK_WORKSPACE_COMMAND) return checkWorkspace(token);
+    if (params.command === CHECK_WORKSPACE_COMMAND) return scans.checkWorkspace(token);
     throw new ResponseError(-32602, `unknown command ${params.command}`);
   });
 
@@ -352,68 +368,7 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
     }
   });
 
-  /** Reports every Python file of the workspace (open ones keep their live diagnostics). */
-  async function checkWorkspace(token: { isCancellationRequested: boolean }): Promise<{ files: number; findings: number }> {
-    const progress = await connection.window.createWorkDoneProgress();
-    const files = await includedFiles();
-    progress.begin('bitexact: checking workspace', 0, `${files.length} files`, true);
-    let findings = 0;
-    for (const [i, file] of files.entries()) {
-      if (token.isCancellationRequested || progress.token.isCancellationRequested) break;
-      const uri = pathToFileURL(file).href;
-      const open = docs.get(uri);
-      const found = open ? await findingsFor(open) : await checkClosedFile(file, uri);
-      findings += found.length;
-      if (!open) void connection.sendDiagnostics({ uri, diagnostics: found.map((f) => toDiagnostic(uri, f)) });
-      if (i % 20 === 0) {
-        progress.report(Math.round((100 * i) / files.length), file);
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    }
-    progress.done();
-    return { files: files.length, findings };
-  }
-
-  async function checkClosedFile(file: string, uri: string): Promise<Finding[]> {
-    const read = readSource(file);
-    if (!read.ok) return [];
-    const editor = await editorSettings(uri);
-    if (!editor.enable) return [];
-    const { settings } = workspace.effectiveSettings(uri, editor);
-    const analysis = checker.analyze(read.text, settings);
-    workspace.setProgramFacts(file, analysis, read.text, settings);
-    return checker.resolve(analysis, read.text, settings, workspace.programView(file), workspace.isOffPath(file, settings));
-  }
-
-  /** The workspace's Python files that `bitexact check` on each folder would check. */
-  async function includedFiles(): Promise<string[]> {
-    const included: string[] = [];
-    for (const folder of folders) {
-      // Editor settings per folder: one configuration request each, not one per file.
-      const editor = await editorSettings(pathToFileURL(folder).href);
-      for (const file of collectPythonFiles([folder], process.cwd())) {
-        const { settings } = workspace.effectiveSettings(pathToFileURL(file).href, editor);
-        if (!workspace.isExcluded(file, settings)) included.push(file);
-      }
-    }
-    return included;
-  }
-
-  /** Finds the files that switch deterministic mode, so open files see their whole project's mode. */
-  async function scanModes(): Promise<void> {
-    let changed = false;
-    const files = await includedFiles();
-    for (const [i, file] of files.entries()) {
-      if (docs.get(pathToFileURL(file).href)) continue;
-      const read = readSource(file);
-      if (!read.ok || !MODE_SWITCH_TEXT.test(read.text)) continue;
-      const { settings } = workspace.effectiveSettings(pathToFileURL(file).href, globalEditor);
-      changed = workspace.setProgramFacts(file, checker.analyze(read.text, settings), read.text, settings) || changed;
-      if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
-    }
-    log('info', `scanned ${files.length} workspace files for deterministic-mode switches`);
-    if (changed) refreshAll();
-  }
+  const scans = workspaceScans({ connection, checker, docs, workspace, folders: () => folders, globalEditor: () => globalEditor, editorSettings, findingsFor, refreshAll, log });
 
   connection.listen();
 }

@@ -1,7 +1,7 @@
 // Editor settings (`bitexact.*`), as the client contributes them and the server reads them through
 // workspace/configuration. One table drives both the server's validation and the test that checks
 // package.json's contributes.configuration against it (keys, types, defaults).
-import type { SettingsOverrides } from '../analysis/config.js';
+import { MAX_PARSE_BYTES, SettingsOverrides } from '../analysis/config.js';
 import { parseTorchVersion } from '../analysis/version.js';
 
 export type ConfigurationPreference = 'pyprojectFirst' | 'editorFirst' | 'editorOnly';
@@ -16,11 +16,13 @@ export interface EditorSettings {
   unsafeFixes: boolean;
   configurationPreference: ConfigurationPreference;
   logLevel: 'error' | 'warn' | 'info' | 'debug';
+  /** Megabytes; 0 leaves it to [tool.bitexact] max-file-size (or its default). */
+  maxFileSize: number;
 }
 
 export interface SettingDescriptor {
   key: keyof EditorSettings;
-  type: 'boolean' | 'string' | 'array';
+  type: 'boolean' | 'string' | 'array' | 'number';
   default: unknown;
   enum?: readonly string[];
   description: string;
@@ -35,6 +37,7 @@ export const SETTING_DESCRIPTORS: readonly SettingDescriptor[] = [
   { key: 'guardNames', type: 'array', default: [], description: 'Extra flag names that mark a deterministic code path (e.g. reproducible).' },
   { key: 'unsafeFixes', type: 'boolean', default: false, description: 'Let "Fix all" also apply fixes that may change results or make a run raise.' },
   { key: 'configurationPreference', type: 'string', default: 'pyprojectFirst', enum: ['pyprojectFirst', 'editorFirst', 'editorOnly'], description: 'Whether pyproject.toml [tool.bitexact] or these editor settings win when both set a key.' },
+  { key: 'maxFileSize', type: 'number', default: 0, description: 'Files larger than this many megabytes are not checked (tree-sitter runs out of memory on files of about 40 MB); 0 uses [tool.bitexact] max-file-size or 20 MiB.' },
   { key: 'logLevel', type: 'string', default: 'info', enum: ['error', 'warn', 'info', 'debug'], description: 'How much the server writes to the bitexact output channel.' },
 ];
 
@@ -49,7 +52,11 @@ export function readEditorSettings(raw: unknown): { settings: EditorSettings; pr
     const value = source[d.key];
     if (value === undefined || value === null) continue;
     const ok =
-      d.type === 'array' ? Array.isArray(value) && value.every((v) => typeof v === 'string') : typeof value === d.type && (!d.enum || d.enum.includes(value as string));
+      d.type === 'array'
+        ? Array.isArray(value) && value.every((v) => typeof v === 'string')
+        : d.type === 'number'
+          ? typeof value === 'number' && Number.isFinite(value) && value >= 0
+          : typeof value === d.type && (!d.enum || d.enum.includes(value as string));
     if (ok) (settings as unknown as Record<string, unknown>)[d.key] = value;
     else problems.push(`bitexact.${d.key}: ignored ${JSON.stringify(value)} (expected ${d.enum ? d.enum.join(' | ') : d.type})`);
   }
@@ -64,6 +71,7 @@ export function editorOverrides(s: EditorSettings): { overrides: SettingsOverrid
   if (s.ignore.length) overrides.ignore = s.ignore.map((x) => x.toUpperCase());
   if (s.guardNames.length) overrides.guardNames = s.guardNames;
   if (s.deterministicMode !== 'auto') overrides.deterministicMode = s.deterministicMode;
+  if (s.maxFileSize > 0) overrides.maxFileSize = Math.min(Math.round(s.maxFileSize * 1e6), MAX_PARSE_BYTES);
   if (s.torchVersion) {
     try {
       overrides.torchVersion = parseTorchVersion(s.torchVersion);

@@ -2,6 +2,7 @@
 // where they first part, and by how much; across metrics, which diverged first and what that suggests.
 // Run 1 is the reference every other run is compared with.
 import type { MetricSeries, ParsedLog } from './series.js';
+import { stepGapsOf } from './step-gaps.js';
 
 export type Verdict = 'bitwise' | 'print-precision' | 'differs' | 'missing';
 
@@ -49,6 +50,12 @@ export interface MetricComparison {
    */
   repeatMismatches?: number;
   repeatMismatch?: { step: number; counts: { label: string; count: number }[] };
+  /**
+   * Distinct steps, between the first and last step every run logged, that some runs logged and others
+   * skipped (step-gaps.ts): a difference, with the first and the runs without it. Absent when 0.
+   */
+  skippedSteps?: number;
+  skippedStep?: { step: number; missingIn: string[] };
   /** Some run logged steps past the last step every run reached. */
   partial: boolean;
   lastCommonStep: number | null;
@@ -182,6 +189,12 @@ function compareMetric(name: string, runs: readonly RunInput[], present: (Metric
     result.repeatMismatches = mismatch.count;
     result.repeatMismatch = { step: mismatch.first!, counts: series.map((s, i) => ({ label: labels[i]!, count: occurrencesOf(s.steps, mismatch.first!) })) };
   }
+  const gaps = stepGapsOf(series, common);
+  if (gaps.first) {
+    const labels = runs.filter((_, i) => present[i]).map((r) => r.label);
+    result.skippedSteps = gaps.count;
+    result.skippedStep = { step: gaps.first.step, missingIn: gaps.first.absentIn.map((i) => labels[i]!) };
+  }
   if (common.length === 0) return runs.length > 2 ? Object.assign(result, recommendedTolerance(result)) : result;
 
   const columns = series.map((s) => valuesAt(s, common));
@@ -215,6 +228,8 @@ function compareMetric(name: string, runs: readonly RunInput[], present: (Metric
   }
   // A step logged more often by one run than another is a difference even where the values compared agree.
   if (mismatch.count > 0 && (result.firstDivergentStep === null || mismatch.first! < result.firstDivergentStep)) result.firstDivergentStep = mismatch.first!;
+  // So is a step some runs skipped.
+  if (gaps.first && (result.firstDivergentStep === null || gaps.first.step < result.firstDivergentStep)) result.firstDivergentStep = gaps.first.step;
   const differs = result.firstDivergentStep !== null;
   result.verdict = differs ? 'differs' : missingIn.length > 0 ? 'missing' : exact ? 'bitwise' : 'print-precision';
   if (differs) {
@@ -239,7 +254,7 @@ function compareMetric(name: string, runs: readonly RunInput[], present: (Metric
 }
 
 function recommendedTolerance(m: MetricComparison): { recommendedAtol: number | null; recommendedRtol: number | null } {
-  if (m.missingIn.length > 0 || m.steps === 0 || m.nonFiniteMismatches > 0 || m.repeatMismatches) return { recommendedAtol: null, recommendedRtol: null };
+  if (m.missingIn.length > 0 || m.steps === 0 || m.nonFiniteMismatches > 0 || m.repeatMismatches || m.skippedSteps) return { recommendedAtol: null, recommendedRtol: null };
   if (m.firstDivergentStep === null) return { recommendedAtol: 0, recommendedRtol: 0 };
   return { recommendedAtol: m.maxAbs, recommendedRtol: m.maxRel };
 }

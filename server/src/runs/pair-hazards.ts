@@ -6,6 +6,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
+/** How long the static check of a pair's scripts may take before it is stopped. */
+export const HAZARD_CHECK_TIMEOUT_MS = 120_000;
+
 export interface Hazard {
   /** Relative to the pair's working directory. */
   path: string;
@@ -39,11 +42,13 @@ export function scriptFolders(scripts: readonly string[]): string[] {
  * Runs `bitexact check --format json` on `folders` with the CLI bundle at `cli`. Hazards in `scripts`
  * (the files the command runs) come first, then errors before warnings.
  */
-export function checkFolders(cli: string, folders: readonly string[], cwd: string, scripts: readonly string[] = []): HazardCheck {
+export function checkFolders(cli: string, folders: readonly string[], cwd: string, scripts: readonly string[] = [], timeoutMs = HAZARD_CHECK_TIMEOUT_MS): HazardCheck {
   if (folders.length === 0) return { checked: [], hazards: [] };
-  const result = spawnSync(process.execPath, [cli, 'check', '--format', 'json', ...folders], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  // Bounded in time (a folder of generated code, a slow disk) and in output; each file by max-file-size.
+  const result = spawnSync(process.execPath, [cli, 'check', '--format', 'json', ...folders], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs, killSignal: 'SIGKILL' });
   const failed = (why: string): HazardCheck => ({ checked: [...folders], hazards: [], error: `bitexact check did not run: ${why}` });
   // Exit 0 (nothing) and 1 (findings) both carry a report; 2 is an error.
+  if ((result.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT') return failed(`stopped after ${timeoutMs / 1000} s (the runs' verdict stands without it)`);
   if (result.error) return failed(result.error.message);
   let report: { diagnostics: Array<{ path: string; range: { start: { line: number; column: number } }; rule: string; severity: string; message: string }> };
   try {

@@ -91,6 +91,7 @@ export function reportObject(kind: 'pair' | 'compare', comparison: Comparison, r
       lastCommonStep: m.lastCommonStep,
       ...(m.repeatedSteps ? { repeatedSteps: m.repeatedSteps } : {}),
       ...(m.repeatMismatches ? { repeatMismatches: m.repeatMismatches, repeatMismatch: m.repeatMismatch } : {}),
+      ...(m.skippedSteps ? { skippedSteps: m.skippedSteps, skippedStep: m.skippedStep } : {}),
       ...(m.intervalMean ? { intervalMean: m.intervalMean } : {}),
       ...(m.maxDistinct !== undefined ? { maxDistinct: m.maxDistinct } : {}),
       ...(m.recommendedAtol !== undefined ? { recommendedAtol: finiteOrNull(m.recommendedAtol) } : {}),
@@ -116,7 +117,7 @@ export function reportJson(kind: 'pair' | 'compare', comparison: Comparison, run
 
 /** The smallest atol (with rtol 0) and rtol (with atol 0) under which every compared step passes. */
 function toleranceOf(m: MetricComparison): { atol: number | null; rtol: number | null } | null {
-  if (m.verdict !== 'differs' || m.nonFiniteMismatches > 0 || m.repeatMismatches) return null;
+  if (m.verdict !== 'differs' || m.nonFiniteMismatches > 0 || m.repeatMismatches || m.skippedSteps) return null;
   return { atol: finiteOrNull(m.maxAbs), rtol: finiteOrNull(m.maxRel) };
 }
 
@@ -204,7 +205,7 @@ function recommendedText(ordered: MetricComparison[], runCount: number): string[
   const differing = withTolerance.filter((m) => m.verdict === 'differs');
   if (differing.length === 0) return [];
   const shown = differing.slice(0, TABLE_ROWS).map((m) => {
-    if (m.recommendedAtol === null && m.recommendedRtol === null) return `${m.name} none (${m.missingIn.length ? 'not logged by every run' : m.repeatMismatches ? 'a step is logged more often in some runs' : 'NaN/Inf in one run only'})`;
+    if (m.recommendedAtol === null && m.recommendedRtol === null) return `${m.name} none (${m.missingIn.length ? 'not logged by every run' : m.repeatMismatches ? 'a step is logged more often in some runs' : m.skippedSteps ? 'a step is missing in some runs' : 'NaN/Inf in one run only'})`;
     const rtol = m.recommendedRtol === null ? 'no rtol (a reference value is 0)' : `rtol=${num(m.recommendedRtol ?? null)}`;
     return `${m.name} atol=${num(m.recommendedAtol ?? null)} or ${rtol}`;
   });
@@ -215,7 +216,10 @@ function recommendedText(ordered: MetricComparison[], runCount: number): string[
   return [`Recommended tolerance (every one of the ${runCount} runs passes against run 1 at every step): ${shown.join('; ')}${more}${exact}.`];
 }
 
-/** Steps logged more than once: each occurrence is compared, and a run that repeats a step the others do not differs. */
+/**
+ * Steps logged more than once: each occurrence is compared, and a run that repeats a step the others
+ * do not differs; so does one that skipped a step the others logged.
+ */
 function repeatText(counted: MetricComparison[]): string[] {
   const out: string[] = [];
   const mismatched = counted.filter((m) => m.repeatMismatch);
@@ -223,6 +227,11 @@ function repeatText(counted: MetricComparison[]): string[] {
     const { step, counts } = m.repeatMismatch!;
     const more = m.repeatMismatches! > 1 ? ` (and ${countOf(m.repeatMismatches! - 1, 'other step')})` : '';
     out.push(`${m.name}: step ${step} logged ${counts.map((c) => `${countOf(c.count, 'time')} in ${c.label}`).join(', ')}${more}; a restart in some runs only? Each occurrence is compared in log order.`);
+  }
+  for (const m of counted.filter((x) => x.skippedStep).slice(0, 3)) {
+    const { step, missingIn } = m.skippedStep!;
+    const more = m.skippedSteps! > 1 ? ` (and ${countOf(m.skippedSteps! - 1, 'other step')})` : '';
+    out.push(`${m.name}: step ${step} is missing in ${missingIn.join(', ')}, which logged the steps around it${more}; a step skipped mid-series is a difference.`);
   }
   const repeated = counted.filter((m) => m.repeatedSteps && !m.repeatMismatch);
   if (repeated.length) {
@@ -234,6 +243,7 @@ function repeatText(counted: MetricComparison[]): string[] {
 
 function toleranceText(m: MetricComparison): string {
   if (m.repeatMismatches) return `${m.name} none (a step is logged more often in some runs)`;
+  if (m.skippedSteps) return `${m.name} none (a step is missing in some runs)`;
   if (m.nonFiniteMismatches > 0) return `${m.name} none (NaN/Inf in one run only)`;
   const rtol = m.maxRel === null ? 'no rtol (a reference value is 0)' : `rtol=${num(m.maxRel)}`;
   return `${m.name} atol=${num(m.maxAbs)} or ${rtol}`;

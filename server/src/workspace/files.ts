@@ -110,6 +110,27 @@ export function isNotebookPath(file: string): boolean {
  */
 export type ReadResult = { ok: true; text: string; raw: string; bom: boolean } | { ok: false; reason: string };
 
+/**
+ * Why a file of `bytes` (or at `file`) is not checked under max-file-size, or undefined when it is
+ * small enough; said the same way by the CLI and the editor.
+ */
+export function sizeRefusal(file: string | number, maxFileSize: number): string | undefined {
+  let bytes = typeof file === 'number' ? file : 0;
+  if (typeof file === 'string') {
+    try {
+      bytes = fs.statSync(file).size;
+    } catch {
+      return undefined; // readSource says why it cannot be read
+    }
+  }
+  if (bytes <= maxFileSize) return undefined;
+  return `${megabytes(bytes)}, larger than max-file-size (${megabytes(maxFileSize)}); raise max-file-size in [tool.bitexact] to check it`;
+}
+
+function megabytes(bytes: number): string {
+  return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${bytes} bytes`;
+}
+
 /** Reads a file as UTF-8 text; binary or non-UTF-8 content is refused with a reason, not thrown. */
 export function readSource(file: string): ReadResult {
   let bytes: Buffer;
