@@ -190,8 +190,16 @@ describe('VS Code (code-server) with the packaged extension', () => {
         // Clicking shows its charts in the Divergence view (test/e2e/divergence.test.ts); its inline
         // action opens the text report; the twistie lists the metrics.
         await pairRow.click();
-        await pairRow.locator('.action-label[aria-label="Open text report"]').click({ timeout: 15_000 });
-        await page.locator('.tab.active').filter({ hasText: 'report.txt' }).waitFor({ timeout: 15_000 });
+        // The tree refreshes as the pair's last files land (a refresh re-creates the rows, and a click
+        // landing on a row being replaced runs nothing, as a person would see and click again): the
+        // action is clicked until its tab opens.
+        const reportTab = page.locator('.tab.active').filter({ hasText: 'report.txt' });
+        await expect
+          .poll(async () => {
+            await pairRow.locator('.action-label[aria-label="Open text report"]').click({ timeout: 5_000 }).catch(() => undefined);
+            return reportTab.waitFor({ timeout: 3_000 }).then(() => true, () => false);
+          }, { timeout: 45_000, interval: 500 })
+          .toBe(true);
         await pairRow.locator('.monaco-tl-twistie').click();
         await runsPane.locator('.monaco-list-row').filter({ hasText: 'grad_norm' }).first().waitFor({ timeout: 15_000 });
         mark('runs view');
