@@ -102,6 +102,11 @@ export function programTrains(files: readonly ProgramFile[]): boolean {
   return files.some((f) => f.trains && !f.offPath);
 }
 
+/** The view of a file that is its own program (a notebook, a document outside any folder). */
+export function loneFileView(file: ProgramFile): ProgramView {
+  return { mode: programMode([file]), trains: programTrains([file]) };
+}
+
 /** The switches that run on the program's default path. */
 export function reachedSwitches(files: readonly ProgramFile[]): ModeSetting[] {
   const onPath = files.filter((f) => !f.offPath);

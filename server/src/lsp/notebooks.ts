@@ -7,7 +7,7 @@ import type { Settings } from '../analysis/config.js';
 import { Checker } from '../analysis/index.js';
 import { findingsByCell, joinCells, NotebookSource } from '../analysis/notebook.js';
 import { showsTraining } from '../analysis/autograd.js';
-import { programMode, programTrains } from '../analysis/program.js';
+import { loneFileView } from '../analysis/program.js';
 import type { Finding } from '../analysis/types.js';
 
 /** The notebook types whose Python cells the server checks (VS Code's built-in .ipynb support). */
@@ -45,8 +45,8 @@ export class NotebookStore {
       const text = joined.source.text;
       const analysis = this.checker.analyze(text, how.settings);
       // A notebook is its own program: nothing imports it, and its mode switch is its own.
-      const own = [{ offPath: how.offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) }];
-      const findings = this.checker.resolve(analysis, text, how.settings, { mode: programMode(own), trains: programTrains(own) }, how.offPath);
+      const own = loneFileView({ offPath: how.offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) });
+      const findings = this.checker.resolve(analysis, text, how.settings, own, how.offPath);
       for (const [index, found] of findingsByCell(joined.source, findings)) byCell.set(joined.cellUris[index]!, found);
     }
     this.results.set(notebook.uri, { key: joined.key, generation, byCell });

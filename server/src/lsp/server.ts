@@ -16,7 +16,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { Checker, effectiveMode } from '../analysis/index.js';
 import { showsTraining } from '../analysis/autograd.js';
-import { programMode, programTrains } from '../analysis/program.js';
+import { loneFileView } from '../analysis/program.js';
 import type { Finding } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
 import { CompareInputError } from '../runs/compare-inputs.js';
@@ -140,8 +140,7 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
         refreshOthers(uri);
       }
       const offPath = workspace.isOffPath(file, settings);
-      const own = [{ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) }];
-      const program = file ? workspace.programView(file) : { mode: programMode(own), trains: programTrains(own) };
+      const program = file ? workspace.programView(file) : loneFileView({ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) });
       findings = checker.resolve(analysis, text, settings, program, offPath);
     }
     results.set(uri, { version, generation, findings });

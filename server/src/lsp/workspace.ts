@@ -64,7 +64,10 @@ export class WorkspaceModel {
    */
   setProgramFacts(file: string, analysis: FileAnalysis, text: string, settings: Settings): boolean {
     const before = this.programFiles.get(file);
-    const facts: ProgramFile = { offPath: this.isOffPath(file, settings), modeSettings: analysis.modeSettings, calls: analysis.calls ?? before?.calls ?? [], trains: showsTraining(text) };
+    // A quick analysis of one edited function keeps the file's last calls and training signs; the full
+    // analysis after the pause in typing reads both again.
+    const quick = analysis.calls === undefined && before !== undefined;
+    const facts: ProgramFile = { offPath: this.isOffPath(file, settings), modeSettings: analysis.modeSettings, calls: analysis.calls ?? before?.calls ?? [], trains: quick ? before.trains : showsTraining(text) };
     this.programFiles.set(file, facts);
     const switches = (f: ProgramFile | undefined) => JSON.stringify(f ? [f.offPath, f.modeSettings.map((s) => [s.mode, s.conditional, s.function])] : []);
     if (switches(before) !== switches(facts)) return true;

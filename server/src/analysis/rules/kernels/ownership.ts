@@ -69,15 +69,24 @@ interface Walk {
   kernel: Node;
   ctx: RuleContext;
   bindings: Map<string, Node[] | undefined>;
+  /** Parameters and loop variables (freeNamesOf). */
+  free: Set<string>;
   names: Map<string, Reach>;
 }
 
-function isParameter(kernel: Node, name: string): boolean {
-  return (kernel.childForFieldName('parameters')?.namedChildren ?? []).some((p) => (p.type === 'identifier' ? p : p.childForFieldName('name') ?? p.namedChildren[0])?.text === name);
-}
-
-function isLoopVariable(kernel: Node, name: string): boolean {
-  return kernel.descendantsOfType('for_statement').some((loop) => loop.childForFieldName('left')?.descendantsOfType('identifier').some((id) => id.text === name) || loop.childForFieldName('left')?.text === name);
+/** Names with no binding of their own that add no program id: the kernel's parameters and loop variables. */
+function freeNamesOf(kernel: Node): Set<string> {
+  const names = new Set<string>();
+  for (const p of kernel.childForFieldName('parameters')?.namedChildren ?? []) {
+    const id = p.type === 'identifier' ? p : (p.childForFieldName('name') ?? p.namedChildren[0]);
+    if (id) names.add(id.text);
+  }
+  for (const loop of kernel.descendantsOfType('for_statement')) {
+    const left = loop.childForFieldName('left');
+    if (left?.type === 'identifier') names.add(left.text);
+    for (const id of left?.descendantsOfType('identifier') ?? []) names.add(id.text);
+  }
+  return names;
 }
 
 function programAxis(call: Node, ctx: RuleContext): number | undefined {
@@ -89,7 +98,7 @@ function programAxis(call: Node, ctx: RuleContext): number | undefined {
 }
 
 function reachOf(raw: Node | null | undefined, walk: Walk, depth: number): Reach {
-  const { kernel, ctx } = walk;
+  const { ctx } = walk;
   const reach = empty();
   if (!raw || depth > 64) return { ...reach, opaque: true };
   const node = unparenthesize(raw);
@@ -106,7 +115,7 @@ function reachOf(raw: Node | null | undefined, walk: Walk, depth: number): Reach
       if (known) return known;
       const values = walk.bindings.has(name) ? walk.bindings.get(name) : [];
       if (values === undefined) return { ...reach, opaque: true };
-      if (values.length === 0) return isParameter(kernel, name) || isLoopVariable(kernel, name) ? reach : { ...reach, opaque: true };
+      if (values.length === 0) return walk.free.has(name) ? reach : { ...reach, opaque: true };
       // Set before the values are read: a name updated from itself (`offs += BLOCK`) ends there.
       walk.names.set(name, reach);
       for (const value of values) merge(reach, reachOf(value, walk, depth + 1));
@@ -181,7 +190,7 @@ export function ownedByProgram(pointer: Node | undefined, kernel: Node, ctx: Rul
   if (!pointer) return false;
   const axes = kernelAxes(kernel, ctx);
   if (!axes || axes.size === 0) return false;
-  const reach = reachOf(pointer, { kernel, ctx, bindings: bindingsOf(kernel), names: new Map() }, 0);
+  const reach = reachOf(pointer, { kernel, ctx, bindings: bindingsOf(kernel), free: freeNamesOf(kernel), names: new Map() }, 0);
   if (reach.opaque) return false;
   for (const axis of axes) {
     const steps = reach.axes.get(axis);
