@@ -5,6 +5,8 @@
 //   node bench/truth.mjs [--repo TEXT] [--failures] [--unlabelled] [--sample N] [--json FILE]
 //                        [--unjudged-out FILE]   (the sample's unjudged warnings, for judging by hand)
 //                        [--sample-out FILE]     (the whole sample with its verdicts)
+//                        [--held-out-failures]   (also list held-out repositories' failing sites and
+//                                                 unjudged warnings: hidden by default, so nobody tunes on them)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -27,6 +29,7 @@ const { values: opts } = parseArgs({
     json: { type: 'string' },
     'unjudged-out': { type: 'string' },
     'sample-out': { type: 'string' },
+    'held-out-failures': { type: 'boolean', default: false },
   },
 });
 const mirrors = process.env.BITEXACT_TRUTH_MIRRORS ?? '/work/.mirror';
@@ -134,9 +137,12 @@ const lineOf = (dir, file, line) => {
     return '';
   }
 };
+const shown = (r) => opts['held-out-failures'] || !r.labels.heldOut;
+const hiddenNote = (what, n) => n && console.log(`  (${n} ${what} in held-out repositories hidden; --held-out-failures lists them)`);
 if (opts.failures) {
   console.log('\nfailing sites');
-  for (const r of results) {
+  hiddenNote('failing sites', results.filter((r) => !shown(r)).reduce((n, r) => n + (r.failures?.length ?? 0), 0));
+  for (const r of results.filter(shown)) {
     for (const f of r.failures ?? []) {
       const found = f.found.map((d) => `${d.rule} ${d.severity}`).join(', ') || 'nothing';
       console.log(`  ${f.kind === 'missed' ? 'MISS' : 'FALSE'} ${r.labels.name} ${f.site.path}:${f.site.line} [${f.site.label}/${f.site.context}] ${f.site.api} -> ${found}\n       label: ${f.site.why}\n       code:  ${lineOf(r.dir, f.site.path, f.site.line)}`);
@@ -145,7 +151,8 @@ if (opts.failures) {
 }
 if (opts.unlabelled) {
   console.log('\nwarnings on unlabelled lines of files read whole');
-  for (const r of results) for (const d of r.unlabelled ?? []) console.log(`  ${r.labels.name} ${d.path}:${d.range.start.line} ${d.rule} ${d.severity}: ${lineOf(r.dir, d.path, d.range.start.line)}`);
+  hiddenNote('warnings', results.filter((r) => !shown(r)).reduce((n, r) => n + (r.unlabelled?.length ?? 0), 0));
+  for (const r of results.filter(shown)) for (const d of r.unlabelled ?? []) console.log(`  ${r.labels.name} ${d.path}:${d.range.start.line} ${d.rule} ${d.severity}: ${lineOf(r.dir, d.path, d.range.start.line)}`);
 }
 
 // A seeded sample of every loud finding: the findings with the smallest seeded hashes of their keys
@@ -175,7 +182,8 @@ for (const { r, d } of sample) {
 }
 console.log(`\nsample of ${sample.length} of ${loud.length} warnings and errors (seed ${sampleFile.seed}): ${verdicts} judged, ${real} real (${verdicts ? ((100 * real) / verdicts).toFixed(0) : '-'} %)`);
 console.log(`  by rule: ${[...sampleByRule].sort().map(([rule, t]) => `${rule} ${t.real}/${t.real + t.false}`).join(', ')}`);
-for (const { r, d } of unjudged) {
+hiddenNote('unjudged sample warnings', unjudged.filter(({ r }) => !shown(r)).length);
+for (const { r, d } of unjudged.filter(({ r }) => shown(r))) {
   console.log(`  UNJUDGED ${r.labels.repo}@${r.labels.commit.slice(0, 7)} ${d.path}:${d.range.start.line} ${d.rule} ${d.severity}\n       ${d.message.slice(0, 160)}\n       code: ${lineOf(r.dir, d.path, d.range.start.line)}`);
 }
 
