@@ -3,7 +3,7 @@
 import type { Node, Query, Tree } from 'web-tree-sitter';
 import { ChunkCache, ChunkResult, isMovable, shiftResult } from './chunk-cache.js';
 import type { ModeSetting } from './facts.js';
-import { ActiveRules, AnalysisOptions, FileRun, PartOutput, scopeFrom, scopeOpsOf } from './file-run.js';
+import { ActiveRules, AnalysisOptions, FileRun, PartOutput, RuleError, scopeFrom, scopeOpsOf } from './file-run.js';
 import { isEarlyExit } from './guards.js';
 import type { PythonParser, TextChange } from './parse.js';
 import { analyzeChunkEdit } from './chunk-edit.js';
@@ -41,6 +41,8 @@ export interface FileAnalysis {
   suppressions: Suppression[];
   /** Ranges tree-sitter could not parse; findings elsewhere in the file are still reported. */
   syntaxErrors: Range[];
+  /** Rules that threw (a bitexact bug): reported as errors; the other rules' findings still stand. */
+  ruleErrors?: RuleError[];
   /**
    * The file's unconditional calls by name, for the program's reachability (program.ts). Absent from
    * an analysis of one edited function (chunk-edit.ts), where the last full analysis's calls still
@@ -325,7 +327,7 @@ export class Analyzer {
           : undefined;
     }
     const merged = mergeResults(results);
-    const analysis: FileAnalysis = { ...merged, candidates: [...merged.candidates, ...other], syntaxErrors };
+    const analysis: FileAnalysis = { ...merged, candidates: [...merged.candidates, ...other], syntaxErrors, ...(run.errors.length > 0 ? { ruleErrors: run.errors } : {}) };
     if (options.callEdges === false) return analysis;
     this.callNames ??= this.parser.query(CALL_NAME_PATTERN);
     return { ...analysis, calls: callEdgesOf(root, this.callNames) };

@@ -44,6 +44,14 @@ export interface PartOutput {
   readBeyond?: boolean;
 }
 
+/** A rule that threw on one call or assignment: the rest of the file, and the other rules, still run. */
+export interface RuleError {
+  rule: string;
+  /** 0-based line of the node the rule was looking at (the file's first line for a whole-file rule). */
+  line: number;
+  message: string;
+}
+
 export class FileRun {
   readonly ctx: RuleContext;
   private readonly guards: GuardFinder;
@@ -52,6 +60,8 @@ export class FileRun {
   private readonly names: Set<string>;
   private current: Rule | undefined;
   private output: PartOutput | undefined;
+  /** Rules that threw in this file, in the order they did (a bug in bitexact, reported, never fatal). */
+  readonly errors: RuleError[] = [];
 
   constructor(
     private readonly rules: ActiveRules,
@@ -97,8 +107,9 @@ export class FileRun {
       if (rule.locality === 'function' && onlyNonLocal) return;
       if (rule.locality !== 'function') nonLocal = true;
       this.current = rule;
-      visit();
+      this.guarded(rule, line, output, visit);
     };
+    let line = 0;
     const wantedCallee = (callee: string) => byCallee.has(callee) || MODE_SWITCHES.has(callee);
     const calls: Array<CallSite | undefined> = [];
     for (const name of found.get('call')!) {
@@ -114,11 +125,13 @@ export class FileRun {
       if (setting) output.modeSettings.push(setting);
       // A method on a value known to be a NumPy or pandas object is never a tensor kernel.
       if (call.receiver && this.values.of(call.receiver).origin === 'numpy') continue;
+      line = call.node.startPosition.row;
       for (const rule of byCallee.get(call.callee) ?? []) run(rule, () => rule.onCall!(call, this.ctx));
     }
     if (assignmentRules.length > 0) {
       for (const node of [...found.get('assignment')!, ...(found.get('augmented_assignment') ?? [])]) {
         const site = assignmentSite(node, this.scope);
+        line = node.startPosition.row;
         if (site) for (const rule of assignmentRules) run(rule, () => rule.onAssignment!(site, this.ctx));
       }
     }
@@ -130,7 +143,20 @@ export class FileRun {
     this.output = output;
     for (const rule of this.rules.fileRules) {
       this.current = rule;
-      rule.onFile!(root, this.ctx);
+      this.guarded(rule, 0, output, () => rule.onFile!(root, this.ctx));
+    }
+  }
+
+  /**
+   * Runs one rule's visit; an exception is kept as a RuleError, and the part is not cached, so the
+   * error is reported again on the next analysis instead of vanishing with a cached result.
+   */
+  private guarded(rule: Rule, line: number, output: PartOutput, visit: () => void): void {
+    try {
+      visit();
+    } catch (error) {
+      output.readBeyond = true;
+      this.errors.push({ rule: rule.id, line, message: error instanceof Error ? error.message : String(error) });
     }
   }
 }

@@ -25,6 +25,8 @@ export interface CheckedFile {
   path: string;
   findings: Finding[];
   syntaxErrors: FileAnalysis['syntaxErrors'];
+  /** Rules that threw on this file (a bug in bitexact): shown as errors, never silently dropped. */
+  ruleErrors?: FileAnalysis['ruleErrors'];
 }
 
 export class Checker {
@@ -157,6 +159,7 @@ export class Checker {
       path: file.path,
       findings: this.resolve(analyses[i]!, file.text, file.settings, view, file.offPath),
       syntaxErrors: analyses[i]!.syntaxErrors,
+      ...(analyses[i]!.ruleErrors ? { ruleErrors: analyses[i]!.ruleErrors } : {}),
     }]));
     return files.map((file) => checked.get(file) ?? { path: file.path, findings: [], syntaxErrors: [] });
   }

@@ -5,7 +5,7 @@ import { applicableFix, applyFixes, FixSelection } from '../analysis/fixes.js';
 import type { FileAnalysis } from '../analysis/engine.js';
 import { Checker, SourceFile } from '../analysis/index.js';
 import { editsByCell, NotebookSource, readNotebook, toCellRange, writeNotebook } from '../analysis/notebook.js';
-import type { Finding } from '../analysis/types.js';
+import type { Finding, Range } from '../analysis/types.js';
 import { SEVERITY_RANK } from '../analysis/types.js';
 import { formatTorchVersion } from '../analysis/version.js';
 import { collectPythonFiles, isNotebookPath, normalizeLineBreaks, readSource, sizeRefusal, writeSource } from '../workspace/files.js';
@@ -97,12 +97,14 @@ export async function runCheck(checker: Checker, options: CheckOptions): Promise
   for (const [i, file] of files.entries()) {
     const errors = results[i]!.syntaxErrors;
     if (errors.length > 0) {
-      // In a notebook, where the cell shows it (cell 3, its line 2), as findings are placed.
-      const inCell = file.notebook && toCellRange(file.notebook.source, errors[0]!);
-      const where = displayLocation(inCell ? { path: file.path, cell: inCell.cell.cell, range: inCell.range } : { path: file.path, range: errors[0]! });
-      options.note(`${where}: syntax error; findings in the rest of the file are still reported`);
+      options.note(`${placeOf(file, errors[0]!)}: syntax error; findings in the rest of the file are still reported`);
+    }
+    for (const failure of results[i]!.ruleErrors ?? []) {
+      const at = { line: failure.line, column: 0 };
+      options.error(`${placeOf(file, { start: at, end: at })}: internal error in rule ${failure.rule} (${failure.message}); the other rules' findings are still reported. Please report this bug`);
     }
   }
+  const ruleFailures = results.some((r) => (r.ruleErrors?.length ?? 0) > 0);
   const reports: FileReport[] = files.map((f, i) => ({ path: f.path, findings: results[i]!.findings, ...(f.notebook ? { notebook: f.notebook.source } : {}) }));
   const failing = reports.some((r) => r.findings.some((f) => SEVERITY_RANK[f.severity] >= SEVERITY_RANK.warning));
   // Projects may pin different torch versions; with no files, report what applies here.
@@ -116,7 +118,13 @@ export async function runCheck(checker: Checker, options: CheckOptions): Promise
   for (const { dir, message, files: count } of broken.values()) {
     options.error(`${relativeMessage(message, options.cwd)}; ${count === 1 ? '1 file' : `${count} files`} under ${displayPath(dir, options.cwd) || '.'} ${count === 1 ? 'was' : 'were'} not checked`);
   }
-  return { report, exitCode: broken.size > 0 ? 2 : failing ? 1 : 0 };
+  return { report, exitCode: broken.size > 0 || ruleFailures ? 2 : failing ? 1 : 0 };
+}
+
+/** Where a range of a file is, as findings are placed: in a notebook, by cell (cell 3, its line 2). */
+function placeOf(file: LoadedFile, range: Range): string {
+  const inCell = file.notebook && toCellRange(file.notebook.source, range);
+  return displayLocation(inCell ? { path: file.path, cell: inCell.cell.cell, range: inCell.range } : { path: file.path, range });
 }
 
 /** A message that starts with an absolute path, with that path shown as the report shows files. */
