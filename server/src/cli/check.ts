@@ -11,6 +11,7 @@ import { formatTorchVersion } from '../analysis/version.js';
 import { collectPythonFiles, isNotebookPath, normalizeLineBreaks, readSource, sizeRefusal, writeSource } from '../workspace/files.js';
 import { ProjectResolver } from '../workspace/projects.js';
 import { analyseInWorkers, threadsFor } from './analysis-pool.js';
+import { filesReachedFrom } from './entry-files.js';
 import { CheckReport, displayLocation, FileReport } from './output.js';
 
 export interface CheckOptions {
@@ -28,6 +29,8 @@ export interface CheckOptions {
   error: (message: string) => void;
   /** Rule ids, for the warnings about unknown ones. */
   knownRules?: ReadonlySet<string>;
+  /** Entry scripts: check them and the workspace files they import (entry-files.ts), with the paths. */
+  entries?: readonly string[];
 }
 
 /** Repeated fix passes resolve fixes deferred because they touched the same text. */
@@ -50,7 +53,9 @@ export async function runCheck(checker: Checker, options: CheckOptions): Promise
   /** Invalid configuration files → how many files they kept from being checked. */
   const broken = new Map<string, { dir: string; message: string; files: number }>();
   const onSkip = (absolute: string, reason: string) => options.note(`skipped ${displayPath(absolute, options.cwd)}: ${reason}`);
-  for (const absolute of collectPythonFiles(options.paths.length ? options.paths : ['.'], options.cwd, { notebooks: true, onSkip })) {
+  const reached = options.entries?.length ? filesReachedFrom(checker, options.entries.map((e) => path.resolve(options.cwd, e)), (file) => resolver.projectRoot(file)) : undefined;
+  const roots = reached ? [...options.paths, ...reached.map((r) => r.file)] : options.paths.length ? options.paths : ['.'];
+  for (const absolute of collectPythonFiles(roots, options.cwd, { notebooks: true, onSkip })) {
     const configError = resolver.configErrorFor(absolute);
     if (configError) {
       const entry = broken.get(configError.file) ?? { dir: configError.dir, message: configError.message, files: 0 };
@@ -114,6 +119,7 @@ export async function runCheck(checker: Checker, options: CheckOptions): Promise
     filesChecked: files.length,
     files: reports,
     fixed,
+    ...(reached ? { reached: reached.map((r) => ({ path: displayPath(r.file, options.cwd), depth: r.depth, ...(r.importedBy ? { importedBy: displayPath(r.importedBy, options.cwd) } : {}) })) } : {}),
   };
   for (const { dir, message, files: count } of broken.values()) {
     options.error(`${relativeMessage(message, options.cwd)}; ${count === 1 ? '1 file' : `${count} files`} under ${displayPath(dir, options.cwd) || '.'} ${count === 1 ? 'was' : 'were'} not checked`);

@@ -30,6 +30,6 @@ export function formatJson(report: CheckReport): string {
       }),
     })),
   }));
-  const body = { version: 1, tool: 'bitexact', torchVersion: report.torchVersion, filesChecked: report.filesChecked, diagnostics };
+  const body = { version: 1, tool: 'bitexact', torchVersion: report.torchVersion, filesChecked: report.filesChecked, ...(report.reached ? { reached: report.reached } : {}), diagnostics };
   return `${JSON.stringify(body, null, 2)}\n`;
 }

@@ -34,6 +34,7 @@ Options for check:
                            (GitHub Actions annotations)
   --statistics             print how many findings each rule has instead of the findings
   --output-file FILE       write the report to FILE instead of standard output
+  --entry FILE             check FILE and the workspace files it imports (repeatable; with PATHs, both)
   --select ID,...          only these rules or prefixes (BX1, BX102)
   --ignore ID,...          skip these rules or prefixes
   --torch-version X.Y      the torch version whose behaviour applies (default 2.11)
@@ -110,6 +111,7 @@ async function main(argv: string[]): Promise<number> {
       'no-color': { type: 'boolean', default: false },
       statistics: { type: 'boolean', default: false },
       'output-file': { type: 'string' },
+      entry: { type: 'string', multiple: true },
     },
   });
   const format = values.format!;
@@ -135,7 +137,11 @@ async function main(argv: string[]): Promise<number> {
     if (mode !== 'auto' && mode !== 'on' && mode !== 'off') throw new UsageError(`--deterministic-mode must be auto, on or off, not '${mode}'`);
     overrides.deterministicMode = mode;
   }
+  for (const entry of values.entry ?? []) {
+    if (!fs.existsSync(entry) || !fs.statSync(entry).isFile()) throw new UsageError(`--entry: '${entry}' is not a file`);
+  }
   const { report, exitCode } = await runCheck(checker, {
+    entries: values.entry,
     paths: positionals,
     cwd: process.cwd(),
     overrides,

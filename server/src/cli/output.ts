@@ -16,6 +16,8 @@ export interface CheckReport {
   files: FileReport[];
   /** Findings fixed by --fix in this run. */
   fixed: number;
+  /** With --entry: the files checked because an entry script reaches them, fewest imports away first. */
+  reached?: Array<{ path: string; depth: number; importedBy?: string }>;
 }
 
 export interface Located {

@@ -54,8 +54,8 @@ Options:
   --stderr             also read what the runs write to stderr as metrics (after their stdout);
                        without it stderr is kept in run-<k>.log.stderr and never counted
   --tee                also show each run's output on stderr as it arrives
-  --no-check           when the runs differ, do not run bitexact check on the folders of the
-                       command's Python scripts (it lists the hazards it finds there)
+  --no-check           when the runs differ, do not run bitexact check on the command's Python
+                       scripts and the files they import (it lists the suspects it finds there)
 `;
 
 export async function runPairCommand(args: string[]): Promise<number> {

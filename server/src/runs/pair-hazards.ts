@@ -1,7 +1,9 @@
-// From a divergence back to the code: when a pair's runs differ, `bitexact check` runs on the folders
-// of the Python scripts the command names, and the report lists what it finds there next to the
-// verdict. The check runs as its own process (the full CLI bundle), so `pair` and `compare` keep
-// starting without the analysis core.
+// From a divergence back to the code: when a pair's runs differ, `bitexact check --entry` runs on
+// the Python scripts the command runs, which checks them and the workspace files they reach through
+// their imports (cli/entry-files.ts), and the report lists what it finds there, the suspects, next
+// to the verdict: most severe first, then the fewest imports away from the script. The check runs
+// as its own process (the full CLI bundle), so `pair` and `compare` keep starting without the
+// analysis core.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,62 +19,80 @@ export interface Hazard {
   rule: string;
   severity: string;
   message: string;
+  /** For a file the scripts import: the file whose import reached it first. */
+  importedBy?: string;
 }
 
 export interface HazardCheck {
-  /** The folders that were checked (relative to the working directory). */
+  /** The entry scripts that were checked with what they import (relative to the working directory). */
   checked: string[];
+  /** How many files the check read: the scripts and the workspace files they import. */
+  files?: number;
   hazards: Hazard[];
   /** Set when the check could not run; the pair's verdict stands without it. */
   error?: string;
 }
 
-/** The existing `.py` files among the command's arguments (`python3 train.py`, `torchrun … train.py`), relative to `cwd`. */
-export function commandScripts(command: readonly string[], cwd: string): string[] {
-  const files = command.filter((arg) => arg.endsWith('.py')).map((arg) => path.resolve(cwd, arg)).filter((file) => fs.existsSync(file));
-  return [...new Set(files.map((file) => path.relative(cwd, file)))];
-}
-
-/** The folders of the command's scripts: where the code it runs most likely lives. */
-export function scriptFolders(scripts: readonly string[]): string[] {
-  return [...new Set(scripts.map((file) => path.dirname(file)))];
-}
-
 /**
- * Runs `bitexact check --format json` on `folders` with the CLI bundle at `cli`. Hazards in `scripts`
- * (the files the command runs) come first, then errors before warnings.
+ * The command's Python scripts, relative to `cwd`: the existing `.py` files among its arguments
+ * (`python3 train.py`, `torchrun … train.py`) and the module of `-m pkg.train` when it is a file here.
  */
-export function checkFolders(cli: string, folders: readonly string[], cwd: string, scripts: readonly string[] = [], timeoutMs = HAZARD_CHECK_TIMEOUT_MS): HazardCheck {
-  if (folders.length === 0) return { checked: [], hazards: [] };
+export function commandScripts(command: readonly string[], cwd: string): string[] {
+  const files = command.filter((arg) => arg.endsWith('.py')).map((arg) => path.resolve(cwd, arg));
+  command.forEach((arg, i) => {
+    const module = arg === '-m' ? command[i + 1] : undefined;
+    if (!module || !/^[A-Za-z_][\w.]*$/.test(module)) return;
+    const stem = path.join(cwd, ...module.split('.'));
+    files.push(fs.existsSync(`${stem}.py`) ? `${stem}.py` : path.join(stem, '__main__.py'));
+  });
+  return [...new Set(files.filter((file) => fs.existsSync(file) && fs.statSync(file).isFile()).map((file) => path.relative(cwd, file)))];
+}
+
+interface CheckJson {
+  reached?: Array<{ path: string; depth: number; importedBy?: string }>;
+  filesChecked: number;
+  diagnostics: Array<{ path: string; range: { start: { line: number; column: number } }; rule: string; severity: string; message: string }>;
+}
+
+/** Runs `bitexact check --format json --entry S...` for `scripts` with the CLI bundle at `cli`. */
+export function checkScripts(cli: string, scripts: readonly string[], cwd: string, timeoutMs = HAZARD_CHECK_TIMEOUT_MS): HazardCheck {
+  if (scripts.length === 0) return { checked: [], hazards: [] };
+  const args = [cli, 'check', '--format', 'json', ...scripts.flatMap((s) => ['--entry', s])];
   // Bounded in time (a folder of generated code, a slow disk) and in output; each file by max-file-size.
-  const result = spawnSync(process.execPath, [cli, 'check', '--format', 'json', ...folders], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs, killSignal: 'SIGKILL' });
-  const failed = (why: string): HazardCheck => ({ checked: [...folders], hazards: [], error: `bitexact check did not run: ${why}` });
+  const result = spawnSync(process.execPath, args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs, killSignal: 'SIGKILL' });
+  const failed = (why: string): HazardCheck => ({ checked: [...scripts], hazards: [], error: `bitexact check did not run: ${why}` });
   // Exit 0 (nothing) and 1 (findings) both carry a report; 2 is an error.
   if ((result.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT') return failed(`stopped after ${timeoutMs / 1000} s (the runs' verdict stands without it)`);
   if (result.error) return failed(result.error.message);
-  let report: { diagnostics: Array<{ path: string; range: { start: { line: number; column: number } }; rule: string; severity: string; message: string }> };
+  let report: CheckJson;
   try {
     report = JSON.parse(result.stdout);
   } catch {
     return failed(result.stderr.trim().split('\n').find((line) => /error/i.test(line)) ?? `exit ${result.status}`);
   }
+  const reached = new Map((report.reached ?? []).map((r) => [r.path, r]));
+  const depth = (h: Hazard) => reached.get(h.path)?.depth ?? Infinity;
   const hazards = report.diagnostics
     .filter((d) => d.severity === 'error' || d.severity === 'warning')
-    .map((d) => ({ path: d.path, line: d.range.start.line, column: d.range.start.column, rule: d.rule, severity: d.severity, message: d.message }));
-  const rank = (h: Hazard) => (scripts.includes(path.normalize(h.path)) ? 0 : 2) + (h.severity === 'error' ? 0 : 1);
-  hazards.sort((a, b) => rank(a) - rank(b));
-  return { checked: [...folders], hazards };
+    .map((d) => {
+      const by = reached.get(d.path)?.importedBy;
+      return { path: d.path, line: d.range.start.line, column: d.range.start.column, rule: d.rule, severity: d.severity, message: d.message, ...(by ? { importedBy: by } : {}) };
+    });
+  // Stable: within a severity and a depth, the check's own order (by file, then line).
+  hazards.sort((a, b) => (a.severity === 'error' ? 0 : 1) - (b.severity === 'error' ? 0 : 1) || depth(a) - depth(b));
+  return { checked: [...scripts], files: report.filesChecked, hazards };
 }
 
 /** The text report's section: a line per hazard (its message's first clause), at most `limit`. */
 export function formatHazards(check: HazardCheck, limit = 10): string {
   if (check.error) return `Static check of the command's code: ${check.error}\n`;
   if (check.checked.length === 0) return '';
-  const where = check.checked.map((folder) => (folder === '.' ? 'the working directory' : folder)).join(', ');
+  const imported = (check.files ?? check.checked.length) - check.checked.length;
+  const where = `${check.checked.join(', ')}${imported > 0 ? ` and the ${imported === 1 ? 'file' : `${imported} files`} of this workspace ${check.checked.length === 1 ? 'it imports' : 'they import'}` : ''}`;
   if (check.hazards.length === 0) return `bitexact check finds no warning in ${where}: look at what it cannot see (compiled extensions, data, the environment).\n`;
-  const lines = check.hazards.slice(0, limit).map((h) => `  ${h.path}:${h.line}:${h.column} ${h.rule} ${firstClause(h.message)}`);
-  const more = check.hazards.length > limit ? [`  … and ${check.hazards.length - limit} more (bitexact check ${where})`] : [];
-  return [`Nondeterminism bitexact check finds in ${where}, where the command's scripts are:`, ...lines, ...more].join('\n') + '\n';
+  const lines = check.hazards.slice(0, limit).map((h) => `  ${h.path}:${h.line}:${h.column} ${h.rule} ${firstClause(h.message)}${h.importedBy ? ` (imported by ${h.importedBy})` : ''}`);
+  const more = check.hazards.length > limit ? [`  … and ${check.hazards.length - limit} more (bitexact check ${check.checked.map((s) => `--entry ${s}`).join(' ')})`] : [];
+  return [`Suspects: what bitexact check finds in ${where}, most severe first:`, ...lines, ...more].join('\n') + '\n';
 }
 
 function firstClause(message: string): string {

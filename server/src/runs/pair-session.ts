@@ -10,7 +10,7 @@ import { SettingsCost, settingsCost } from './cost.js';
 import type { LogFormat } from './formats/detect.js';
 import { PairResult, runPair } from './launch.js';
 import type { PairEventListener } from './pair-events.js';
-import { HazardCheck, checkFolders, commandScripts, formatHazards, scriptFolders } from './pair-hazards.js';
+import { checkScripts, commandScripts, formatHazards } from './pair-hazards.js';
 import { MetricsFiles } from './pair-metrics.js';
 import { firstDivergentStep, narrowText, narrowToOps } from './narrow.js';
 import { observerText, observerValidity } from './observer.js';
@@ -208,8 +208,8 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
     cost = settingsCost(reportRuns, inputs.map((input) => input.log));
     body = reportText(comparison, reportRuns, judged, cost);
   }
-  // From the divergence back to the code: what bitexact check finds where the command's scripts are.
-  const hazards = options.checker && comparison.firstDivergence ? checkScripts(options.checker, options.command, options.cwd) : undefined;
+  // From the divergence back to the code: what bitexact check finds in the command's scripts and their imports.
+  const hazards = options.checker && comparison.firstDivergence ? checkScripts(options.checker, commandScripts(options.command, options.cwd), options.cwd) : undefined;
   const probed = options.probe ? localisePair(pair.dir) : {};
   const followUp = options.probe && !cancelled ? await probeFollowUp(options, pair.dir, probed.localisation, metrics !== undefined, tell) : {};
   const text = body + (hazards ? `\n${formatHazards(hazards)}` : '') + (options.probe ? `\n${localisationText(probed)}` : '') + (followUp.text ?? '');
@@ -253,12 +253,6 @@ async function probeFollowUp(options: PairSessionOptions, pairDir: string, local
     text += `\nthe probe's follow-up runs failed: ${(error as Error).message}\n`;
   }
   return { text, json };
-}
-
-/** What bitexact check finds in the folders of the command's scripts, those scripts first. */
-function checkScripts(cli: string, command: readonly string[], cwd: string): HazardCheck {
-  const scripts = commandScripts(command, cwd);
-  return checkFolders(cli, scriptFolders(scripts), cwd, scripts);
 }
 
 /**

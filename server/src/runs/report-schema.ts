@@ -59,8 +59,10 @@ export const REPORT_RUN = z.object({
 });
 
 export const HAZARDS = z.object({
+  /** The command's scripts, checked with the workspace files they import (`files` in all). */
   checked: z.array(z.string()),
-  hazards: z.array(z.object({ path: z.string(), line: z.number(), column: z.number(), rule: z.string(), severity: z.string(), message: z.string() })),
+  files: z.number().optional(),
+  hazards: z.array(z.object({ path: z.string(), line: z.number(), column: z.number(), rule: z.string(), severity: z.string(), message: z.string(), importedBy: z.string().optional() })),
   error: z.string().optional(),
 });
 
