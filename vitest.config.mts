@@ -1,10 +1,24 @@
 import { defineConfig } from 'vitest/config';
 
+// Two groups: most test files spend their time waiting on real child processes (python, torch, the
+// server), so two of them run at once even on a 2-core machine; the editor end-to-end tests
+// (code-server and chromium, timing-sensitive clicks) then run alone, one file at a time.
+const E2E = 'test/e2e/**/*.test.ts';
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [E2E], maxWorkers: 2, sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
+        test: { name: 'e2e', include: [E2E], maxWorkers: 1, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 });
