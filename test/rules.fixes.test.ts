@@ -30,3 +30,19 @@ describe('rule fixes', () => {
     expect(example.after).not.toBe(example.before);
   });
 });
+
+describe('BX308 submission order', () => {
+  it('is offered for futures in a list, tuple or dict, and for imap_unordered; not for a set or with a timeout', async () => {
+    const text = fs.readFileSync(path.join(FIXTURES, 'BX308.py'), 'utf8');
+    const found = checkFixture(checker, text).findings.filter((f) => f.rule === 'BX308');
+    const fixed = found.filter((f) => f.fixes.some((x) => !x.isSuppression)).map((f) => f.range.start.line + 1);
+    const lineOf = (needle: string, from = 0) => text.split('\n').findIndex((l, i) => i >= from && l.includes(needle)) + 1;
+    expect(fixed).toContain(lineOf('for fut in as_completed(futures):'));
+    expect(fixed).toContain(lineOf('cf.as_completed([ex.submit'));
+    expect(fixed).toContain(lineOf('losses = list(pool.imap_unordered'));
+    expect(fixed).not.toContain(lineOf('as_completed(pending)'));
+    expect(fixed).not.toContain(lineOf('timeout=30'));
+    // `futures` is a parameter in running_value: nothing says it is ordered.
+    expect(fixed).not.toContain(lineOf('for future in as_completed(futures):'));
+  });
+});

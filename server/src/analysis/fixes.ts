@@ -31,10 +31,20 @@ export function applyFixes(text: string, findings: readonly Finding[], selection
     chosen.push({ finding, fix, spans });
     for (const [s, e] of spans) taken.push([s, e]);
   }
-  const spans = chosen.flatMap((c) => c.spans).sort((a, b) => b[0] - a[0] || b[1] - a[1]);
+  return { text: splice(text, chosen.flatMap((c) => c.spans)), applied: chosen.map(({ finding, fix }) => ({ finding, fix })) };
+}
+
+/** One fix's edits applied to `text` (a fix's own edits never overlap); `pair --with-fix` applies one this way. */
+export function applyFix(text: string, fix: Pick<Fix, 'edits'>): string {
+  const lineStarts = lineOffsets(text);
+  return splice(text, fix.edits.map((e) => toSpan(e, lineStarts)));
+}
+
+/** Spans replaced from the last to the first, so earlier offsets stay valid. */
+function splice(text: string, spans: Array<[number, number, string]>): string {
   let out = text;
-  for (const [start, end, newText] of spans) out = out.slice(0, start) + newText + out.slice(end);
-  return { text: out, applied: chosen.map(({ finding, fix }) => ({ finding, fix })) };
+  for (const [start, end, newText] of [...spans].sort((a, b) => b[0] - a[0] || b[1] - a[1])) out = out.slice(0, start) + newText + out.slice(end);
+  return out;
 }
 
 /** Where each line starts; a line ends at `\n`, `\r\n` or a bare `\r`, as in Python. */

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { LOG_FORMATS } from '../runs/formats/detect.js';
 import { RUN_NUMBER_ENV, killActiveRuns } from '../runs/launch.js';
 import type { PairEvent } from '../runs/pair-events.js';
+import { parseFixRequest } from '../runs/fixed-copy.js';
 import { runPairSession } from '../runs/pair-session.js';
 import { probeSpec } from '../runs/probe-run.js';
 import { RunConfigError } from '../runs/run-config.js';
@@ -56,7 +57,18 @@ Options:
   --tee                also show each run's output on stderr as it arrives
   --no-check           when the runs differ, do not run bitexact check on the command's Python
                        scripts and the files they import (it lists the suspects it finds there)
+  --with-fix RULE@PATH:LINE
+                       run the pair in a copy of the working directory with that finding's fix
+                       applied (its first fix, safe or unsafe); the workspace is left as it is
 `;
+
+function parseWithFix(spec: string) {
+  try {
+    return parseFixRequest(spec);
+  } catch (error) {
+    throw new RunsUsageError((error as Error).message);
+  }
+}
 
 export async function runPairCommand(args: string[]): Promise<number> {
   if (wantsHelp(args, PAIR_USAGE)) return 0;
@@ -86,6 +98,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
         stderr: { type: 'boolean', default: false },
         parallel: { type: 'boolean', default: false },
         'no-check': { type: 'boolean', default: false },
+        'with-fix': { type: 'string' },
       },
     });
     if (values['run-config'] !== undefined && command.length) throw new RunsUsageError(`--run-config ${values['run-config']} gives the command: drop what follows \`--\``);
@@ -118,6 +131,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
       requireBitwise: values['require-bitwise']!,
       stderrMetrics: values.stderr!,
       check: !values['no-check'],
+      ...(values['with-fix'] !== undefined ? { withFix: parseWithFix(values['with-fix']) } : {}),
     });
     options = { ...session, format: checkFormat(values.format), tee: values.tee! };
   } catch (error) {

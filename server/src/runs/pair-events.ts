@@ -49,6 +49,8 @@ export interface PairRunParams {
   timeout?: number;
   /** Where pair directories go (default: .bitexact/runs next to the pyproject.toml of the configuration, or in cwd). */
   out?: string;
+  /** "Pair-run with this fixed": the finding (rule, file relative to cwd, 1-based line) whose fix the pair runs with, in a copy of `cwd`. */
+  withFix?: { rule: string; path: string; line: number };
 }
 
 export interface PairEventParams {

@@ -28,6 +28,9 @@ export type PairSettings = Omit<PairRunParams, 'id'> & {
   check?: boolean;
 };
 
+/** `--with-fix`: the finding whose fix the pair runs with, in a copy of the workspace `cwd` (fixed-copy.ts). */
+const FIX_REQUEST = z.object({ rule: z.string().regex(/^BX\d{3}$/, 'expected a rule id'), path: z.string().min(1), line: z.number().int().min(1) }).strict();
+
 const variables = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name'), z.string());
 
 /** What an editor may send (bitexact/runPair). */
@@ -44,6 +47,7 @@ const PAIR_RUN_PARAMS = z
     preset: z.literal('det').optional(),
     timeout: z.number().positive().optional(),
     out: z.string().optional(),
+    withFix: FIX_REQUEST.optional(),
   })
   .strict();
 
@@ -100,5 +104,6 @@ export function resolvePair(p: PairSettings): Omit<PairSessionOptions, 'signal' 
     stderrMetrics: p.stderrMetrics === true,
     parallel: p.parallel === true,
     ...(p.check !== false ? { checker: bundledCli() } : {}),
+    ...(p.withFix ? { withFix: { ...p.withFix, path: path.resolve(p.cwd, p.withFix.path) }, workspace: p.cwd, fixer: bundledCli() } : {}),
   };
 }

@@ -11,6 +11,7 @@ import type { LogFormat } from './formats/detect.js';
 import { PairResult, runPair } from './launch.js';
 import type { PairEventListener } from './pair-events.js';
 import { checkScripts, commandScripts, formatHazards } from './pair-hazards.js';
+import { AppliedFix, FixedCopy, FixRequest, fixText, makeFixedCopy } from './fixed-copy.js';
 import { MetricsFiles } from './pair-metrics.js';
 import { firstDivergentStep, narrowText, narrowToOps } from './narrow.js';
 import { observerText, observerValidity } from './observer.js';
@@ -60,6 +61,10 @@ export interface PairSessionOptions {
   workerEntry?: WorkerEntry;
   signal?: AbortSignal;
   onEvent?: PairEventListener;
+  /** `--with-fix`: run the pair in a copy of `workspace` with this finding's fix applied (fixed-copy.ts), by the CLI bundle `fixer`. */
+  withFix?: FixRequest;
+  workspace?: string;
+  fixer?: string;
 }
 
 export interface PairSessionResult {
@@ -72,6 +77,23 @@ export interface PairSessionResult {
 }
 
 export async function runPairSession(options: PairSessionOptions): Promise<PairSessionResult> {
+  if (!options.withFix) return runPairIn(options);
+  let copy: FixedCopy;
+  try {
+    copy = makeFixedCopy(options.fixer!, options.workspace ?? options.cwd, options.cwd, options.command, options.withFix, [options.out]);
+  } catch (error) {
+    options.onEvent?.({ kind: 'message', level: 'error', text: (error as Error).message });
+    return { exitCode: 2 };
+  }
+  options.onEvent?.({ kind: 'message', level: 'note', text: `running in a copy of the workspace (${copy.copied} files copied, ${copy.linked} linked) with the fix of ${copy.fix.rule} at ${copy.fix.path}:${copy.fix.line}: ${copy.fix.title}` });
+  try {
+    return await runPairIn({ ...options, cwd: copy.cwd, command: copy.command }, copy.fix);
+  } finally {
+    copy.remove();
+  }
+}
+
+async function runPairIn(options: PairSessionOptions, fix?: AppliedFix): Promise<PairSessionResult> {
   const tell = options.onEvent ?? (() => {});
   const display = (file: string) => displayPath(options.cwd, file);
   const metrics = options.metrics === undefined ? undefined : new MetricsFiles(options.metrics, options.cwd);
@@ -212,9 +234,9 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
   const hazards = options.checker && comparison.firstDivergence ? checkScripts(options.checker, commandScripts(options.command, options.cwd), options.cwd) : undefined;
   const probed = options.probe ? localisePair(pair.dir) : {};
   const followUp = options.probe && !cancelled ? await probeFollowUp(options, pair.dir, probed.localisation, metrics !== undefined, tell) : {};
-  const text = body + (hazards ? `\n${formatHazards(hazards)}` : '') + (options.probe ? `\n${localisationText(probed)}` : '') + (followUp.text ?? '');
+  const text = body + (fix ? `\n${fixText(fix)}` : '') + (hazards ? `\n${formatHazards(hazards)}` : '') + (options.probe ? `\n${localisationText(probed)}` : '') + (followUp.text ?? '');
   const localisation = probed.localisation ?? (probed.error ? { error: probed.error } : undefined);
-  const extras = { cost, hazards, localisation, ...followUp.json, ...(variants ? { variants: variants.variants, agreement: variants.agreement } : {}) };
+  const extras = { cost, hazards, localisation, ...(fix ? { withFix: fix } : {}), ...followUp.json, ...(variants ? { variants: variants.variants, agreement: variants.agreement } : {}) };
   const report = reportObject('pair', comparison, reportRuns, judged, extras);
   const json = `${JSON.stringify(report, null, 2)}\n`;
   // The report is kept with the logs, so the run directory explains itself later.

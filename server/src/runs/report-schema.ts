@@ -125,6 +125,8 @@ export const REPORT = z.object({
   observer: z.object({ dir: z.string(), changed: z.boolean(), differences: z.array(z.string()), withProbe: z.unknown(), withoutProbe: z.unknown() }).optional(),
   variants: z.array(REPORT_VARIANT).optional(),
   agreement: z.array(REPORT_AGREEMENT).optional(),
+  /** `--with-fix`: the pair ran in a copy of the workspace with this finding's fix applied (fixed-copy.ts). */
+  withFix: z.object({ rule: z.string(), path: z.string(), line: z.number(), title: z.string(), safety: z.enum(['safe', 'unsafe']), before: z.array(z.string()), after: z.array(z.string()) }).optional(),
 });
 
 export type MetricVerdict = (typeof METRIC_VERDICTS)[number];

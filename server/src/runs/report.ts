@@ -33,6 +33,7 @@ export interface ReportExtras {
   observer?: Report['observer'];
   variants?: ReportVariant[];
   agreement?: ReportAgreement[];
+  withFix?: Report['withFix'];
 }
 
 const TABLE_ROWS = 16;
@@ -42,7 +43,7 @@ const TABLE_ROWS = 16;
  * the runs differ in environment; `hazards`: what bitexact check found where the command's code is.
  */
 export function reportObject(kind: 'pair' | 'compare', comparison: Comparison, runs: readonly ReportRun[], judged: Judgement, extras: ReportExtras = {}): Report {
-  const { cost, hazards, localisation, narrow, observer, variants, agreement } = extras;
+  const { cost, hazards, localisation, narrow, observer, variants, agreement, withFix } = extras;
   return {
     version: 1,
     tool: 'bitexact',
@@ -108,6 +109,7 @@ export function reportObject(kind: 'pair' | 'compare', comparison: Comparison, r
     ...(observer ? { observer } : {}),
     ...(variants ? { variants } : {}),
     ...(agreement ? { agreement } : {}),
+    ...(withFix ? { withFix } : {}),
   };
 }
 

@@ -1,8 +1,40 @@
-import { callRange } from '../../calls.js';
-import { always, Rule } from '../rule.js';
+import type { Node } from 'web-tree-sitter';
+import { CallSite, callRange } from '../../calls.js';
+import { rangeOf } from '../../syntax.js';
+import type { Fix } from '../../types.js';
+import { always, Rule, RuleContext } from '../rule.js';
 import { consumerOf, loopDependsOnOrder, orderedUses, sortedLater } from './shared.js';
 
 const CALLS = ['concurrent.futures.as_completed', 'asyncio.as_completed', 'Tensor.imap_unordered'];
+/** Containers whose iteration order is their insertion order (a set of futures is not: it follows their ids). */
+const ORDERED = new Set(['list', 'list_comprehension', 'tuple', 'dictionary', 'dictionary_comprehension']);
+
+/** `fs` when it is an ordered container here: a literal, a comprehension, or a name bound to one in the function. */
+function orderedContainer(node: Node | undefined, ctx: RuleContext): Node | undefined {
+  if (!node) return undefined;
+  if (ORDERED.has(node.type)) return node;
+  if (node.type !== 'identifier') return undefined;
+  const bound = ctx.values.definition(node);
+  return bound && !bound.unpacked && ORDERED.has(bound.value.type) ? node : undefined;
+}
+
+/**
+ * Submission order instead of completion order: iterate the futures themselves (`.result()` waits
+ * for each in turn; an awaited task as well), or `imap` for `imap_unordered`. Unsafe: the loop now
+ * waits for the slowest early item, and code that relied on the first finisher (an early `break`)
+ * sees another one.
+ */
+function submissionOrder(call: CallSite, ctx: RuleContext): Fix[] {
+  if (call.callee === 'Tensor.imap_unordered') {
+    const name = call.node.childForFieldName('function')?.childForFieldName('attribute');
+    return name ? [{ title: 'Use imap (input order)', safety: 'unsafe', edits: [{ range: rangeOf(name), newText: 'imap' }] }] : [];
+  }
+  const { args } = call;
+  if (args.hasSplat || args.positional.length !== 1 || args.keywords.size > 0) return [];
+  const futures = orderedContainer(args.positional[0], ctx);
+  if (!futures) return [];
+  return [{ title: 'Iterate in submission order', safety: 'unsafe', edits: [{ range: rangeOf(call.node), newText: futures.text }] }];
+}
 
 const rule: Rule = {
   id: 'BX308',
@@ -41,6 +73,7 @@ const rule: Rule = {
     ctx.report({
       node: call.node,
       range: callRange(call),
+      fixes: submissionOrder(call, ctx),
       outcomes: always(
         'warning',
         `\`${name}\` hands out results in the order the workers finish, which depends on timing, so what is built from them here (lists, running sums of floats, rollout buffers) comes out in a different order, and sums round differently, on every run; use ${replacement}, which keep the input order, or sort by a stable key before use.`,
@@ -67,6 +100,12 @@ stops early; turned into a list or comprehension that is kept; or summed. Not re
 only log or re-raise, results stored under a key (\`out[futures[f]] = f.result()\`), lists sorted
 afterwards, and \`sorted(...)\`, \`set(...)\` or \`len(...)\` of the results. Draining a queue filled by
 several producers has the same problem but no call that marks it, so it is not checked.
+
+**Fix** (unsafe): iterate the futures in the order they were submitted: \`for fut in futures:\`
+(\`.result()\` waits for each in turn), offered when \`futures\` is a list, tuple or dict made in the
+function; \`imap\` for \`imap_unordered\`. The results are the same and come in input order; the
+loop now waits for the slowest early item, and an early \`break\` sees another first result. Not
+offered for a set of futures (its order follows their ids) or with a \`timeout\`.
 
 \`\`\`python
 for fut in as_completed(futures):
