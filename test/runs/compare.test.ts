@@ -2,7 +2,8 @@
 // missing and partial metrics, timing metrics, the cross-metric reading, N runs; and on fuzzed series.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Comparison, RunInput, compareRuns, ulpDistance32, ulpDistance64 } from '../../server/src/runs/compare.js';
+import { Comparison, RunInput, compareRuns } from '../../server/src/runs/compare.js';
+import { ulpDistance32, ulpDistance64 } from '../../server/src/runs/ulp.js';
 import { reportJson, reportText } from '../../server/src/runs/report.js';
 import { REPORT } from '../../server/src/runs/report-schema.js';
 import { judge } from '../../server/src/runs/verdict.js';

@@ -3,6 +3,8 @@
 // Run 1 is the reference every other run is compared with.
 import type { MetricSeries, ParsedLog } from './series.js';
 import { stepGapsOf } from './step-gaps.js';
+import { commonSteps, occurrencesOf, repeatedStepCount, repeatMismatchesOf, valuesAt } from './step-align.js';
+import { ulpDistance32, ulpDistance64 } from './ulp.js';
 
 export type Verdict = 'bitwise' | 'print-precision' | 'differs' | 'missing';
 
@@ -292,124 +294,6 @@ function distinctAt(columns: number[][], i: number): number {
     if (!seen) count++;
   }
   return count;
-}
-
-function sameSteps(a: number[], b: number[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-/**
- * Steps present in every series, ascending (each series' steps are); a step some series repeat is there
- * as often as the series that logged it least often, so its k-th occurrence meets every run's k-th.
- */
-export function commonSteps(series: MetricSeries[]): number[] {
-  let common = series[0]!.steps;
-  for (const s of series.slice(1)) {
-    if (sameSteps(common, s.steps)) continue;
-    const out: number[] = [];
-    const other = s.steps;
-    for (let i = 0, j = 0; i < common.length && j < other.length; ) {
-      const a = common[i]!;
-      const b = other[j]!;
-      if (a < b) i++;
-      else if (a > b) j++;
-      else {
-        out.push(a);
-        i++;
-        j++;
-      }
-    }
-    common = out;
-  }
-  return common;
-}
-
-/** The values at `steps` (common steps of s): the k-th occurrence of a step takes s's k-th. */
-export function valuesAt(s: MetricSeries, steps: number[]): number[] {
-  if (sameSteps(s.steps, steps)) return s.values;
-  const out: number[] = [];
-  let j = 0;
-  for (const step of steps) {
-    while (s.steps[j]! < step) j++;
-    out.push(s.values[j]!);
-    j++;
-  }
-  return out;
-}
-
-/** Distinct steps the series has more than once. */
-function repeatedStepCount(s: MetricSeries): number {
-  let n = 0;
-  for (let i = 1; i < s.steps.length; i++) if (s.steps[i] === s.steps[i - 1] && s.steps[i] !== s.steps[i - 2]) n++;
-  return n;
-}
-
-/** Common steps some series logged more often than the common count: how many, and the first. */
-function repeatMismatchesOf(series: MetricSeries[], common: number[]): { count: number; first: number | null } {
-  const steps = new Set<number>();
-  for (const s of series) {
-    if (sameSteps(s.steps, common)) continue;
-    const own = s.steps;
-    for (let i = 0, j = 0; i < common.length; ) {
-      const step = common[i]!;
-      const from = i;
-      while (i < common.length && common[i] === step) i++;
-      while (own[j]! < step) j++;
-      const ownFrom = j;
-      while (j < own.length && own[j] === step) j++;
-      if (j - ownFrom !== i - from) steps.add(step);
-    }
-  }
-  let first: number | null = null;
-  for (const step of steps) if (first === null || step < first) first = step;
-  return { count: steps.size, first };
-}
-
-/** How often `step` occurs in sorted `steps`. */
-function occurrencesOf(steps: number[], step: number): number {
-  let lo = 0;
-  let hi = steps.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (steps[mid]! < step) lo = mid + 1;
-    else hi = mid;
-  }
-  let n = 0;
-  while (steps[lo + n] === step) n++;
-  return n;
-}
-
-const view = new DataView(new ArrayBuffer(8));
-
-/** Representable float32 values between a and b (both must be float32 numbers). */
-export function ulpDistance32(a: number, b: number): number {
-  const ordered = (x: number): number => {
-    view.setFloat32(0, x);
-    const i = view.getInt32(0);
-    return i < 0 ? -2147483648 - i : i;
-  };
-  return Math.abs(ordered(a) - ordered(b));
-}
-
-/**
- * Representable doubles between a and b: the difference of their bit patterns read as sign and
- * magnitude, in two 32-bit halves (exact up to 2^53, rounded once above, as Number(bigint) would be).
- */
-export function ulpDistance64(a: number, b: number): number {
-  view.setFloat64(0, a);
-  const aNegative = view.getUint32(0) >>> 31 === 1;
-  const aHigh = view.getUint32(0) & 0x7fffffff;
-  const aLow = view.getUint32(4);
-  view.setFloat64(0, b);
-  const bNegative = view.getUint32(0) >>> 31 === 1;
-  const bHigh = view.getUint32(0) & 0x7fffffff;
-  const bLow = view.getUint32(4);
-  // Opposite signs: the distance runs through zero, so the magnitudes add.
-  if (aNegative !== bNegative) return (aHigh + bHigh) * 2 ** 32 + (aLow + bLow);
-  return Math.abs((aHigh - bHigh) * 2 ** 32 + (aLow - bLow));
 }
 
 type Role = 'grad' | 'loss' | 'lr' | 'other';

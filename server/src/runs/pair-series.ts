@@ -4,7 +4,9 @@
 // editor asks for it with the `bitexact/pairSeries` request; nothing is parsed in the webview.
 // Values travel as pair-series-wire.ts says.
 import { CompareInputError, resolveCompareInputs } from './compare-inputs.js';
-import { Comparison, MetricComparison, RunInput, commonSteps, compareRuns, ulpDistance32, ulpDistance64, valuesAt } from './compare.js';
+import { Comparison, MetricComparison, RunInput, compareRuns } from './compare.js';
+import { commonSteps, valuesAt } from './step-align.js';
+import { ulpDistance32, ulpDistance64 } from './ulp.js';
 import { readRankTraces } from './formats/ranks.js';
 import { MetricSeriesView, PairSeries, PairSeriesParams, toWire } from './pair-series-wire.js';
 import { readLogFiles } from './read-logs.js';
