@@ -24,7 +24,8 @@ describe('rule pages', () => {
     const json = JSON.parse(runCli(['rule', 'bx501', '--format', 'json'], ROOT).stdout);
     expect(json).toMatchObject({ id: 'BX501', family: 'attention', fixes: [{ safety: 'unsafe', title: expect.stringContaining('deterministic=True') }] });
     expect(json.fixes[0].after).toContain('deterministic=True');
-    expect(runCli(['rule', 'BX102'], ROOT).stdout).toContain('No automatic fix');
+    expect(runCli(['rule', 'BX102'], ROOT).stdout).toContain('- **Run this statement with deterministic algorithms on (slower), restoring the mode after** (unsafe');
+    expect(runCli(['rule', 'BX110'], ROOT).stdout).toContain('No automatic fix');
     const bad = runCli(['rule', 'BX201', '--format', 'html'], ROOT);
     expect(bad.status).toBe(2);
   });

@@ -137,7 +137,7 @@ export class GuardFinder {
       guards.set(statement.id, { earlyExit, localSwitch });
       const exit = this.earlyExitOf(statement);
       if (exit) earlyExit = exit;
-      const switched = switches ? this.switchOf(statement) : undefined;
+      const switched = switches ? (this.switchOf(statement) ?? this.finallySwitchOf(statement)) : undefined;
       if (switched) localSwitch = switched.guard;
     }
     this.blocks.set(block.id, guards);
@@ -163,6 +163,18 @@ export class GuardFinder {
     const mode = literalValue(args.positional[0] ?? args.keywords.get('mode'));
     const warnOnly = literalValue(args.keywords.get('warn_only'));
     return { guard: mode === true && warnOnly !== true ? { kind: 'deterministic-branch', condition: rangeOf(call!) } : undefined };
+  }
+
+  /**
+   * `try: ... finally: torch.use_deterministic_algorithms(saved)`: the mode after the try is what the
+   * finally clause's last switch leaves (the mode-around fix restores the caller's mode this way).
+   */
+  private finallySwitchOf(statement: Node): { guard: Guard | undefined } | undefined {
+    if (statement.type !== 'try_statement') return undefined;
+    const body = statement.namedChildren.find((c) => c.type === 'finally_clause')?.namedChildren.find((c) => c.type === 'block');
+    let last: { guard: Guard | undefined } | undefined;
+    for (const inner of body?.namedChildren ?? []) last = this.switchOf(inner) ?? last;
+    return last;
   }
 
   /** `if not det: return fast(x)` before `child` in the same block: the rest runs only when det. */

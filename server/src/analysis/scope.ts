@@ -85,6 +85,12 @@ export class ImportScope {
     return [...this.bindings].filter(([, target]) => finals.has(target.slice(target.lastIndexOf('.') + 1))).map(([local]) => local);
   }
 
+  /** A local name bound to exactly `target` (`torch` for `import torch`, `th` for `import torch as th`), for fixes that call it. */
+  localNameOf(target: string): string | undefined {
+    for (const [local, bound] of this.bindings) if (bound === target && !this.ambiguous.has(local)) return local;
+    return undefined;
+  }
+
   /** Whether a name was bound by an import (even if later rebound): such a name is a module, not a tensor. */
   isImportedName(name: string): boolean {
     return this.bindings.has(name) || this.ambiguous.has(name);

@@ -6,6 +6,7 @@ import { CallSite, callRange } from '../calls.js';
 import type { Fix } from '../types.js';
 import { literalValue } from '../syntax.js';
 import { formatTorchVersion, inRange } from '../version.js';
+import { deterministicAround } from './mode-around.js';
 import type { ModeOutcome, Outcomes, Rule, RuleContext, RuleFact } from './rule.js';
 
 /** varies: measured (or documented and not contradicted) to differ run to run;
@@ -74,6 +75,11 @@ export interface OpRuleSpec {
   variant?: (call: CallSite, ctx: RuleContext) => string | undefined;
   variants: Record<string, OpVariant>;
   fixes?: (call: CallSite, ctx: RuleContext) => Fix[];
+  /**
+   * false: no "deterministic algorithms around this statement" fix (mode-around.ts), because the
+   * op's hazard is also in its backward, which runs later, outside the statement (convolutions).
+   */
+  modeAroundFix?: false;
 }
 
 const MODE_CALL = 'torch.use_deterministic_algorithms(True)';
@@ -111,6 +117,8 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
       const outcomes = outcomesFor(spec, { ...behaviour, byDefault }, opDisplay(call, variant.label), formatTorchVersion(ctx.torchVersion), !!exact);
       if (Object.keys(outcomes).length === 0) return;
       if (outcomes.off?.severity === 'warning' && spec.evidence && !spec.evidence(call, ctx)) outcomes.off = { ...outcomes.off, severity: 'info' };
+      // Made reproducible by the mode in the forward (a backward-only hazard would need it in the backward).
+      if (outcomes.off && behaviour.underMode === 'deterministic' && !spec.backwardOnly && spec.modeAroundFix !== false) outcomes.off = { ...outcomes.off, fixes: [...(outcomes.off.fixes ?? []), ...deterministicAround(call, ctx)] };
       ctx.report({ node: call.node, range: callRange(call), outcomes, fixes: spec.fixes?.(call, ctx) ?? [] });
     },
   };
