@@ -6,7 +6,7 @@ export default defineOpRule({
   name: 'scatter-reduce-sum-mean',
   summary: '`scatter_reduce` with reduce="sum" or "mean" on CUDA adds floats with atomics.',
   calls: ['torch.scatter_reduce', 'Tensor.scatter_reduce_', 'Tensor.scatter_reduce'],
-  why: 'combines floating-point values with CUDA atomics, so the order of the additions (and the rounding of the result) differs from run to run',
+  why: 'reduces floats with CUDA atomics, in a varying order',
   alternative: 'reduce in an integer dtype or sort by index and use a segmented reduction',
   accumulator: (call) => call.receiver ?? argument(call.args, 0, 'input'),
   // scatter_reduce_(dim, index, src, reduce) / torch.scatter_reduce(input, dim, index, src, reduce)

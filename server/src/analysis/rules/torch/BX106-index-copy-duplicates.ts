@@ -6,7 +6,7 @@ export default defineOpRule({
   name: 'index-copy-duplicates',
   summary: '`index_copy_` / `torch.index_copy` keeps a random one of the rows sent to a repeated index.',
   calls: ['torch.index_copy', 'Tensor.index_copy_', 'Tensor.index_copy'],
-  why: 'copies rows to the positions in `index` in parallel; when a position appears more than once, the row that is kept depends on which GPU thread wrote last, so the output changes from run to run',
+  why: 'races where positions repeat: GPU thread timing picks the row kept',
   alternative: 'deduplicate the index (keeping the row you mean to keep) before copying',
   // index(dim, index, ...) as a method, or torch.op(input, dim, index, ...): an index that cannot repeat is safe.
   index: (call) => argument(call.args, call.receiver ? 1 : 2, 'index'),

@@ -15,7 +15,7 @@ export default defineOpRule({
   summary: '`torch.bmm` with a sparse first operand varies run to run on CUDA unless deterministic mode is on.',
   calls: ['torch.bmm', 'Tensor.bmm'],
   requires: ['sparse'],
-  why: 'multiplies a batch of sparse matrices by dense ones with atomic accumulation, so the float sums land in a different order on each run',
+  why: 'accumulates with atomics, in a varying order',
   alternative: 'multiply with the dense form (`.to_dense()`) or do the product on the CPU',
   variant,
   variants: {

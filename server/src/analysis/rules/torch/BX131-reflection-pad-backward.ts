@@ -1,7 +1,7 @@
 import type { CallSite } from '../../calls.js';
 import { defaultLength, defaultLiteral } from '../../defaults.js';
 import { argument } from '../../syntax.js';
-import { defineOpRule } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 import type { RuleContext } from '../rule.js';
 
 const BY_PAD_LENGTH: Record<number, string> = { 2: '1d', 4: '2d', 6: '3d' };
@@ -22,7 +22,7 @@ export default defineOpRule({
   name: 'reflection-pad-backward',
   summary: 'Reflection padding on CUDA (`nn.ReflectionPadNd`, `F.pad(mode="reflect")`): the backward folds gradients back with atomics.',
   calls: ['torch.nn.ReflectionPad1d', 'torch.nn.ReflectionPad2d', 'torch.nn.ReflectionPad3d', 'torch.nn.functional.pad'],
-  why: 'folds the gradient of each mirrored border element back onto its source with atomic adds in the backward pass, so border gradients can round differently from run to run',
+  why: ATOMIC_BACKWARD,
   alternative:
     'pad with mode="replicate" (deterministic under the mode), or build the reflection with `torch.flip` and `torch.cat`, whose backward is deterministic',
   backwardOnly: true,

@@ -1,7 +1,7 @@
 import type { CallSite } from '../../calls.js';
 import { defaultLength, defaultLiteral } from '../../defaults.js';
 import { argument } from '../../syntax.js';
-import { defineOpRule } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 import type { RuleContext } from '../rule.js';
 
 const BY_PAD_LENGTH: Record<number, string> = { 2: '1d', 4: '2d', 6: '3d' };
@@ -22,7 +22,7 @@ export default defineOpRule({
   name: 'replication-pad-backward',
   summary: 'Replication padding on CUDA (`nn.ReplicationPadNd`, `F.pad(mode="replicate")`): the backward sums border gradients with atomics.',
   calls: ['torch.nn.ReplicationPad1d', 'torch.nn.ReplicationPad2d', 'torch.nn.ReplicationPad3d', 'torch.nn.functional.pad'],
-  why: 'adds the gradients of every replicated border element into the edge element it copies with atomic adds in the backward pass, so edge gradients round differently from run to run',
+  why: ATOMIC_BACKWARD,
   alternative: 'turn on deterministic mode, or replicate the edge with `expand` and `torch.cat`, whose backward is deterministic',
   backwardOnly: true,
   // The gradient the atomics add up is the input's: a constant input (made here) has none.
