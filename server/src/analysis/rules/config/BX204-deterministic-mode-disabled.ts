@@ -29,8 +29,9 @@ const rule: Rule = {
     }
     const outcome = {
       severity: 'warning' as const,
-      message:
-        'This call turns deterministic mode off for the whole process, so every op that runs after it (until the mode is turned on again) is back on its default, possibly nondeterministic kernels; remove it, or re-enable the mode right after the one op that needs the default kernel.',
+      message: 'This call turns deterministic mode off for every op that runs after it, process-wide',
+      detail:
+        'Until the mode is turned on again, every op is back on its default, possibly nondeterministic kernel. Remove the call, or re-enable the mode right after the one op that needs the default kernel.',
     };
     // Only meaningful when the program turns the mode on somewhere; a guard's default branch
     // (where determinism is off anyway) resolves to outcomes.off, which is absent.
