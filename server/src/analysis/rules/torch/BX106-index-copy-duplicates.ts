@@ -34,7 +34,7 @@ Measured on an H200 with torch 2.11 (1e6 fp32 rows into 1e3 positions, many dupl
 distinct results in 20 runs, with elements differing by up to 6.0.
 
 **Deterministic alternative.** \`torch.use_deterministic_algorithms(True)\` makes the copy
-reproducible (a fixed writer wins) at 5.1× the default time (0.11 → 0.56 ms). If the indices are
+reproducible (a fixed writer wins) at 5.2× the default time (0.11 → 0.56 ms). If the indices are
 unique by construction (a permutation, \`arange\`), the call cannot race and a suppression with that
 reason is appropriate.
 

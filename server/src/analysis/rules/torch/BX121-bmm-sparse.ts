@@ -35,7 +35,7 @@ result change between runs. Unlike \`torch.sparse.mm\` (BX120), this op has a de
 
 Measured on an H200 with torch 2.11, a batch of 4 COO matrices of 2500×2500 with 1e6 non-zeros in
 all times dense 4×2500×64: 20 distinct results in 20 runs by default (differences up to 7.6e-6);
-bitwise reproducible under the mode at 1.33× the time (0.43 → 0.57 ms). Dense \`bmm\` was stable in
+bitwise reproducible under the mode at 1.3× the time (0.43 → 0.57 ms). Dense \`bmm\` was stable in
 every measured shape and is not reported.
 
 Only calls whose first operand is visibly sparse in the same function are reported

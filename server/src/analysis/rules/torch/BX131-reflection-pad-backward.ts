@@ -66,7 +66,7 @@ Measured on an H200 with torch 2.11, backward, 20 runs each:
 - 1-D: bitwise stable, even with 3 contributions per element, yet RuntimeError under
   \`torch.use_deterministic_algorithms(True)\` (reported as info by default, error under the mode);
 - 2-D: 20 distinct gradients in 20 runs; under the mode torch 2.11 runs a deterministic kernel,
-  though its docstring still says it raises: 1.96× the time (0.17 → 0.33 ms);
+  though its docstring still says it raises: 2.0× the time (0.17 → 0.33 ms);
 - 3-D: 20 of 20 distinct, RuntimeError under the mode.
 
 Before 2.11 the docstring is followed: all three raise under the mode.

@@ -65,7 +65,7 @@ Measured on an H200 with torch 2.11, backward, 20 runs each, and the determinist
 under \`torch.use_deterministic_algorithms(True)\` (all three are made deterministic there):
 - 1-D with pad 16: stable; with pad 200 on length 1024: 20 distinct gradients; 3.6× to 4.4× slower
   under the mode (0.19 → 0.69 to 0.84 ms);
-- 2-D: 20 of 20 distinct, 8.35× slower under the mode (0.18 → 1.53 ms);
+- 2-D: 20 of 20 distinct, 8.3× slower under the mode (0.18 → 1.53 ms);
 - 3-D: 20 of 20 distinct, 5.0× slower under the mode (0.31 → 1.55 ms).
 
 **Deterministic alternative.** Turn on the mode and pay the backward cost, or write the padding as
