@@ -23,8 +23,8 @@ const rule: Rule = {
       node: site.node,
       outcomes: always(
         switch_ ? 'info' : 'warning',
-        'cuDNN benchmark mode picks convolution algorithms by timing, so another run can pick another',
-        `${optIn}The algorithms round differently. Set it to False: an fp32 conv2d forward+backward probed on an H200 took 1.04 ms without benchmarking against 0.73 ms with it.`,
+        'cuDNN benchmark mode picks convolution algorithms by timing, which can differ run to run',
+        `${optIn}Timing noise can make another run pick another algorithm, and the algorithms round differently. Set it to False: an fp32 conv2d forward+backward probed on an H200 took 1.04 ms without benchmarking against 0.73 ms with it.`,
       ),
       fixes: [{ title: 'Set cudnn.benchmark = False', safety: 'safe', edits: [{ range: rangeOf(site.right), newText: 'False' }] }],
     });

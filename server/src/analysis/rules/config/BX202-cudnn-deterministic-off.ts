@@ -40,12 +40,12 @@ const rule: Rule = {
         },
         on: {
           severity: 'info',
-          message: 'This flag has no effect while deterministic mode is on',
+          message: '`cudnn.deterministic = False` has no effect while deterministic mode is on',
           detail: '`torch.use_deterministic_algorithms(True)` already restricts cuDNN to deterministic convolutions. Set it to True so the code says what it does, or remove it.',
         },
         warn: {
           severity: 'info',
-          message: 'This flag has no effect while deterministic mode is on, even warn-only',
+          message: '`cudnn.deterministic = False` has no effect while deterministic mode is on, even warn-only',
           detail: 'Deterministic mode already restricts cuDNN to deterministic convolutions. Set it to True so the code says what it does, or remove it.',
         },
       },

@@ -13,7 +13,7 @@ export default defineOpRule({
   ],
   why: 'may pick cuDNN algorithms whose results differ run to run',
   alternative:
-    'set `torch.backends.cudnn.deterministic = True` (or turn on `torch.use_deterministic_algorithms(True)`) if the run must be bit-for-bit repeatable',
+    'set `torch.backends.cudnn.deterministic = True` (or turn on `torch.use_deterministic_algorithms(True)`)',
   variants: {
     default: {
       label: '',
