@@ -347,7 +347,7 @@ and backward, 20 runs):
 | \`FLASH_ATTENTION\` | varies (20 of 20 distinct) | reproducible, ${slowdownRange(SDPA_SLOWDOWN.flashCausal, SDPA_SLOWDOWN.flash)} the time |
 | \`EFFICIENT_ATTENTION\` | varies, rarely (1 to 8 of 20; up to 1.2e-4) | reproducible, ${slowdownRange(SDPA_SLOWDOWN.efficient, SDPA_SLOWDOWN.efficientCausal)} |
 | \`CUDNN_ATTENTION\` | varies (7 to 20 of 20) | **fails**: \`No available kernel. Aborting execution.\` |
-| \`MATH\` | stable | stable, ${formatSlowdown(SDPA_SLOWDOWN.math)} |
+| \`MATH\` | stable | stable, within the noise (${formatSlowdown(SDPA_SLOWDOWN.math)}) |
 
 The cuDNN failure is the trap. PyTorch has not integrated cuDNN's deterministic attention backward
 (pytorch#182551), and under deterministic mode the dispatcher found no usable kernel when cuDNN was
