@@ -70,12 +70,7 @@ export function formatHazards(check: HazardCheck, limit = 10): string {
   if (check.checked.length === 0) return '';
   const where = check.checked.map((folder) => (folder === '.' ? 'the working directory' : folder)).join(', ');
   if (check.hazards.length === 0) return `bitexact check finds no warning in ${where}: look at what it cannot see (compiled extensions, data, the environment).\n`;
-  const lines = check.hazards.slice(0, limit).map((h) => `  ${h.path}:${h.line}:${h.column} ${h.rule} ${firstClause(h.message)}`);
+  const lines = check.hazards.slice(0, limit).map((h) => `  ${h.path}:${h.line}:${h.column} ${h.rule} ${h.message}`);
   const more = check.hazards.length > limit ? [`  … and ${check.hazards.length - limit} more (bitexact check ${where})`] : [];
   return [`Nondeterminism bitexact check finds in ${where}, where the command's scripts are:`, ...lines, ...more].join('\n') + '\n';
-}
-
-function firstClause(message: string): string {
-  const end = message.search(/[,;:](\s|$)/);
-  return end > 20 ? message.slice(0, end) : message;
 }
