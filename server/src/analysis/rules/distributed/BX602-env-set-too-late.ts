@@ -77,13 +77,15 @@ function check(write: EnvWrite, ctx: RuleContext): void {
     cuda: 'CUDA work has already started',
     te: 'Transformer Engine modules are already built',
   }[found.event];
+  const message = fitMessage(`${write.name} is set after \`${found.text}\` (line ${line}), so it may never take effect`, `${write.name} is set after line ${line}, so it may never take effect`);
+  const named = message.includes(found.text);
   ctx.report({
     node: write.node,
     guard: 'none',
     outcomes: always(
       'warning',
-      fitMessage(`${write.name} is set after \`${found.text}\` (line ${line}), so it may never take effect`, `${write.name} is set after line ${line}, so it may never take effect`),
-      `By then ${what}, and ${spec.reader}, so the run silently keeps the setting it started with. Set it at the top of the entry point, before that call, or in the launcher.`,
+      message,
+      `${named ? '' : `Line ${line} calls \`${found.text}\`. `}By then ${what}, and ${spec.reader}, so the run silently keeps the setting it started with. Set it at the top of the entry point, before that call, or in the launcher.`,
     ),
   });
 }

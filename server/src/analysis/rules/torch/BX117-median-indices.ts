@@ -48,7 +48,7 @@ export default defineOpRule({
     // The indices are dropped: the values are reproducible (the tie case's largest value difference
     // was 0.0), but the mode still refuses the kernel, which computes the indices anyway.
     values: {
-      label: 'a `dim`, values only',
+      label: 'a `dim` (values only)',
       behaviours: [
         { torch: '>=2.11', byDefault: 'stable', underMode: 'raises', source: 'measured' },
         { torch: '<2.11', byDefault: 'stable', underMode: 'raises', source: 'docs' },
