@@ -108,7 +108,7 @@ Accelerator), and information otherwise (an inference server loading a model). A
 determinism guard (\`"sdpa" if args.deterministic else "flash_attention_2"\`) is information only.
 
 The check is per file: a variable set in another module of the program is not seen, and the
-message says so when deterministic mode is on.
+finding's detail says so when deterministic mode is on.
 
 **Fix.** Set the variable at the top of the entry script, before model code is imported: the
 shared transformers helper reads it on every forward, but a few model files copy it into a

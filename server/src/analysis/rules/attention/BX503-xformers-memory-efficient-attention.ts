@@ -62,7 +62,7 @@ that from 0.0.19 on the operator is deterministic when \`torch.use_deterministic
 is set. A report against 0.0.20 (xformers#1128) shows the opposite failure: under the mode the
 backward raises \`mem_efficient_attention_backward_cutlass does not have a deterministic
 implementation\`. Nothing in the call says which release is installed, so the rule stays a
-warning in every mode and the message names both outcomes.
+warning in every mode and the finding's detail names both outcomes.
 
 **What is reported.** \`xformers.ops.memory_efficient_attention\` (and \`..._partial\`) under any
 import spelling, unless the call sits under \`torch.no_grad()\` / \`torch.inference_mode()\`: without a

@@ -74,7 +74,7 @@ Seeding means any of: \`torch.manual_seed\`, \`torch.random.manual_seed\`, Light
 \`set_determinism\`, or a helper defined in the file whose body does one of these.
 \`torch.cuda.manual_seed_all\` alone does not count: it leaves the CPU generator, which drives the
 DataLoader shuffle, unseeded. A helper defined in the file that seeds only \`random\` and NumPy is
-named in the message. A seed call under a condition on the seed (\`if args.seed is not None:\`)
+named in the finding's detail. A seed call under a condition on the seed (\`if args.seed is not None:\`)
 does not count: the default run, given no seed, is not seeded (the message then says the seed is
 taken only when given).
 
