@@ -37,7 +37,10 @@ describe('bitexact check', () => {
     const report = JSON.parse(result.stdout);
     expect(report).toMatchObject({ version: 1, tool: 'bitexact', torchVersion: '2.11', filesChecked: 4 });
     const first = report.diagnostics[0];
-    expect(Object.keys(first)).toEqual(['path', 'range', 'rule', 'name', 'severity', 'message', 'guard', 'fixes']);
+    expect(Object.keys(first)).toEqual(['path', 'range', 'rule', 'name', 'severity', 'message', 'detail', 'guard', 'fixes']);
+    // One short sentence; the rest (alternative, cost, guard) is the detail.
+    for (const d of report.diagnostics) expect(d.message.length).toBeLessThanOrEqual(100);
+    expect(report.diagnostics.find((d: { guard: string }) => d.guard === 'default-branch').detail).toContain('Guarded');
     expect(first.range.start.line).toBeGreaterThanOrEqual(1);
     // pyproject severity override applies, and the guarded call is reported as info.
     expect(report.diagnostics.find((d: { rule: string }) => d.rule === 'BX101').severity).toBe('error');

@@ -159,6 +159,33 @@ describe('bitexact lsp --stdio, pull client', () => {
     expect(value).toContain('BX201.md');
   });
 
+  it('a hover shows the finding\'s detail as markdown and never repeats its message', async () => {
+    const project = copyFixture('cli-project');
+    session = await startLsp(project, PULL);
+    const { uri } = open(session, path.join(project, 'pkg/model.py'));
+    const items = await pull(session, uri);
+    type Printed = { path: string; range: { start: { line: number; column: number } }; rule: string; detail?: string };
+    const printed = (JSON.parse(runCli(['check', '--format', 'json', '.'], project).stdout).diagnostics as Printed[]).filter((d) => d.path === 'pkg/model.py');
+    expect(items.length).toBeGreaterThan(1);
+    const hovers: string[] = [];
+    for (const item of items) {
+      const hover = await session.connection.sendRequest(HoverRequest.type, { textDocument: { uri }, position: item.range.start });
+      const value = (hover!.contents as { kind: string; value: string }).value;
+      expect((hover!.contents as { kind: string }).kind).toBe('markdown');
+      const same = printed.find((d) => d.rule === item.code && d.range.start.line - 1 === item.range.start.line && d.range.start.column - 1 === item.range.start.character);
+      expect(same?.detail, `${item.code} has a detail in the JSON`).toBeTruthy();
+      expect(value).toContain(same!.detail);
+      // The editor shows the diagnostic's message next to the hover.
+      const message = typeof item.message === 'string' ? item.message : item.message.value;
+      expect(message.length).toBeLessThanOrEqual(100);
+      expect(value).not.toContain(message);
+      hovers.push(value);
+    }
+    // The guard note is part of the detail, not of the message.
+    expect(hovers.some((v) => v.includes('Guarded: this branch runs only when determinism is off'))).toBe(true);
+    expect(items.every((d) => !JSON.stringify(d.message).includes('Guarded'))).toBe(true);
+  });
+
   it('a hover says when the program switches the mode on only off its default path', async () => {
     const project = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-lsp-switch-'));
     fs.writeFileSync(path.join(project, 'pyproject.toml'), '');

@@ -62,7 +62,7 @@ describe('fixes: BX136 topk-unsorted', () => {
     const result = await fixed(`import torch\n${body}`, 'BX136');
     expect(result.text).toBe(`import torch\n${expected}`);
     expect(result.fix.safety).toBe('safe');
-    expect(result.finding.message).toContain('sorted=True');
+    expect(result.finding.detail).toContain('sorted=True');
   });
 });
 
@@ -103,14 +103,14 @@ describe('fixes: BX205 misspelt-backend-flag', () => {
     expect(result.text).toBe(`import torch\n${expected}`);
     expect(result.fix.safety).toBe(safety);
     expect(result.finding.severity).toBe('error');
-    expect(result.finding.message).toMatch(/did you mean|lives on/);
+    expect(result.finding.detail).toMatch(/Did you mean|lives on/);
   });
 
   it('offers no rename when nothing is close', async () => {
     const findings = (await check('import torch\ntorch.backends.cudnn.speed_mode = True\n')).filter((f) => f.rule === 'BX205');
     expect(findings).toHaveLength(1);
     expect(realFixes(findings[0]!)).toEqual([]);
-    expect(findings[0]!.message).toContain('`benchmark`');
+    expect(findings[0]!.detail).toContain('`benchmark`');
   });
 
   it('says that matmul typos raise', async () => {
@@ -136,7 +136,7 @@ describe('fixes: BX206 cublas-workspace-config', () => {
     const source = 'import os\nos.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"\n';
     const recent = (await check(source)).filter((f) => f.rule === 'BX206');
     expect(recent.map((f) => f.severity)).toEqual(['info']);
-    expect(recent[0]!.message).toContain('0.090 ms');
+    expect(recent[0]!.detail).toContain('0.090 ms');
     expect(realFixes(recent[0]!)).toEqual([]);
     const older = (await check(source, { torchVersion: [2, 10] })).filter((f) => f.rule === 'BX206');
     expect(older).toEqual([]);

@@ -62,7 +62,7 @@ describe('a program that trains (program.ts programTrains)', () => {
     const checker = await loadChecker();
     const s = settings({ select: ['BX502'] });
     const program = Object.entries({ 'policy.py': MODEL_FILE, ...files }).map(([file, text]) => ({ path: file, text, settings: s, offPath: isOffPath(file) }));
-    return checker.checkProgram(program).find((f) => f.path === 'policy.py')!.findings.map((f) => `${f.severity}${f.message.includes('another file of this program trains') ? ' (program trains)' : ''}`);
+    return checker.checkProgram(program).find((f) => f.path === 'policy.py')!.findings.map((f) => `${f.severity}${f.detail?.includes('Another file of this program trains') ? ' (program trains)' : ''}`);
   }
 
   it('raises a backward-only hit in a model file to a warning when another file trains', async () => {

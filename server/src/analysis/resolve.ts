@@ -20,7 +20,18 @@ export interface ResolveOptions {
   offPath: boolean;
 }
 
-const OFF_PATH_NOTE = ' (Off the CUDA training path — test, benchmark, docs, build or other-device code: reported as info; `test-code = "report"` in [tool.bitexact] reports it in full.)';
+// Notes on where a hit sits go to the finding's detail: the message stays one short sentence.
+const OFF_PATH_NOTE = 'Off the CUDA training path (test, benchmark, docs, build or other-device code), so reported as info; `test-code = "report"` in `[tool.bitexact]` reports it in full.';
+const GUARD_NOTE = {
+  'default-branch': 'Guarded: this branch runs only when determinism is off, and the code already has a deterministic path.',
+  'deterministic-branch': 'On the deterministic path of a determinism guard, where it still breaks determinism.',
+};
+
+/** Paragraphs of a detail, in order; absent when none has anything to say. */
+export function joinDetail(...parts: Array<string | undefined>): string | undefined {
+  const kept = parts.filter((p): p is string => !!p);
+  return kept.length ? kept.join('\n\n') : undefined;
+}
 
 export function resolveFindings(analysis: FileAnalysis, text: string, options: ResolveOptions): Finding[] {
   const { settings, rules } = options;
@@ -43,11 +54,13 @@ export function resolveFindings(analysis: FileAnalysis, text: string, options: R
     const override = settings.severity[candidate.rule.id];
     const severity = override && override !== 'off' ? override : outcome.severity;
     const loud = capped && SEVERITY_RANK[severity] > SEVERITY_RANK.info;
+    const detail = joinDetail(outcome.detail, loud ? OFF_PATH_NOTE : undefined);
     findings.push({
       rule: candidate.rule.id,
       name: candidate.rule.name,
       severity: loud ? 'info' : severity,
-      message: loud ? outcome.message + OFF_PATH_NOTE : outcome.message,
+      message: outcome.message,
+      ...(detail ? { detail } : {}),
       range: candidate.range,
       guard: candidate.guard,
       ...(candidate.guardCondition ? { guardCondition: candidate.guardCondition } : {}),
@@ -57,13 +70,13 @@ export function resolveFindings(analysis: FileAnalysis, text: string, options: R
   for (const suppression of analysis.suppressions) {
     for (const id of suppression.ids) {
       if (!rules.has(id)) {
-        pushMeta(findings, rules, settings, UNKNOWN_SUPPRESSION, suppression, `\`${id}\` is not a bitexact rule, so this suppression does nothing; \`bitexact rules\` lists the ids.`);
+        pushMeta(findings, rules, settings, UNKNOWN_SUPPRESSION, suppression, `\`${id}\` is not a bitexact rule, so this suppression does nothing`, '`bitexact rules` lists the rule ids.');
       }
     }
     const checkable = suppression.ids.length === 0 || suppression.ids.some((id) => rules.has(id) && isRuleEnabled(id, settings));
     if (!used.has(suppression) && checkable && suppression.ids.every((id) => rules.has(id))) {
       const what = suppression.ids.length ? suppression.ids.join(', ') : 'any rule';
-      pushMeta(findings, rules, settings, UNUSED_SUPPRESSION, suppression, `Unused suppression: nothing from ${what} is reported ${suppression.kind === 'file' ? 'in this file' : 'here'}; remove the comment.`);
+      pushMeta(findings, rules, settings, UNUSED_SUPPRESSION, suppression, `Unused suppression: nothing from ${what} is reported ${suppression.kind === 'file' ? 'in this file' : 'here'}`, 'Remove the comment (the quick fix does).');
     }
   }
   return findings.sort((a, b) => compareRanges(a.range, b.range) || a.rule.localeCompare(b.rule));
@@ -83,12 +96,12 @@ function pickOutcome(candidate: Candidate, mode: DeterministicMode, programTrain
       const outcome = outcomeIn('off');
       if (!outcome) return undefined;
       const severity = SEVERITY_RANK[outcome.severity] > SEVERITY_RANK.info ? 'info' : outcome.severity;
-      return { ...outcome, severity, message: `${outcome.message} (Guarded: this branch runs only when determinism is off.)` };
+      return { ...outcome, severity, detail: joinDetail(outcome.detail, GUARD_NOTE['default-branch']) };
     }
     case 'deterministic-branch': {
       // Only what breaks deterministic runs matters here: raising, or staying nondeterministic.
       const outcome = outcomeIn('on');
-      return outcome?.severity === 'error' ? outcome : undefined;
+      return outcome?.severity === 'error' ? { ...outcome, detail: joinDetail(outcome.detail, GUARD_NOTE['deterministic-branch']) } : undefined;
     }
   }
 }
@@ -98,7 +111,7 @@ function covers(s: Suppression, id: string, line: number): boolean {
   return s.kind === 'file' || s.lines.includes(line);
 }
 
-function pushMeta(findings: Finding[], rules: ReadonlyMap<string, Rule>, settings: Settings, id: string, s: Suppression, message: string): void {
+function pushMeta(findings: Finding[], rules: ReadonlyMap<string, Rule>, settings: Settings, id: string, s: Suppression, message: string, detail: string): void {
   const rule = rules.get(id);
   if (!rule || !isRuleEnabled(id, settings)) return;
   const severity = settings.severity[id];
@@ -107,6 +120,7 @@ function pushMeta(findings: Finding[], rules: ReadonlyMap<string, Rule>, setting
     name: rule.name,
     severity: severity && severity !== 'off' ? severity : rule.defaultSeverity,
     message,
+    detail,
     range: s.range,
     guard: 'none',
     fixes: [{ title: 'Remove the suppression comment', safety: 'safe', edits: [{ range: s.range, newText: '' }] }],

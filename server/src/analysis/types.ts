@@ -42,7 +42,10 @@ export interface Finding {
   rule: string;
   name: string;
   severity: Severity;
+  /** One short sentence: what and why (rules/rule.ts ModeOutcome). */
   message: string;
+  /** Markdown with the rest: alternative, cost, versions, guard, mode (absent when there is no more to say). */
+  detail?: string;
   range: Range;
   guard: GuardKind;
   /** The condition of the guard, when `guard` is not 'none' (editors show it as related information). */

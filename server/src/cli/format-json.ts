@@ -19,6 +19,8 @@ export function formatJson(report: CheckReport): string {
     name: finding.name,
     severity: finding.severity,
     message: finding.message,
+    // The rest of what the finding has to say, as markdown; absent when the message says it all.
+    ...(finding.detail ? { detail: finding.detail } : {}),
     guard: finding.guard,
     fixes: finding.fixes.map((fix) => ({
       title: fix.title,

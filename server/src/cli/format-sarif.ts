@@ -27,7 +27,11 @@ export function formatSarif(report: CheckReport, allRules: readonly Rule[], vers
     ruleId: finding.rule,
     ruleIndex: index.get(finding.rule),
     level: LEVEL[finding.severity],
-    message: { text: finding.message },
+    // SARIF 2.1.0 §3.11: `text` is the plain message every consumer shows; a viewer that renders
+    // markdown shows `markdown` instead, so it holds the message followed by the finding's detail.
+    // The detail is per finding (the variant's cost, the guard, the mode): the rule's
+    // fullDescription and help, which are per rule, cannot carry it.
+    message: finding.detail ? { text: finding.message, markdown: `${finding.message}\n\n${finding.detail}` } : { text: finding.message },
     locations: [{ physicalLocation: { artifactLocation: { uri: encodeURI(path) }, region: region({ cell, range }) } }],
     properties: { guard: finding.guard, severity: finding.severity },
     fixes: finding.fixes

@@ -1,15 +1,10 @@
-// Hover on a flagged call: the finding, when the hazard applies, the version facts behind it (with
-// the measured cost), and a link to the rule's page.
+// Hover on a flagged call: the finding's detail (the alternative, its cost, the guard, the mode),
+// the version facts behind it, and a link to the rule's page. The editor shows the diagnostic's
+// message next to the hover, so the hover never repeats it (nor the rule's summary, which says the same).
 import type { Hover, Position } from 'vscode-languageserver';
 import type { Rule } from '../analysis/rules/rule.js';
 import type { Finding } from '../analysis/types.js';
 import { ruleDocUri, toLspRange } from './convert.js';
-
-const GUARD_NOTE = {
-  none: '',
-  'default-branch': 'It sits on the path a determinism guard takes when determinism is off; the code already has a deterministic path.',
-  'deterministic-branch': 'It sits on the deterministic path of a determinism guard, where it still breaks determinism.',
-};
 
 /**
  * `modeNote`: where the program turns the deterministic mode on off its default path (a flag, a test
@@ -21,12 +16,10 @@ export function hoverFor(findings: readonly Finding[], rules: ReadonlyMap<string
   const sections = hits.map((finding) => {
     const rule = rules.get(finding.rule);
     const facts = (rule?.facts ?? []).map((f) => `- torch ${f.torch || 'any'} (${f.source === 'measured' ? 'measured on an H200' : 'PyTorch docs'}): ${f.text}`);
-    // The diagnostic's own message is shown by the editor next to this hover; do not repeat it.
     return [
       `**${finding.rule} ${finding.name}** · ${finding.severity}`,
-      ...(GUARD_NOTE[finding.guard] ? ['', GUARD_NOTE[finding.guard]] : []),
+      ...(finding.detail ? ['', finding.detail] : []),
       ...(modeNote ? ['', modeNote] : []),
-      ...(rule ? ['', rule.summary] : []),
       ...(facts.length ? ['', '**When it applies**', '', ...facts] : []),
       '',
       `[${finding.rule} documentation](${ruleDocUri(finding.rule)})`,

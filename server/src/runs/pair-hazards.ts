@@ -83,19 +83,14 @@ export function checkScripts(cli: string, scripts: readonly string[], cwd: strin
   return { checked: [...scripts], files: report.filesChecked, hazards };
 }
 
-/** The text report's section: a line per hazard (its message's first clause), at most `limit`. */
+/** The text report's section: a line per hazard (its one-sentence message), at most `limit`. */
 export function formatHazards(check: HazardCheck, limit = 10): string {
   if (check.error) return `Static check of the command's code: ${check.error}\n`;
   if (check.checked.length === 0) return '';
   const imported = (check.files ?? check.checked.length) - check.checked.length;
   const where = `${check.checked.join(', ')}${imported > 0 ? ` and the ${imported === 1 ? 'file' : `${imported} files`} of this workspace ${check.checked.length === 1 ? 'it imports' : 'they import'}` : ''}`;
   if (check.hazards.length === 0) return `bitexact check finds no warning in ${where}: look at what it cannot see (compiled extensions, data, the environment).\n`;
-  const lines = check.hazards.slice(0, limit).map((h) => `  ${h.path}:${h.line}:${h.column} ${h.rule} ${firstClause(h.message)}${h.importedBy ? ` (imported by ${h.importedBy})` : ''}`);
+  const lines = check.hazards.slice(0, limit).map((h) => `  ${h.path}:${h.line}:${h.column} ${h.rule} ${h.message}${h.importedBy ? ` (imported by ${h.importedBy})` : ''}`);
   const more = check.hazards.length > limit ? [`  … and ${check.hazards.length - limit} more (bitexact check ${check.checked.map((s) => `--entry ${s}`).join(' ')})`] : [];
   return [`Suspects: what bitexact check finds in ${where}, most severe first:`, ...lines, ...more].join('\n') + '\n';
-}
-
-function firstClause(message: string): string {
-  const end = message.search(/[,;:](\s|$)/);
-  return end > 20 ? message.slice(0, end) : message;
 }

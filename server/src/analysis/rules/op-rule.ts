@@ -6,8 +6,9 @@ import { CallSite, callRange } from '../calls.js';
 import type { Fix } from '../types.js';
 import { literalValue } from '../syntax.js';
 import { formatTorchVersion, inRange } from '../version.js';
+import { costOnH200, formatSlowdown } from './cost.js';
 import { deterministicAround } from './mode-around.js';
-import type { ModeOutcome, Outcomes, Rule, RuleContext, RuleFact } from './rule.js';
+import { fitMessage, type ModeOutcome, type Outcomes, type Rule, type RuleContext, type RuleFact } from './rule.js';
 
 /** varies: measured (or documented and not contradicted) to differ run to run;
  *  documented: listed as nondeterministic but bitwise stable in every measured run; stable: neither. */
@@ -22,7 +23,7 @@ export interface OpBehaviour {
   source: 'measured' | 'docs';
   /** Ground-truth case ('op | variant') for measured behaviour; tests check the claim against it. */
   case?: string;
-  /** Slowdown of the deterministic path as measured, e.g. 4.63 (shown as "4.6× slower"). */
+  /** Slowdown of the deterministic path as measured, e.g. 4.63 (shown by cost.ts formatSlowdown: "4.6×"). */
   slowdown?: number;
 }
 
@@ -43,9 +44,12 @@ export interface OpRuleSpec {
   triggers?: string[];
   /** Words of which one must also be in the file (see Rule.requires). */
   requires?: string[];
-  /** Why it is nondeterministic, as a clause: "adds floats with atomics, so ...". */
+  /**
+   * What the op does that varies, as a short clause after its name: "adds floats with CUDA atomics,
+   * in a varying order". The message is this clause; the mechanism at length is in `docs`.
+   */
   why: string;
-  /** The deterministic alternative to name when the mode cannot help (raises or still varies). */
+  /** The deterministic alternative to name when the mode cannot help (raises or still varies), as a clause. */
   alternative: string;
   /** Only the backward pass is affected: silent under no_grad/inference_mode. */
   backwardOnly?: boolean;
@@ -82,7 +86,10 @@ export interface OpRuleSpec {
   modeAroundFix?: false;
 }
 
-const MODE_CALL = 'torch.use_deterministic_algorithms(True)';
+const MODE_CALL = '`torch.use_deterministic_algorithms(True)`';
+
+/** The `why` of a backward-only hazard whose backward adds gradients with atomics. */
+export const ATOMIC_BACKWARD = 'adds its gradients with atomics, in a varying order';
 
 export function defineOpRule(spec: OpRuleSpec): Rule {
   const calls = spec.calls;
@@ -114,7 +121,7 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
       if (spec.index && spec.dim && onePerRow(spec, call, ctx)) return;
       const exact = spec.accumulator && ctx.values.of(spec.accumulator(call)).dtype === 'int';
       const byDefault: ByDefault = exact && behaviour.byDefault !== 'stable' ? 'stable' : behaviour.byDefault;
-      const outcomes = outcomesFor(spec, { ...behaviour, byDefault }, opDisplay(call, variant.label), formatTorchVersion(ctx.torchVersion), !!exact);
+      const outcomes = outcomesFor(spec, { ...behaviour, byDefault }, opName(call, variant.label), formatTorchVersion(ctx.torchVersion), !!exact);
       if (Object.keys(outcomes).length === 0) return;
       if (outcomes.off?.severity === 'warning' && spec.evidence && !spec.evidence(call, ctx)) outcomes.off = { ...outcomes.off, severity: 'info' };
       // Made reproducible by the mode in the forward (a backward-only hazard would need it in the backward).
@@ -149,53 +156,68 @@ function onePerRow(spec: OpRuleSpec, call: CallSite, ctx: RuleContext): boolean 
   return rank !== undefined && dims.some((s) => s < 0 && s + rank === d);
 }
 
-function opDisplay(call: CallSite, label: string): string {
+/** The op as the code names it (`.scatter_add_`, `F.interpolate`), its last name, and the variant's label. */
+interface OpName {
+  name: string;
+  short: string;
+  label: string;
+}
+
+function opName(call: CallSite, label: string): OpName {
   const fn = call.node.childForFieldName('function');
   const name = call.display ?? (call.receiver ? `.${call.callee.slice('Tensor.'.length)}` : (fn?.text ?? call.callee));
-  return `\`${name}\`${label ? ` with ${label}` : ''}`;
+  const short = call.receiver ? name : call.callee.slice(call.callee.lastIndexOf('.') + 1);
+  return { name: `\`${name}\``, short: `\`${short}\``, label };
+}
+
+/**
+ * One message from a clause about the op, most informative form first: with the variant's label
+ * and the mode's note, then without the label, then with the op's last name only (a long alias or
+ * a wrapper call), then without the note. The detail says what a shorter form leaves out.
+ */
+function opMessage(op: OpName, clause: string, note: string): { message: string; droppedLabel: boolean } {
+  const names = [...new Set([op.name, op.short])];
+  const forms = [note, ''].flatMap((n) =>
+    names.flatMap((name) => [
+      ...(op.label ? [{ text: `${name} with ${op.label} ${clause}${n}`, labelled: true }] : []),
+      { text: `${name} ${clause}${n}`, labelled: !op.label },
+    ]),
+  );
+  const message = fitMessage(...forms.map((f) => f.text));
+  return { message, droppedLabel: !forms.find((f) => f.text === message)!.labelled };
+}
+
+function outcome(severity: ModeOutcome['severity'], op: OpName, clause: string, note: string, detail: string): ModeOutcome {
+  const { message, droppedLabel } = opMessage(op, clause, note);
+  return { severity, message, detail: droppedLabel ? `Called with ${op.label}. ${detail}` : detail };
 }
 
 function costText(b: OpBehaviour, version: string): string {
-  if (b.slowdown === undefined) return '';
-  // Under about 1.2x is within the measurement noise of the shared H200: say it costs nothing.
-  if (b.slowdown < 1.2) return ` (no measurable cost on an H200, torch ${b.source === 'measured' ? '2.11' : version})`;
-  return ` (${b.slowdown.toFixed(1)}× slower on an H200, torch ${b.source === 'measured' ? '2.11' : version})`;
+  return b.slowdown === undefined ? '' : ` (${costOnH200(b.slowdown, b.source === 'measured' ? '2.11' : version)})`;
 }
 
-function outcomesFor(spec: OpRuleSpec, b: OpBehaviour, op: string, version: string, exact: boolean): Outcomes {
+function outcomesFor(spec: OpRuleSpec, b: OpBehaviour, op: OpName, version: string, exact: boolean): Outcomes {
   const outcomes: Outcomes = {};
-  const why = `${op} ${spec.why}`;
   if (b.byDefault === 'varies') {
     const remedy =
       b.underMode === 'deterministic'
-        ? `${MODE_CALL} makes it reproducible${costText(b, version)}`
+        ? `${MODE_CALL} makes it reproducible${costText(b, version)}.`
         : b.underMode === 'raises'
-          ? `${MODE_CALL} raises on it, so ${spec.alternative}`
-          : `${MODE_CALL} does not fix it, so ${spec.alternative}`;
-    outcomes.off = { severity: 'warning', message: `${why}; ${remedy}.` };
+          ? `${MODE_CALL} raises on it, so ${spec.alternative}.`
+          : `${MODE_CALL} does not fix it, so ${spec.alternative}.`;
+    outcomes.off = outcome('warning', op, spec.why, '', remedy);
   } else if (b.byDefault === 'documented') {
-    outcomes.off = {
-      severity: 'info',
-      message: `${why} per the PyTorch docs, though it was bitwise stable in every measured run on an H200 (torch 2.11); ${spec.alternative}.`,
-    };
+    const detail = `It was bitwise stable in every measured run on an H200 (torch 2.11). If runs must match bit for bit, ${spec.alternative}.`;
+    outcomes.off = outcome('info', op, spec.why, ', per the PyTorch docs', detail);
   }
   if (b.underMode === 'raises') {
-    const raise: ModeOutcome = {
-      severity: 'error',
-      message: `${op} raises RuntimeError under ${MODE_CALL} in torch ${version}: it has no deterministic implementation${exact ? ' (even for integer dtypes)' : ''}; ${spec.alternative}.`,
-    };
-    outcomes.on = raise;
+    const even = exact ? ', even for integer dtypes' : '';
+    outcomes.on = outcome('error', op, 'raises under deterministic mode: it has no deterministic kernel', '', `${MODE_CALL} raises RuntimeError on it in torch ${version}${even}, so ${spec.alternative}.`);
     if (outcomes.off) {
-      outcomes.warn = {
-        severity: outcomes.off.severity,
-        message: `${why}; warn_only=True only warns here and keeps the nondeterministic kernel, so ${spec.alternative}.`,
-      };
+      outcomes.warn = outcome(outcomes.off.severity, op, spec.why, '; warn-only mode keeps that kernel', `\`warn_only=True\` only warns here and keeps the nondeterministic kernel, so ${spec.alternative}.`);
     }
   } else if (b.underMode === 'varies' && b.byDefault !== 'stable') {
-    const stays: ModeOutcome = {
-      severity: 'error',
-      message: `${why}, and it stays nondeterministic under ${MODE_CALL} without any error or warning (measured, torch 2.11); ${spec.alternative}.`,
-    };
+    const stays = outcome('error', op, spec.why, ', even under deterministic mode', `It stays nondeterministic under ${MODE_CALL}, without any error or warning (measured, torch 2.11), so ${spec.alternative}.`);
     outcomes.on = stays;
     outcomes.warn = stays;
   }
@@ -216,7 +238,7 @@ function factsOf(spec: OpRuleSpec): RuleFact[] {
         raises: 'deterministic mode raises RuntimeError',
         varies: 'deterministic mode leaves it nondeterministic, without a warning',
       }[b.underMode];
-      const cost = b.slowdown !== undefined ? `, at ${b.slowdown.toFixed(2)}× the default time` : '';
+      const cost = b.slowdown !== undefined ? `, at ${formatSlowdown(b.slowdown)} the default time` : '';
       facts.push({
         torch: b.torch,
         source: b.source,

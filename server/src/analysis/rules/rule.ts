@@ -25,21 +25,38 @@ export interface RuleFact {
 /** What one hit means when deterministic mode is off, on, or warn-only. Absent: no finding. */
 export interface ModeOutcome {
   severity: Severity;
+  /** One sentence of at most 100 characters, no final period: what the hit is and why it varies. */
   message: string;
+  /**
+   * Markdown: what the message leaves out (the deterministic alternative, the measured cost, the
+   * versions, the mode). Shown in the hover and in JSON/SARIF; it never repeats the message.
+   */
+  detail?: string;
   /** Fixes that only make sense in this mode; added to the hit's own fixes. */
   fixes?: Fix[];
   /**
    * What the hit means instead when another file of the program trains (program.ts programTrains):
    * a backward-only hazard in a model file that shows no training of its own.
    */
-  whenProgramTrains?: { severity: Severity; message: string };
+  whenProgramTrains?: { severity: Severity; message: string; detail?: string };
 }
 
 export type Outcomes = Partial<Record<DeterministicMode, ModeOutcome>>;
 
+/** The longest a message may be (issue 15): what an editor's problem list shows before cutting it. */
+export const MAX_MESSAGE = 100;
+
+/**
+ * The first of `forms` (most to least informative) that fits MAX_MESSAGE: a message built around
+ * names taken from the code (a long alias, a long variant label) falls back to a shorter form.
+ */
+export function fitMessage(...forms: string[]): string {
+  return forms.find((m) => m.length <= MAX_MESSAGE) ?? forms[forms.length - 1]!;
+}
+
 /** The same outcome whatever the mode (configuration rules). */
-export function always(severity: Severity, message: string): Outcomes {
-  const outcome = { severity, message };
+export function always(severity: Severity, message: string, detail?: string): Outcomes {
+  const outcome: ModeOutcome = detail ? { severity, message, detail } : { severity, message };
   return { off: outcome, on: outcome, warn: outcome };
 }
 

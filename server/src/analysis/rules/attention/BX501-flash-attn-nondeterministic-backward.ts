@@ -1,5 +1,5 @@
 import { callRange, keywordFix } from '../../calls.js';
-import type { ModeOutcome, Rule } from '../rule.js';
+import { fitMessage, type ModeOutcome, type Rule } from '../rule.js';
 import { flagState } from './shared.js';
 
 /**
@@ -39,17 +39,19 @@ const rule: Rule = {
     if (ctx.runsWithoutGrad(call.node)) return;
     if (flagState(call, 'deterministic', ctx, FIRST_POSITION.get(call.callee)) !== 'off') return;
     const name = `\`${call.node.childForFieldName('function')?.text ?? call.callee}\``;
-    const why = `${name} adds up dQ, dK and dV with atomic adds in its backward unless it gets deterministic=True, so the gradients change in their low bits from run to run (the forward is unaffected)`;
-    const fix = 'pass deterministic=True (flash-attn 2.4.1+; a somewhat slower backward and more memory)';
+    const message = (tail: string) => fitMessage(`${name} adds dQ, dK and dV with atomics unless deterministic=True${tail}`, `This flash-attn call adds dQ, dK and dV with atomics unless deterministic=True${tail}`);
+    const why = 'The gradients change in their low bits from run to run; the forward is unaffected.';
+    const fix = 'Pass `deterministic=True` (flash-attn 2.4.1+; a somewhat slower backward and more memory).';
     const underMode: ModeOutcome = {
       severity: 'error',
-      message: `${why}; flash-attn does not look at torch.use_deterministic_algorithms, so the mode leaves it nondeterministic without a word; ${fix}.`,
+      message: message(', even under the mode'),
+      detail: `flash-attn does not look at \`torch.use_deterministic_algorithms\`, so the mode leaves it nondeterministic without a word. ${why} ${fix}`,
     };
     const quickFix = keywordFix(call, 'deterministic', 'True', 'Pass deterministic=True (slower backward, more memory)', 'unsafe');
     ctx.report({
       node: call.node,
       range: callRange(call),
-      outcomes: { off: { severity: 'warning', message: `${why}; ${fix}.` }, on: underMode, warn: underMode },
+      outcomes: { off: { severity: 'warning', message: message(''), detail: `${why} ${fix}` }, on: underMode, warn: underMode },
       fixes: quickFix ? [quickFix] : [],
     });
   },

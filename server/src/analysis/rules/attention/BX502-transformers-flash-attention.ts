@@ -1,6 +1,6 @@
 import type { Node } from 'web-tree-sitter';
 import { literalValue } from '../../syntax.js';
-import type { ModeOutcome, Rule, RuleContext } from '../rule.js';
+import { fitMessage, type ModeOutcome, type Rule, type RuleContext } from '../rule.js';
 import { onlyServes, showsTraining } from '../../autograd.js';
 import { envWritesInFile, isImplementationSetting } from './shared.js';
 
@@ -53,15 +53,17 @@ function scan(root: Node, ctx: RuleContext): void {
   for (const node of settings) {
     if (ctx.runsWithoutGrad(node)) continue;
     const impl = literalValue(node);
-    const why = `transformers calls flash-attn with deterministic=False for ${JSON.stringify(impl)} unless ${VARIABLE}=1 is in the environment when the model runs, so the attention backward adds gradients with atomics and they vary from run to run`;
-    const fix = `set os.environ["${VARIABLE}"] = "1" early, before the model code is imported (transformers' enable_full_determinism does it for you), at the cost of a slightly slower backward`;
+    const message = fitMessage(`\`${impl}\` gets flash-attn's atomic backward unless ${VARIABLE}=1`, `This setting gets flash-attn's atomic backward unless ${VARIABLE}=1`);
+    const why = `transformers calls flash-attn with \`deterministic=False\` unless ${VARIABLE}=1 is in the environment when the model runs, so the attention backward adds gradients with atomics and they vary from run to run.`;
+    const fix = `set \`os.environ["${VARIABLE}"] = "1"\` early, before the model code is imported (transformers' \`enable_full_determinism\` does it for you), at the cost of a slightly slower backward`;
     const severity = trains ? 'warning' : 'info';
-    const untrained = trains ? '' : ' (nothing in this program trains; inference alone is unaffected)';
-    const modeNote = `torch.use_deterministic_algorithms(True) does not set the variable (only transformers' enable_full_determinism and set_seed(..., deterministic=True) do), so unless another file sets it, ${fix}`;
+    const untrained = trains ? '' : ' Nothing in this program trains; inference alone is unaffected.';
+    const modeNote = `\`torch.use_deterministic_algorithms(True)\` does not set the variable (only transformers' \`enable_full_determinism\` and \`set_seed(..., deterministic=True)\` do), so unless another file sets it, ${fix}.`;
     // A model file the program's trainer imports: the warning stands on the program's training.
-    const trained = (tail: string) => (trains || serves ? {} : { whenProgramTrains: { severity: 'warning' as const, message: `${why} (another file of this program trains); ${tail}.` } });
-    const off: ModeOutcome = { severity, message: `${why}${untrained}; ${fix}.`, ...trained(fix) };
-    const on: ModeOutcome = { severity, message: `${why}${untrained}; ${modeNote}.`, ...trained(modeNote) };
+    const trained = (tail: string) => (trains || serves ? {} : { whenProgramTrains: { severity: 'warning' as const, message, detail: `${why} Another file of this program trains. ${tail}` } });
+    const fixSentence = `To reproduce, ${fix}.`;
+    const off: ModeOutcome = { severity, message, detail: `${why}${untrained} ${fixSentence}`, ...trained(fixSentence) };
+    const on: ModeOutcome = { severity, message, detail: `${why}${untrained} ${modeNote}`, ...trained(modeNote) };
     ctx.report({ node, outcomes: { off, on, warn: on } });
   }
 }
@@ -106,7 +108,7 @@ Accelerator), and information otherwise (an inference server loading a model). A
 determinism guard (\`"sdpa" if args.deterministic else "flash_attention_2"\`) is information only.
 
 The check is per file: a variable set in another module of the program is not seen, and the
-message says so when deterministic mode is on.
+finding's detail says so when deterministic mode is on.
 
 **Fix.** Set the variable at the top of the entry script, before model code is imported: the
 shared transformers helper reads it on every forward, but a few model files copy it into a

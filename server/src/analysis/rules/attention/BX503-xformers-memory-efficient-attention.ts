@@ -1,5 +1,6 @@
 import { callRange } from '../../calls.js';
-import type { Rule } from '../rule.js';
+import { fitMessage, type Rule } from '../rule.js';
+import { SDPA_SLOWDOWN, slowdownRange } from './shared.js';
 
 const CALLS = [
   'xformers.ops.memory_efficient_attention',
@@ -8,7 +9,7 @@ const CALLS = [
   'xformers.ops.fmha.memory_efficient_attention_partial',
 ];
 
-const ALTERNATIVE = 'torch.nn.functional.scaled_dot_product_attention, whose flash and efficient backends are made reproducible by the mode (measured on an H200: 1.1-1.9x the default time)';
+const ALTERNATIVE = `\`torch.nn.functional.scaled_dot_product_attention\`, whose flash and efficient backends are made reproducible by the mode (measured on an H200: ${slowdownRange(SDPA_SLOWDOWN.flashCausal, SDPA_SLOWDOWN.efficientCausal)} the default time)`;
 
 const rule: Rule = {
   id: 'BX503',
@@ -26,19 +27,26 @@ const rule: Rule = {
   onCall(call, ctx) {
     if (ctx.runsWithoutGrad(call.node)) return;
     const name = `\`${call.node.childForFieldName('function')?.text ?? 'memory_efficient_attention'}\``;
-    const why = `${name} adds the partial gradients of different key blocks with atomics in its default backward, so the gradients differ in their low bits between runs`;
+    const message = (what: string) => fitMessage(`${name} ${what}`, `This xformers call ${what}`);
+    const why = 'It adds the partial gradients of different key blocks with atomics in its default backward, so the gradients differ in their low bits between runs.';
     ctx.report({
       node: call.node,
       range: callRange(call),
       outcomes: {
-        off: { severity: 'warning', message: `${why}; turn on torch.use_deterministic_algorithms(True) (honoured from xformers 0.0.19 on) or use ${ALTERNATIVE}.` },
+        off: {
+          severity: 'warning',
+          message: message('adds key-block gradients with atomics, in a varying order'),
+          detail: `${why} Turn on \`torch.use_deterministic_algorithms(True)\` (honoured from xformers 0.0.19 on) or use ${ALTERNATIVE}.`,
+        },
         on: {
           severity: 'warning',
-          message: `${why}; under deterministic mode recent xformers picks an ordered backward, but some versions raise "mem_efficient_attention_backward_cutlass does not have a deterministic implementation" instead (xformers#1128), so check your version or use ${ALTERNATIVE}.`,
+          message: message('has an atomic backward, and some xformers versions raise under the mode'),
+          detail: `${why} Under deterministic mode recent xformers picks an ordered backward, but some versions raise "mem_efficient_attention_backward_cutlass does not have a deterministic implementation" instead (xformers#1128), so check your version or use ${ALTERNATIVE}.`,
         },
         warn: {
           severity: 'warning',
-          message: `${why}; with warn_only=True the mode only warns and the atomic backward stays, so use warn_only=False or ${ALTERNATIVE}.`,
+          message: message('adds key-block gradients with atomics; warn-only mode keeps that'),
+          detail: `${why} With \`warn_only=True\` the mode only warns and the atomic backward stays, so use \`warn_only=False\` or ${ALTERNATIVE}.`,
         },
       },
     });
@@ -54,7 +62,7 @@ that from 0.0.19 on the operator is deterministic when \`torch.use_deterministic
 is set. A report against 0.0.20 (xformers#1128) shows the opposite failure: under the mode the
 backward raises \`mem_efficient_attention_backward_cutlass does not have a deterministic
 implementation\`. Nothing in the call says which release is installed, so the rule stays a
-warning in every mode and the message names both outcomes.
+warning in every mode and the finding's detail names both outcomes.
 
 **What is reported.** \`xformers.ops.memory_efficient_attention\` (and \`..._partial\`) under any
 import spelling, unless the call sits under \`torch.no_grad()\` / \`torch.inference_mode()\`: without a

@@ -2,10 +2,11 @@ import type { Node } from 'web-tree-sitter';
 import type { CallSite } from '../../calls.js';
 import { callRange } from '../../calls.js';
 import { argument, callArguments, dottedParts, literalValue } from '../../syntax.js';
-import type { ModeOutcome, Outcomes, Rule, RuleContext } from '../rule.js';
+import { formatSlowdown } from '../cost.js';
+import { fitMessage, type ModeOutcome, type Outcomes, type Rule, type RuleContext } from '../rule.js';
 import { onForwardPath } from '../../members.js';
 import { onlyServes, showsTraining } from '../../autograd.js';
-import { isImplementationSetting, moduleValue } from './shared.js';
+import { isImplementationSetting, moduleValue, SDPA_SLOWDOWN, slowdownRange } from './shared.js';
 
 type Backend = 'FLASH_ATTENTION' | 'EFFICIENT_ATTENTION' | 'CUDNN_ATTENTION' | 'MATH';
 const BACKENDS = new Set<string>(['FLASH_ATTENTION', 'EFFICIENT_ATTENTION', 'CUDNN_ATTENTION', 'MATH']);
@@ -18,22 +19,24 @@ const CONTEXTS = new Set(['torch.nn.attention.sdpa_kernel', 'torch.backends.cuda
 const LEGACY_FLAGS: Array<[string, Backend]> = [
   ['enable_flash', 'FLASH_ATTENTION'], ['enable_math', 'MATH'], ['enable_mem_efficient', 'EFFICIENT_ATTENTION'], ['enable_cudnn', 'CUDNN_ATTENTION'],
 ];
-const MODE = 'torch.use_deterministic_algorithms(True)';
+const MODE = '`torch.use_deterministic_algorithms(True)`';
 const FLASH_MEASURED = 'flash attention: 20 of 20 runs distinct';
 const EFFICIENT_MEASURED = 'memory-efficient attention: 1 to 8 of 20';
-const MEASURED = `on an H200 with torch 2.11 the backward varied between runs (${FLASH_MEASURED}; ${EFFICIENT_MEASURED})`;
-const COST = 'flash 1.1-1.8x, memory-efficient 1.7-1.9x the default time, measured';
+const MEASURED = `On an H200 with torch 2.11 the backward varied between runs (${FLASH_MEASURED}; ${EFFICIENT_MEASURED}).`;
+const FLASH_COST = `${slowdownRange(SDPA_SLOWDOWN.flashCausal, SDPA_SLOWDOWN.flash)} the default time, measured`;
+const EFFICIENT_COST = `${slowdownRange(SDPA_SLOWDOWN.efficient, SDPA_SLOWDOWN.efficientCausal)} the default time, measured`;
+const COST = `flash ${slowdownRange(SDPA_SLOWDOWN.flashCausal, SDPA_SLOWDOWN.flash)}, memory-efficient ${EFFICIENT_COST}`;
 
 /** The measurements and costs for just the fused backends a context allows. */
 function measuredFor(fused: string[]): { measured: string; cost: string } {
   if (fused.length === 2) return { measured: MEASURED, cost: COST };
   const flash = fused[0] === 'FLASH_ATTENTION';
   return {
-    measured: `on an H200 with torch 2.11 its backward varied between runs (${flash ? FLASH_MEASURED : EFFICIENT_MEASURED})`,
-    cost: flash ? '1.1-1.8x the default time, measured' : '1.7-1.9x the default time, measured',
+    measured: `On an H200 with torch 2.11 its backward varied between runs (${flash ? FLASH_MEASURED : EFFICIENT_MEASURED}).`,
+    cost: flash ? FLASH_COST : EFFICIENT_COST,
   };
 }
-const WARN_ONLY = 'with warn_only=True PyTorch only warns and the memory-efficient backend keeps its split, nondeterministic backward (pytorch#101847)';
+const WARN_ONLY = 'With `warn_only=True` PyTorch only warns and the memory-efficient backend keeps its split, nondeterministic backward (pytorch#101847).';
 
 /** The backends an `SDPBackend.X` expression, a list of them, or a name bound to one names. */
 function backendsOf(raw: Node | undefined, ctx: RuleContext, depth = 0): Set<Backend> | undefined {
@@ -81,32 +84,47 @@ function contextOutcomes(backends: Set<Backend>, shown: string): Outcomes | unde
   const fused = ['FLASH_ATTENTION', 'EFFICIENT_ATTENTION'].filter((b) => backends.has(b as Backend));
   const cudnn = backends.has('CUDNN_ATTENTION');
   if (fused.length === 0 && !cudnn) return undefined; // MATH only: stable, measured
+  const say = (what: string) => fitMessage(`${shown} ${what}`, `The backend context ${what}`);
   const cudnnWhy = "cuDNN attention's backward varied in 20 of 20 runs on an H200 (torch 2.11), and PyTorch offers no deterministic cuDNN attention backward";
   // warn_only: flash follows the mode flag; the memory-efficient backend only warns (pytorch#101847).
   const warn: ModeOutcome | undefined = cudnn
-    ? { severity: 'warning', message: `${shown} allows CUDNN_ATTENTION: ${cudnnWhy}, so warn_only=True cannot make it reproducible; allow FLASH_ATTENTION or EFFICIENT_ATTENTION with warn_only=False, or MATH.` }
+    ? {
+        severity: 'warning',
+        message: say('allows CUDNN_ATTENTION, which warn-only mode cannot make reproducible'),
+        detail: `${cudnnWhy}. Allow FLASH_ATTENTION or EFFICIENT_ATTENTION with \`warn_only=False\`, or MATH.`,
+      }
     : backends.has('EFFICIENT_ATTENTION')
-      ? { severity: 'warning', message: `${shown} allows EFFICIENT_ATTENTION, whose backward varies from run to run; ${WARN_ONLY}, so use warn_only=False.` }
+      ? { severity: 'warning', message: say('allows EFFICIENT_ATTENTION, whose backward varies under warn-only mode'), detail: `${WARN_ONLY} Use \`warn_only=False\`.` }
       : undefined;
   if (!cudnn) {
     const { measured, cost } = measuredFor(fused);
     return {
-      off: { severity: 'warning', message: `${shown} picks ${fused.join(' or ')}: ${measured}; ${MODE} makes it reproducible (${cost}).` },
+      off: { severity: 'warning', message: say(`picks ${fused.join(' or ')}, whose backward varies`), detail: `${measured} ${MODE} makes it reproducible (${cost}).` },
       ...(warn ? { warn } : {}),
     };
   }
   if (fused.length > 0 || backends.has('MATH')) {
     const others = [...fused, ...(backends.has('MATH') ? ['MATH'] : [])].join(', ');
     return {
-      off: { severity: 'warning', message: `${shown} allows CUDNN_ATTENTION next to ${others}: ${cudnnWhy}${fused.length ? ', and the fused backends vary too' : ''}; under ${MODE} cuDNN attention is not used (on its own it fails, measured), so the others take over${fused.length ? ' and the fused ones become reproducible' : ''}.` },
+      off: {
+        severity: 'warning',
+        message: say('allows CUDNN_ATTENTION, whose backward varies run to run'),
+        detail: `${cudnnWhy}${fused.length ? ', and the fused backends vary too' : ''}. Under ${MODE} cuDNN attention is not used (on its own it fails, measured), so ${others} take${others.includes(',') ? '' : 's'} over${fused.length ? ' and the fused ones become reproducible' : ''}.`,
+      },
       warn,
     };
   }
   return {
-    off: { severity: 'warning', message: `${shown} forces CUDNN_ATTENTION: ${cudnnWhy}; allow FLASH_ATTENTION or EFFICIENT_ATTENTION and turn on ${MODE}, or use MATH.` },
+    off: {
+      severity: 'warning',
+      message: say('forces CUDNN_ATTENTION, whose backward varies run to run'),
+      detail: `${cudnnWhy}. Allow FLASH_ATTENTION or EFFICIENT_ATTENTION and turn on ${MODE}, or use MATH.`,
+    },
     on: {
       severity: 'error',
-      message: `${shown} leaves only CUDNN_ATTENTION, and under deterministic mode scaled_dot_product_attention then fails with "No available kernel. Aborting execution.", a message that does not say determinism is the reason (measured, torch 2.11 on an H200); allow FLASH_ATTENTION or EFFICIENT_ATTENTION (reproducible under the mode) or MATH.`,
+      message: say('leaves only CUDNN_ATTENTION, which fails under deterministic mode'),
+      detail:
+        'scaled_dot_product_attention then fails with "No available kernel. Aborting execution.", a message that does not say determinism is the reason (measured, torch 2.11 on an H200). Allow FLASH_ATTENTION or EFFICIENT_ATTENTION (reproducible under the mode) or MATH.',
     },
     warn,
   };
@@ -200,16 +218,18 @@ function scanSdpaSettings(root: Node, ctx: RuleContext): void {
   const serves = onlyServes(ctx.text);
   for (const node of root.descendantsOfType('string')) {
     if (literalValue(node) !== 'sdpa' || !isImplementationSetting(node, ctx) || ctx.runsWithoutGrad(node)) continue;
-    const untrained = trains ? '' : ' (nothing in this program trains; inference alone is unaffected)';
-    const what = `attn_implementation "sdpa" makes transformers call scaled_dot_product_attention, which runs the flash or memory-efficient backend on recent NVIDIA GPUs, and ${MEASURED}`;
-    const fix = `if this program must reproduce, ${MODE} fixes it (${COST}).`;
+    const untrained = trains ? '' : ' Nothing in this program trains; inference alone is unaffected.';
+    const message = '`attn_implementation="sdpa"` runs fused attention, whose backward varies run to run';
+    const what = `It makes transformers call scaled_dot_product_attention, which runs the flash or memory-efficient backend on recent NVIDIA GPUs. ${MEASURED}`;
+    const fix = `If this program must reproduce, ${MODE} fixes it (${COST}).`;
     ctx.report({
       node,
       outcomes: {
         off: {
           severity: trains ? 'warning' : 'info',
-          message: `${what}${untrained}; ${fix}`,
-          ...(trains || serves ? {} : { whenProgramTrains: { severity: 'warning', message: `${what} (another file of this program trains); ${fix}` } }),
+          message,
+          detail: `${what}${untrained} ${fix}`,
+          ...(trains || serves ? {} : { whenProgramTrains: { severity: 'warning', message, detail: `${what} Another file of this program trains. ${fix}` } }),
         },
       },
     });
@@ -227,29 +247,29 @@ const rule: Rule = {
       torch: '>=2.11',
       source: 'measured',
       case: 'scaled_dot_product_attention | flash_attention bf16 (4,16,1024,64) causal=False fwd+bwd',
-      claims: { variesByDefault: true, underMode: 'deterministic', slowdown: 1.831 },
-      text: 'flash backend, non-causal: 20 of 20 runs distinct by default; reproducible under deterministic mode at 1.83x the default time',
+      claims: { variesByDefault: true, underMode: 'deterministic', slowdown: SDPA_SLOWDOWN.flash },
+      text: `flash backend, non-causal: 20 of 20 runs distinct by default; reproducible under deterministic mode at ${formatSlowdown(SDPA_SLOWDOWN.flash)} the default time`,
     },
     {
       torch: '>=2.11',
       source: 'measured',
       case: 'scaled_dot_product_attention | flash_attention bf16 (4,16,1024,64) causal=True fwd+bwd',
-      claims: { variesByDefault: true, underMode: 'deterministic', slowdown: 1.089 },
-      text: 'flash backend, causal: varies by default; reproducible under the mode at 1.09x',
+      claims: { variesByDefault: true, underMode: 'deterministic', slowdown: SDPA_SLOWDOWN.flashCausal },
+      text: `flash backend, causal: varies by default; reproducible under the mode at ${formatSlowdown(SDPA_SLOWDOWN.flashCausal)}`,
     },
     {
       torch: '>=2.11',
       source: 'measured',
       case: 'scaled_dot_product_attention | efficient_attention bf16 (4,16,1024,64) causal=False fwd+bwd',
-      claims: { variesByDefault: true, underMode: 'deterministic', slowdown: 1.668 },
-      text: 'memory-efficient backend, non-causal: varies rarely by default (differences up to 1.2e-4); reproducible under the mode at 1.67x',
+      claims: { variesByDefault: true, underMode: 'deterministic', slowdown: SDPA_SLOWDOWN.efficient },
+      text: `memory-efficient backend, non-causal: varies rarely by default (differences up to 1.2e-4); reproducible under the mode at ${formatSlowdown(SDPA_SLOWDOWN.efficient)}`,
     },
     {
       torch: '>=2.11',
       source: 'measured',
       case: 'scaled_dot_product_attention | efficient_attention bf16 (4,16,1024,64) causal=True fwd+bwd',
-      claims: { variesByDefault: true, underMode: 'deterministic', slowdown: 1.927 },
-      text: 'memory-efficient backend, causal: 8 of 20 runs distinct by default; reproducible under the mode at 1.93x',
+      claims: { variesByDefault: true, underMode: 'deterministic', slowdown: SDPA_SLOWDOWN.efficientCausal },
+      text: `memory-efficient backend, causal: 8 of 20 runs distinct by default; reproducible under the mode at ${formatSlowdown(SDPA_SLOWDOWN.efficientCausal)}`,
     },
     {
       torch: '>=2.11',
@@ -269,7 +289,7 @@ const rule: Rule = {
       torch: '>=2.11',
       source: 'measured',
       case: 'scaled_dot_product_attention | math bf16 (4,16,1024,64) causal=False fwd+bwd',
-      claims: { variesByDefault: false, underMode: 'deterministic', slowdown: 1.057 },
+      claims: { variesByDefault: false, underMode: 'deterministic', slowdown: SDPA_SLOWDOWN.math },
       text: 'math backend: stable by default and under the mode, so MATH alone is not reported',
     },
   ],
@@ -282,7 +302,8 @@ const rule: Rule = {
       if (KV_CACHE_ARGS.some((name) => call.args.keywords.has(name))) return;
       const note: ModeOutcome = {
         severity: onForwardPath(call.node, (n) => ctx.runsWithoutGrad(n)) ? 'warning' : 'info',
-        message: `${shown} runs flash attention, and its backward is the flash backward of scaled_dot_product_attention (${FLASH_MEASURED} on an H200 with torch 2.11); if this program must reproduce, ${MODE} fixes it (1.1-1.8x the default time, measured).`,
+        message: fitMessage(`${shown} runs flash attention, whose backward varies run to run`, 'This call runs flash attention, whose backward varies run to run'),
+        detail: `Its backward is the flash backward of scaled_dot_product_attention (${FLASH_MEASURED} on an H200 with torch 2.11). If this program must reproduce, ${MODE} fixes it (${FLASH_COST}).`,
       };
       ctx.report({ node: call.node, range: callRange(call), outcomes: { off: note } });
       return;
@@ -302,7 +323,8 @@ const rule: Rule = {
       const experimental = underExperimentalSwitch(call.node, ctx);
       const note: ModeOutcome = {
         severity: onForwardPath(call.node, (n) => ctx.runsWithoutGrad(n)) && !experimental ? 'warning' : 'info',
-        message: `${shown} runs the flash or memory-efficient backend on recent NVIDIA GPUs, and ${MEASURED}${experimental ? ' (this branch runs only when its experimental switch is turned on)' : ''}; if this program must reproduce, ${MODE} fixes it (${COST}).`,
+        message: fitMessage(`${shown} runs fused attention, whose backward varies run to run`, 'This call runs fused attention, whose backward varies run to run'),
+        detail: `On recent NVIDIA GPUs it runs the flash or memory-efficient backend. ${MEASURED}${experimental ? ' This branch runs only when its experimental switch is turned on.' : ''} If this program must reproduce, ${MODE} fixes it (${COST}).`,
       };
       ctx.report({ node: call.node, range: callRange(call), outcomes: { off: note } });
       return;
@@ -322,10 +344,10 @@ and backward, 20 runs):
 
 | backend | by default | under \`torch.use_deterministic_algorithms(True)\` |
 |---|---|---|
-| \`FLASH_ATTENTION\` | varies (20 of 20 distinct) | reproducible, 1.09x to 1.83x the time |
-| \`EFFICIENT_ATTENTION\` | varies, rarely (1 to 8 of 20; up to 1.2e-4) | reproducible, 1.67x to 1.93x |
+| \`FLASH_ATTENTION\` | varies (20 of 20 distinct) | reproducible, ${slowdownRange(SDPA_SLOWDOWN.flashCausal, SDPA_SLOWDOWN.flash)} the time |
+| \`EFFICIENT_ATTENTION\` | varies, rarely (1 to 8 of 20; up to 1.2e-4) | reproducible, ${slowdownRange(SDPA_SLOWDOWN.efficient, SDPA_SLOWDOWN.efficientCausal)} |
 | \`CUDNN_ATTENTION\` | varies (7 to 20 of 20) | **fails**: \`No available kernel. Aborting execution.\` |
-| \`MATH\` | stable | stable, 1.06x |
+| \`MATH\` | stable | stable, within the noise (${formatSlowdown(SDPA_SLOWDOWN.math)}) |
 
 The cuDNN failure is the trap. PyTorch has not integrated cuDNN's deterministic attention backward
 (pytorch#182551), and under deterministic mode the dispatcher found no usable kernel when cuDNN was

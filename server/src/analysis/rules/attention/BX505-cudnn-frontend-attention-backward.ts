@@ -1,5 +1,5 @@
 import { callRange, keywordFix } from '../../calls.js';
-import type { ModeOutcome, Rule } from '../rule.js';
+import { fitMessage, type ModeOutcome, type Rule } from '../rule.js';
 import { flagState } from './shared.js';
 
 const SPARSE = 'sparse_attention_backward_wrapper';
@@ -29,18 +29,24 @@ const rule: Rule = {
     if (flagState(call, 'deterministic', ctx) !== 'off') return;
     const sparse = call.callee.endsWith(SPARSE);
     const name = `\`${sparse ? SPARSE : INDEXER}\``;
+    const message = (tail: string) =>
+      sparse ? `${name} adds dK/dV with atomics unless deterministic=True${tail}` : `${name} adds the key gradient with atomics, in a varying order${tail}`;
     const why = sparse
-      ? `${name} accumulates dK/dV across query tiles with atomics unless deterministic=True, so the key/value gradients change from run to run`
-      : `${name} accumulates the indexer's key gradient with atomics, so it changes from run to run`;
+      ? 'It accumulates dK/dV across query tiles with atomics, so the key/value gradients change from run to run.'
+      : "It accumulates the indexer's key gradient with atomics, so it changes from run to run.";
     const fix = sparse
-      ? 'pass deterministic=True (with a retained scratch workspace=; SM100 only in cudnn-frontend PR #810, so fail loudly where it is unsupported)'
-      : "pass deterministic=True where your cudnn-frontend release offers it; otherwise recompute dK with torch's index_add_ under deterministic mode, as Megatron PR #7441 does";
-    const underMode: ModeOutcome = { severity: 'error', message: `${why}; torch.use_deterministic_algorithms(True) does not reach this kernel (Megatron PR #7441 saw it diverge under --deterministic-mode); ${fix}.` };
+      ? 'Pass `deterministic=True` (with a retained scratch `workspace=`; SM100 only in cudnn-frontend PR #810, so fail loudly where it is unsupported).'
+      : "Pass `deterministic=True` where your cudnn-frontend release offers it; otherwise recompute dK with torch's `index_add_` under deterministic mode, as Megatron PR #7441 does.";
+    const underMode: ModeOutcome = {
+      severity: 'error',
+      message: fitMessage(message(', even under the mode'), `${name} adds ${sparse ? 'dK/dV' : 'the key gradient'} with atomics, even under deterministic mode`),
+      detail: `${why} \`torch.use_deterministic_algorithms(True)\` does not reach this kernel (Megatron PR #7441 saw it diverge under --deterministic-mode). ${fix}`,
+    };
     const quick = sparse ? keywordFix(call, 'deterministic', 'True', 'Pass deterministic=True (needs a supported GPU; slower)', 'unsafe') : undefined;
     ctx.report({
       node: call.node,
       range: callRange(call),
-      outcomes: { off: { severity: 'warning', message: `${why}; ${fix}.` }, on: underMode, warn: underMode },
+      outcomes: { off: { severity: 'warning', message: message(''), detail: `${why} ${fix}` }, on: underMode, warn: underMode },
       fixes: quick ? [quick] : [],
     });
   },

@@ -20,7 +20,8 @@ function checkValue(value: Node, anchor: Node, ctx: RuleContext): void {
     node: anchor,
     outcomes: always(
       'warning',
-      `Transformer Engine treats any ${VARIABLE} other than "0" as permission to pick nondeterministic kernels (fused-attention backward, grouped-MLP gradients), and its default is "1"; set it to "0" before Transformer Engine is imported.`,
+      `${VARIABLE} not "0" lets Transformer Engine pick nondeterministic kernels`,
+      `Transformer Engine treats any value other than "0" as permission to pick nondeterministic kernels (fused-attention backward, grouped-MLP gradients), and its default is "1". Set it to "0" before Transformer Engine is imported.`,
     ),
     fixes: [{ title: `Set ${VARIABLE}=0`, safety: 'safe', edits: [{ range: rangeOf(value), newText: `${quote}0${quote}` }] }],
   });
@@ -50,7 +51,8 @@ const rule: Rule = {
         range: callRange(call),
         outcomes: always(
           'info',
-          '`fused_moe_aux_loss` sums its per-expert terms with a float atomicAdd, so the reported load-balancing loss can differ in its last bits between runs (a different value on 7 of 7 repeats in Megatron-LM PR #7441) while, per Megatron\'s analysis, its gradient is exact; compare runs on the main loss, or compute the aux loss unfused when its logged value must match.',
+          '`fused_moe_aux_loss` sums its per-expert terms with a float atomicAdd, so the logged loss can vary',
+          "The reported load-balancing loss can differ in its last bits between runs (a different value on 7 of 7 repeats in Megatron-LM PR #7441) while, per Megatron's analysis, its gradient is exact. Compare runs on the main loss, or compute the aux loss unfused when its logged value must match.",
         ),
       });
       return;

@@ -35,15 +35,18 @@ const rule: Rule = {
       outcomes: {
         off: {
           severity: 'warning',
-          message: 'Turning cuDNN determinism off allows convolution algorithms (backward ones in particular) whose float accumulation order can change between runs; set it to True, which cost nothing measurable on the conv2d shapes probed on an H200.',
+          message: 'Turning cuDNN determinism off allows convolution algorithms whose sums vary run to run',
+          detail: 'Backward algorithms in particular accumulate floats in an order that can change between runs. Set it to True, which cost nothing measurable on the conv2d shapes probed on an H200.',
         },
         on: {
           severity: 'info',
-          message: 'This flag has no effect while torch.use_deterministic_algorithms(True) is on, since the mode already restricts cuDNN to deterministic convolutions; set it to True so the code says what it does, or remove it.',
+          message: '`cudnn.deterministic = False` has no effect while deterministic mode is on',
+          detail: '`torch.use_deterministic_algorithms(True)` already restricts cuDNN to deterministic convolutions. Set it to True so the code says what it does, or remove it.',
         },
         warn: {
           severity: 'info',
-          message: 'This flag has no effect while deterministic mode (even warn-only) is on, since the mode already restricts cuDNN to deterministic convolutions; set it to True so the code says what it does, or remove it.',
+          message: '`cudnn.deterministic = False` has no effect while deterministic mode is on, even warn-only',
+          detail: 'Deterministic mode already restricts cuDNN to deterministic convolutions. Set it to True so the code says what it does, or remove it.',
         },
       },
       fixes: [fix],

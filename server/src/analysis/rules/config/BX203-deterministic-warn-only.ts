@@ -2,8 +2,9 @@ import { argument, literalValue, rangeOf } from '../../syntax.js';
 import type { Fix } from '../../types.js';
 import { always, Rule } from '../rule.js';
 
-const MESSAGE =
-  'Warn-only deterministic mode lets every op without a deterministic kernel keep running its nondeterministic one and merely prints a warning, so runs can still differ; use strict mode (`warn_only=False` / `"error"`) and fix or isolate the ops that then raise.';
+const MESSAGE = 'Warn-only deterministic mode keeps nondeterministic kernels running and only warns';
+const DETAIL =
+  'Every op without a deterministic kernel keeps running its nondeterministic one, so runs can still differ. Use strict mode (`warn_only=False` / `"error"`) and fix or isolate the ops that then raise.';
 
 const rule: Rule = {
   id: 'BX203',
@@ -54,7 +55,7 @@ const rule: Rule = {
       node: call.node,
       // The call is the switch itself: a determinism guard around it does not make it any safer.
       guard: 'none',
-      outcomes: always('warning', MESSAGE),
+      outcomes: always('warning', MESSAGE, DETAIL),
       fixes: [fix],
     });
   },

@@ -1,6 +1,6 @@
 import { literalValue, rangeOf } from '../../syntax.js';
 import type { Fix, FixSafety } from '../../types.js';
-import { always, Rule } from '../rule.js';
+import { always, fitMessage, Rule } from '../rule.js';
 
 interface Namespace {
   prefix: string;
@@ -99,6 +99,7 @@ const rule: Rule = {
     const name = attribute.text;
     const value = literalValue(site.right);
     let message: string;
+    let detail: string;
     let suggestion: string | undefined;
     let renameTo: string | undefined;
     const ns = NAMESPACES.find((n) => site.target!.startsWith(n.prefix) && !site.target!.slice(n.prefix.length).includes('.'));
@@ -107,15 +108,18 @@ const rule: Rule = {
       suggestion = closest(name, ns.flags);
       renameTo = suggestion;
       const where = `\`${ns.prefix}${name}\``;
-      const hint = suggestion ? `; did you mean \`${suggestion}\`?` : `; the flags here are ${ns.flags.map((f) => `\`${f}\``).join(', ')}.`;
-      message = ns.raises
-        ? `${where} is not a flag of torch.backends.cuda.matmul, which raises AttributeError on unknown names, so this line stops the run instead of configuring matmuls${hint}`
-        : `${where} is not a PyTorch flag: the assignment only adds an unused attribute to the module and the setting you meant never takes effect${hint}`;
+      const hint = suggestion ? ` Did you mean \`${suggestion}\`?` : ` The flags here are ${ns.flags.map((f) => `\`${f}\``).join(', ')}.`;
+      const what = ns.raises ? 'is not a flag, and setting it raises AttributeError' : 'is not a PyTorch flag, so the setting never takes effect';
+      message = fitMessage(`${where} ${what}`, `\`${name}\` ${what}`);
+      detail = ns.raises
+        ? `torch.backends.cuda.matmul raises AttributeError on unknown names, so this line stops the run instead of configuring matmuls.${hint}`
+        : `The assignment only adds an unused attribute to the module.${hint}`;
     } else if (site.target === `torch.backends.cuda.${name}` && MATMUL_FLAGS.has(name)) {
       // torch.backends.cuda.allow_tf32 = True: the flag lives one level down, on .matmul.
       suggestion = `matmul.${name}`;
       renameTo = suggestion;
-      message = `\`torch.backends.cuda.${name}\` is not a flag (the module just gains an unused attribute); the setting lives on \`torch.backends.cuda.matmul.${name}\`.`;
+      message = fitMessage(`\`torch.backends.cuda.${name}\` is not a flag, so the setting never takes effect`, `\`${name}\` is not a flag here, so the setting never takes effect`);
+      detail = `The module just gains an unused attribute; the setting lives on \`torch.backends.cuda.matmul.${name}\`.`;
     } else {
       return;
     }
@@ -133,7 +137,7 @@ const rule: Rule = {
       range: rangeOf(attribute),
       // A typo is a typo whichever branch of a determinism guard it sits in.
       guard: 'none',
-      outcomes: always('error', message),
+      outcomes: always('error', message, detail),
       fixes,
     });
   },

@@ -28,7 +28,8 @@ const rule: Rule = {
       guard: 'none',
       outcomes: always(
         'info',
-        'Without the fill, deterministic mode is reproducible only if no kernel reads memory it never wrote, and such a read now returns leftover bytes instead of a visible NaN; keeping it off is a fair speed trade (the deterministic step overhead of a small MoE fell from +52% to +2%), but turn it back on when hunting a divergence.',
+        'Without the fill, a read of memory no kernel wrote returns leftover bytes that vary run to run',
+        'Deterministic mode is then reproducible only if no kernel reads memory it never wrote, and such a read no longer shows up as NaN. Keeping it off is a fair speed trade (the deterministic step overhead of a small MoE fell from +52% to +2%), but turn it back on when hunting a divergence.',
       ),
     });
   },

@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { argument, literalValue } from '../../syntax.js';
 import { inRange } from '../../version.js';
-import type { ModeOutcome, Outcomes, Rule, RuleContext } from '../rule.js';
+import { fitMessage, type ModeOutcome, type Outcomes, type Rule, type RuleContext } from '../rule.js';
 import { moduleValue } from '../kernels/module-scope.js';
 
 const COMPILE = 'torch.compile';
@@ -14,7 +14,7 @@ const INDUCTOR_CONFIG = 'torch._inductor.config';
 const MODE_TURNS_IT_OFF = '>=2.10';
 
 const WHY =
-  'Inductor then benchmarks candidate kernels (GEMM templates against cuBLAS, block sizes and warps of reductions) when it compiles and keeps the fastest; timing noise can make another run keep another candidate, and the candidates split their sums differently, so results differ in their low bits from run to run';
+  'Inductor benchmarks candidate kernels (GEMM templates against cuBLAS, block sizes and warps of reductions) when it compiles and keeps the fastest. Timing noise can make another run keep another candidate, and the candidates split their sums differently, so results differ in their low bits from run to run.';
 const FIX = 'set `torch._inductor.config.deterministic = True` (TORCHINDUCTOR_DETERMINISTIC=1), which skips the benchmarking that changes numerics, or drop max-autotune when runs must reproduce';
 
 /** A dict literal (or a name bound to one, here or at module level) of Inductor options. */
@@ -43,11 +43,14 @@ function fileSetsInductorDeterministic(ctx: RuleContext): boolean {
 }
 
 function outcomes(shown: string, ctx: RuleContext): Outcomes {
-  const off: ModeOutcome = { severity: 'warning', message: `${shown}: ${WHY}; ${FIX}.` };
+  const what = 'makes Inductor pick kernels by timing, which can differ run to run';
+  const off: ModeOutcome = { severity: 'warning', message: fitMessage(`${shown} ${what}`, `This setting ${what}`), detail: `${WHY} To reproduce, ${FIX}.` };
   if (inRange(ctx.torchVersion, MODE_TURNS_IT_OFF)) return { off };
+  const still = 'makes Inductor pick kernels by timing, even under deterministic mode';
   const old: ModeOutcome = {
     severity: 'warning',
-    message: `${shown}: ${WHY}; before torch 2.10, torch.use_deterministic_algorithms(True) does not stop Inductor's benchmarking, so ${FIX}.`,
+    message: fitMessage(`${shown} ${still}`, `This setting ${still}`),
+    detail: `${WHY} Before torch 2.10, \`torch.use_deterministic_algorithms(True)\` does not stop Inductor's benchmarking, so ${FIX}.`,
   };
   return { off, on: old, warn: old };
 }

@@ -1,6 +1,6 @@
 import type { Node } from 'web-tree-sitter';
 import { enclosingFunction, literalValue, rootOf } from '../../syntax.js';
-import { always, Rule, RuleContext } from '../rule.js';
+import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { ENV_CALLS, envHooks, EnvWrite } from '../../env.js';
 
 const VARIABLE = 'NCCL_ALGO';
@@ -46,7 +46,8 @@ function check(write: EnvWrite, ctx: RuleContext): void {
       guard: 'none',
       outcomes: always(
         'info',
-        `NCCL_ALGO=${shown} with NCCL pinned to one channel here: each element is reduced along one tree that the topology fixes, so runs on the same allocation should agree (as with Ring), but another allocation can build another tree and Megatron has not verified Tree; "Ring" is the verified choice.`,
+        fitMessage(`NCCL_ALGO=${shown} on one channel reduces along a tree another allocation can change`, 'This NCCL_ALGO on one channel reduces along a tree another allocation can change'),
+        'With NCCL pinned to one channel here, each element is reduced along one tree that the topology fixes, so runs on the same allocation should agree (as with Ring), but another allocation can build another tree and Megatron has not verified Tree. "Ring" is the verified choice.',
       ),
       fixes: ringFix(write.value!),
     });
@@ -58,7 +59,8 @@ function check(write: EnvWrite, ctx: RuleContext): void {
       guard: 'none',
       outcomes: always(
         'warning',
-        `NCCL_ALGO=${shown} lets NCCL reduce over a tree, whose intra-node chain order is not under the user's control and whose inter-node shape can differ between runs, so float all-reduce results are not guaranteed bit-identical (Megatron's deterministic mode rejects Tree); use "Ring".`,
+        fitMessage(`NCCL_ALGO=${shown} lets NCCL reduce over a tree whose shape can differ between runs`, 'This NCCL_ALGO lets NCCL reduce over a tree whose shape can differ between runs'),
+        "The tree's intra-node chain order is not under the user's control and its inter-node shape can differ between runs, so float all-reduce results are not guaranteed bit-identical (Megatron's deterministic mode rejects Tree). Use \"Ring\".",
       ),
       fixes: ringFix(write.value!),
     });
@@ -70,7 +72,8 @@ function check(write: EnvWrite, ctx: RuleContext): void {
     guard: 'none',
     outcomes: always(
       'info',
-      `NCCL_ALGO=${shown} is not among the values Megatron-LM has verified as bit-exact (Ring, CollnetDirect, CollnetChain, ^NVLS), so whether reductions reproduce depends on the algorithm NCCL ends up using; prefer "Ring" for reproducible runs.`,
+      fitMessage(`NCCL_ALGO=${shown} is not a value Megatron-LM has verified as bit-exact`, 'This NCCL_ALGO is not a value Megatron-LM has verified as bit-exact'),
+      'The verified values are Ring, CollnetDirect, CollnetChain and ^NVLS; otherwise whether reductions reproduce depends on the algorithm NCCL ends up using. Prefer "Ring" for reproducible runs.',
     ),
   });
 }

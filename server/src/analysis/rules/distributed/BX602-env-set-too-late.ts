@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { callArguments, literalValue, rangeOf } from '../../syntax.js';
 import { inRange } from '../../version.js';
-import { always, Rule, RuleContext } from '../rule.js';
+import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { methodName, ownDescendants, resolvedCallee, scopeOf } from '../seeds/shared.js';
 import { ENV_CALLS, envHooks, EnvWrite } from '../../env.js';
 
@@ -77,12 +77,15 @@ function check(write: EnvWrite, ctx: RuleContext): void {
     cuda: 'CUDA work has already started',
     te: 'Transformer Engine modules are already built',
   }[found.event];
+  const message = fitMessage(`${write.name} is set after \`${found.text}\` (line ${line}), so it may never take effect`, `${write.name} is set after line ${line}, so it may never take effect`);
+  const named = message.includes(found.text);
   ctx.report({
     node: write.node,
     guard: 'none',
     outcomes: always(
       'warning',
-      `${write.name} is set after \`${found.text}\` (line ${line}), where ${what}; ${spec.reader}, so this value may never take effect and the run silently keeps the setting it started with; set it at the top of the entry point, before that call, or in the launcher.`,
+      message,
+      `${named ? '' : `Line ${line} calls \`${found.text}\`. `}By then ${what}, and ${spec.reader}, so the run silently keeps the setting it started with. Set it at the top of the entry point, before that call, or in the launcher.`,
     ),
   });
 }

@@ -36,7 +36,8 @@ function check(write: EnvWrite, ctx: RuleContext): void {
       guard: 'none',
       outcomes: always(
         'info',
-        'PYTHONHASHSEED only takes effect when an interpreter starts, so this pins string hashing for the interpreters started later from this file (subprocess, spawn) but not for this process or for forked workers; set it in the launcher to cover every process.',
+        'PYTHONHASHSEED set here reaches the interpreters started later, not this process or its forks',
+        'It only takes effect when an interpreter starts, so this pins string hashing for the interpreters started later from this file (subprocess, spawn) but not for this process or for forked workers. Set it in the launcher to cover every process.',
       ),
     });
     return;
@@ -46,7 +47,8 @@ function check(write: EnvWrite, ctx: RuleContext): void {
     guard: 'none',
     outcomes: always(
       'warning',
-      'Python reads PYTHONHASHSEED once at interpreter start-up, so setting it here leaves this process (and the DataLoader workers it forks) with a random hash salt, and set iteration order and hash() of strings still change from run to run; set it in the launcher (`PYTHONHASHSEED=0 python train.py`, the job script or the container environment).',
+      'Python reads PYTHONHASHSEED only at start-up, so setting it here leaves this process unpinned',
+      'This process (and the DataLoader workers it forks) keeps a random hash salt, so set iteration order and `hash()` of strings still change from run to run. Set it in the launcher (`PYTHONHASHSEED=0 python train.py`, the job script or the container environment).',
     ),
   });
 }

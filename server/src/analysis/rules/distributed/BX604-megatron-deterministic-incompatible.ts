@@ -4,11 +4,15 @@ import { always, Rule, RuleContext } from '../rule.js';
 import { rootOf, stringText } from '../seeds/shared.js';
 
 const MODE_FLAG = '--deterministic-mode';
-const INCOMPATIBLE: Record<string, string> = {
-  '--cross-entropy-loss-fusion':
-    'Megatron stops in argument validation when `--deterministic-mode` meets `--cross-entropy-loss-fusion`, because the fused cross-entropy kernel does not reproduce its results; drop the flag from this argument list (the unfused vocab-parallel loss is used instead).',
-  '--tp-comm-overlap':
-    'Megatron does not run `--tp-comm-overlap` under `--deterministic-mode`, because overlapping tensor-parallel communication with GEMMs is not bit-exact (current versions stop with an assertion, older ones switch the overlap off with a warning); drop the flag from this argument list.',
+const INCOMPATIBLE: Record<string, { message: string; detail: string }> = {
+  '--cross-entropy-loss-fusion': {
+    message: 'Megatron stops when `--deterministic-mode` meets `--cross-entropy-loss-fusion`',
+    detail: 'Argument validation rejects it because the fused cross-entropy kernel does not reproduce its results. Drop the flag from this argument list (the unfused vocab-parallel loss is used instead).',
+  },
+  '--tp-comm-overlap': {
+    message: 'Megatron does not run `--tp-comm-overlap` under `--deterministic-mode`',
+    detail: 'Overlapping tensor-parallel communication with GEMMs is not bit-exact: current versions stop with an assertion, older ones switch the overlap off with a warning. Drop the flag from this argument list.',
+  },
 };
 
 interface Flag {
@@ -78,13 +82,13 @@ function scan(root: Node, ctx: RuleContext): void {
     const flags = strings.flatMap(flagsOf);
     if (!flags.some((f) => f.token === MODE_FLAG)) return;
     for (const flag of flags) {
-      const message = INCOMPATIBLE[flag.token];
-      if (!message) continue;
+      const said = INCOMPATIBLE[flag.token];
+      if (!said) continue;
       const at = within(flag.node, anchor) ? flag.node : anchor;
       const key = `${at.startIndex}:${at.endIndex}:${flag.token}`;
       if (reported.has(key)) continue;
       reported.add(key);
-      ctx.report({ node: at, guard: 'none', outcomes: always('warning', message) });
+      ctx.report({ node: at, guard: 'none', outcomes: always('warning', said.message, said.detail) });
     }
   };
   // Argument lists: the outermost list/tuple or `+` chain of lists (names bound to list literals included).

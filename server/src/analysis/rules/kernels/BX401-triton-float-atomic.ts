@@ -1,10 +1,10 @@
 import { callRange } from '../../calls.js';
 import { argument } from '../../syntax.js';
-import type { Outcomes, Rule } from '../rule.js';
+import { fitMessage, type Outcomes, type Rule } from '../rule.js';
 import { ownedByProgram } from './ownership.js';
 import { calleeText, COUNTER_NAME, enclosingKernel, kernelDtype, kernelGuard, TL } from './triton.js';
 
-const FIX_HINT = 'have each program write its partial result to its own slot of a zero-filled buffer and sum that buffer in a fixed order (or with tl.sum in one program) when determinism matters';
+const FIX_HINT = 'When determinism matters, have each program write its partial result to its own slot of a zero-filled buffer and sum that buffer in a fixed order (or with `tl.sum` in one program).';
 
 const rule: Rule = {
   id: 'BX401',
@@ -61,16 +61,21 @@ const rule: Rule = {
     let outcomes: Outcomes;
     if (ownedByProgram(pointer, kernel, ctx)) {
       // One writer per address in the launch: an ordered add onto what an earlier kernel stored.
-      const owned = { severity: 'info' as const, message: `${name}'s address depends on every program id the kernel reads, so each element is added to by one program of the launch and the adds cannot race; if programs of this launch can still share an address (a grid larger than the ids read), ${FIX_HINT}.` };
+      const owned = {
+        severity: 'info' as const,
+        message: fitMessage(`${name} adds where only one program of the launch writes, so the adds cannot race`, 'This atomic adds where only one program of the launch writes, so the adds cannot race'),
+        detail: `Its address depends on every program id the kernel reads. If programs of this launch can still share an address (a grid larger than the ids read): ${FIX_HINT}`,
+      };
       outcomes = { off: owned, on: owned, warn: owned };
     } else if (dtype === 'float') {
-      const why = `${name} adds floating-point values in whatever order the program instances reach it, so the rounded total differs from run to run`;
+      const why = (tail: string) => fitMessage(`${name} adds floats in whatever order the programs reach it${tail}`, `This atomic adds floats in whatever order the programs reach it${tail}`);
       const stays: Outcomes['on'] = {
         severity: 'error',
-        message: `${why}, and torch.use_deterministic_algorithms(True) has no effect inside a custom Triton kernel (measured on an H200: still 10-20 distinct results in 20 runs); ${FIX_HINT}.`,
+        message: why(', even under deterministic mode'),
+        detail: `\`torch.use_deterministic_algorithms(True)\` has no effect inside a custom Triton kernel (measured on an H200: still 10-20 distinct results in 20 runs). ${FIX_HINT}`,
       };
       outcomes = {
-        off: { severity: 'warning', message: `${why} (measured on an H200 even with a single atomic per program); deterministic mode cannot fix a custom kernel, so ${FIX_HINT}.` },
+        off: { severity: 'warning', message: why(''), detail: `The rounded total differs from run to run (measured on an H200 even with a single atomic per program), and deterministic mode cannot fix a custom kernel. ${FIX_HINT}` },
         on: stays,
         warn: stays,
       };
@@ -82,7 +87,8 @@ const rule: Rule = {
       const counting = COUNTER_NAME.test(value.text) || COUNTER_NAME.test(base?.text ?? '');
       const outcome = {
         severity: counting ? ('info' as const) : ('warning' as const),
-        message: `${name} adds a value whose element type is set by the caller's tensor; if it is floating point, the total changes from run to run (integer totals are exact), so ${FIX_HINT}.`,
+        message: fitMessage(`${name} adds values of the caller's dtype, and float totals vary run to run`, "This atomic adds values of the caller's dtype, and float totals vary run to run"),
+        detail: `The element type is set by the caller's tensor: if it is floating point, the total changes from run to run (integer totals are exact). ${FIX_HINT}`,
       };
       outcomes = { off: outcome, on: outcome, warn: outcome };
     }

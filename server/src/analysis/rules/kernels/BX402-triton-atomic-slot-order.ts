@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { callRange } from '../../calls.js';
 import { argument, callArguments, unparenthesize } from '../../syntax.js';
-import { always, Rule, RuleContext } from '../rule.js';
+import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { calleeText, enclosingKernel, kernelGuard, resultIsUsed, TL } from './triton.js';
 
 const ATOMICS = ['atomic_add', 'atomic_max', 'atomic_min', 'atomic_xchg', 'atomic_cas', 'atomic_and', 'atomic_or', 'atomic_xor'];
@@ -65,14 +65,19 @@ const rule: Rule = {
     const name = `\`${calleeText(call.node)}\``;
     const recorded = isSpinLock(call.node) ? undefined : recordsSlot(call.node, kernel, ctx);
     if (recorded) {
-      const message = `${name} hands out slots in an order that changes from run to run, but the kernel stores each slot (\`${recorded}\`) as a value, which records where every row went, so a consumer that restores the order through that map gets the same result every run; only what reads the rows in slot order (a float sum over them) would vary.`;
-      ctx.report({ node: call.node, range: callRange(call), outcomes: always('info', message), guard: kernelGuard(call.node, kernel, ctx) });
+      const message = fitMessage(`${name} hands out slots in a varying order, but the kernel records each slot`, 'This atomic hands out slots in a varying order, but the kernel records each slot');
+      const detail = `The kernel stores each slot (\`${recorded}\`) as a value, which records where every row went, so a consumer that restores the order through that map gets the same result every run; only what reads the rows in slot order (a float sum over them) would vary.`;
+      ctx.report({ node: call.node, range: callRange(call), outcomes: always('info', message, detail), guard: kernelGuard(call.node, kernel, ctx) });
       return;
     }
-    const message = isSpinLock(call.node)
-      ? `${name} in a loop condition is a spin lock, and programs win the lock in a different order on every launch, so whatever the critical section accumulates is added in a run-dependent order; when determinism matters, give each program its own output slot and combine the slots in a fixed order instead of taking a lock.`
-      : `${name} hands back the value held before this program's update, and which program sees which value depends on GPU scheduling, so positions or ids taken from it change from run to run; compute them from a prefix sum over a fixed order (tl.cumsum over per-block counts) or sort the output by a stable key afterwards.`;
-    ctx.report({ node: call.node, range: callRange(call), outcomes: always('warning', message), guard: kernelGuard(call.node, kernel, ctx) });
+    const lock = isSpinLock(call.node);
+    const message = lock
+      ? fitMessage(`${name} in a loop condition is a spin lock, which programs win in a varying order`, 'This atomic in a loop condition is a spin lock, which programs win in a varying order')
+      : fitMessage(`${name} returns the old value, so positions taken from it vary run to run`, 'This atomic returns the old value, so positions taken from it vary run to run');
+    const detail = lock
+      ? 'Programs win the lock in a different order on every launch, so whatever the critical section accumulates is added in a run-dependent order. When determinism matters, give each program its own output slot and combine the slots in a fixed order instead of taking a lock.'
+      : 'Which program sees which old value depends on GPU scheduling, so positions or ids taken from it change from run to run. Compute them from a prefix sum over a fixed order (`tl.cumsum` over per-block counts) or sort the output by a stable key afterwards.';
+    ctx.report({ node: call.node, range: callRange(call), outcomes: always('warning', message, detail), guard: kernelGuard(call.node, kernel, ctx) });
   },
   docs: `
 An atomic returns the old contents of the memory it updated. Kernels use that value to hand out

@@ -1,6 +1,6 @@
 import type { Node } from 'web-tree-sitter';
 import { argument, CallArguments, callArguments } from '../../syntax.js';
-import type { ModeOutcome, Rule, RuleContext } from '../rule.js';
+import { fitMessage, type ModeOutcome, type Rule, type RuleContext } from '../rule.js';
 import { configCount, moduleFunctions, varyingKeys } from './autotune-configs.js';
 import { isKernel, kernelDtype, TL } from './triton.js';
 
@@ -189,12 +189,13 @@ function checkAutotune(node: Node, args: CallArguments, ctx: RuleContext): void 
   // looped over K sums each output in one order whatever the block sizes: information.
   const varying = [...(varyingKeys(configs, ctx) ?? [])].filter((k) => k !== 'num_stages');
   const splits = (ops.has('reduce') || ops.has('atomic') ? varying.length > 0 : false) || varying.some((k) => K_SPLIT_KEY.test(k));
-  const why = `\`${kernel}\` uses ${op}, and autotune keeps whichever of its configs timed fastest in this process; configs with other block sizes or warp counts split the ${op.includes('dot') ? 'accumulation' : 'reduction'} differently, so another run can pick another config and get different bits`;
-  const fix = 'pass one fixed config when deterministic (e.g. `configs=[BEST] if deterministic else CONFIGS`)';
-  const warning: ModeOutcome = { severity: 'warning', message: `${why}; ${fix}.` };
+  const message = fitMessage(`\`${kernel}\` uses ${op} and autotune picks its config by timing, which can vary`, `This kernel uses ${op} and autotune picks its config by timing, which can vary`);
+  const why = `Autotune keeps whichever of its configs timed fastest in this process; configs with other block sizes or warp counts split the ${op.includes('dot') ? 'accumulation' : 'reduction'} differently, so another run can pick another config and get different bits.`;
+  const fix = 'pass one fixed config when deterministic (for example `configs=[BEST] if deterministic else CONFIGS`)';
+  const warning: ModeOutcome = { severity: 'warning', message, detail: `${why} To fix, ${fix}.` };
   ctx.report({
     node,
-    outcomes: { off: splits ? warning : { severity: 'info', message: `${why}; if runs must match bit for bit, ${fix}.` }, on: warning, warn: warning },
+    outcomes: { off: splits ? warning : { severity: 'info', message, detail: `${why} If runs must match bit for bit, ${fix}.` }, on: warning, warn: warning },
   });
 }
 

@@ -1,7 +1,7 @@
-import type { ModeOutcome, Outcomes, Rule } from '../rule.js';
+import { fitMessage, type ModeOutcome, type Outcomes, type Rule } from '../rule.js';
 import { accumulatedType, ATOMIC_TRIGGERS, atomicsToReport, CAtomic, CallSources, SOURCE_APIS } from './cuda-scan.js';
 
-const FIX_HINT = 'accumulate per-block partials in a buffer and reduce it in a fixed order (or sort by destination and do a segmented sum)';
+const FIX_HINT = 'Accumulate per-block partials in a buffer and reduce it in a fixed order (or sort by destination and do a segmented sum).';
 
 const rule: Rule = {
   id: 'BX404',
@@ -32,22 +32,24 @@ const rule: Rule = {
     const adds = (atomic: CAtomic, found: CallSources) => atomic.adds && accumulatedType(atomic, found.typeOf) !== 'int';
     for (const { atomic, range, found } of atomicsToReport(call, ctx, rule.id, adds)) {
       const type = accumulatedType(atomic, found.typeOf);
-      const what = atomic.emulated ? 'This `atomicCAS` loop adds floating-point values' : `\`${atomic.name}\` adds floating-point values`;
+      const what = atomic.emulated ? 'This `atomicCAS` loop adds floats' : `\`${atomic.name}\` adds floats`;
       let outcomes: Outcomes;
       if (type === 'float') {
-        const why = `${what} in the order the threads get to the memory, which changes from launch to launch, so the rounded sums differ between runs`;
+        const why = `${what} in the order threads reach memory, which varies run to run`;
+        const order = 'The threads get to the memory in an order that changes from launch to launch, so the rounded sums differ between runs.';
         const underMode: ModeOutcome = found.alerts
-          ? { severity: 'error', message: `${why}; the sources call alertNotDeterministic, so deterministic mode makes this extension raise instead; ${FIX_HINT}.` }
-          : { severity: 'error', message: `${why}, and torch.use_deterministic_algorithms(True) cannot see inside a custom kernel, so it stays that way without any error; ${FIX_HINT}.` };
+          ? { severity: 'error', message: fitMessage(`${what}, and deterministic mode makes the extension raise`, `${what}: deterministic mode makes it raise`), detail: `${order} The sources call \`alertNotDeterministic\`, so deterministic mode makes this extension raise instead. ${FIX_HINT}` }
+          : { severity: 'error', message: fitMessage(`${why}, even under deterministic mode`, why), detail: `${order} \`torch.use_deterministic_algorithms(True)\` cannot see inside a custom kernel, so it stays that way without any error. ${FIX_HINT}` };
         outcomes = {
-          off: { severity: 'warning', message: `${why}; deterministic mode does not reach custom kernels, so ${FIX_HINT}.` },
+          off: { severity: 'warning', message: why, detail: `${order} Deterministic mode does not reach custom kernels. ${FIX_HINT}` },
           on: underMode,
           warn: underMode,
         };
       } else {
         const info: ModeOutcome = {
           severity: 'info',
-          message: `Cannot tell what type \`${atomic.name}\` accumulates here (no declaration of its target in these strings, or a template type): floating-point atomics make the result differ between runs, integer ones are exact; if it is floating point, ${FIX_HINT}.`,
+          message: `\`${atomic.name}\` accumulates a type bitexact cannot tell, and float atomics vary run to run`,
+          detail: `No declaration of its target is in these strings, or it is a template type. Floating-point atomics make the result differ between runs; integer ones are exact. If it is floating point: ${FIX_HINT}`,
         };
         outcomes = { off: info, on: info, warn: info };
       }

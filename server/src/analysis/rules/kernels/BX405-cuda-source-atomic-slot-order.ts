@@ -18,9 +18,12 @@ const rule: Rule = {
     for (const { atomic, range } of atomicsToReport(call, ctx, rule.id, claims)) {
       const lock = atomic.name.startsWith('atomicCAS') || atomic.name.startsWith('atomicExch');
       const message = lock
-        ? `\`${atomic.name}\` whose result is tested works as a lock or a claim, and threads win it in a different order on every launch, so whatever runs under it (or claims the slot first) changes between runs; when determinism matters, give each thread or block its own slot and combine the slots in a fixed order.`
-        : `\`${atomic.name}\` returns the value held before this thread's update, and which thread receives which value depends on scheduling, so slots handed out this way are filled in a different order each run; derive positions from a prefix sum over a fixed order, or sort the output by a stable key before using it.`;
-      ctx.report({ node: call.node, range, outcomes: always('warning', message) });
+        ? `\`${atomic.name}\` works as a lock or claim here, which threads win in a varying order`
+        : `\`${atomic.name}\` returns the old value, so slots handed out with it vary run to run`;
+      const detail = lock
+        ? 'Its result is tested, and threads win it in a different order on every launch, so whatever runs under it (or claims the slot first) changes between runs. When determinism matters, give each thread or block its own slot and combine the slots in a fixed order.'
+        : 'Which thread receives which old value depends on scheduling, so slots handed out this way are filled in a different order each run. Derive positions from a prefix sum over a fixed order, or sort the output by a stable key before using it.';
+      ctx.report({ node: call.node, range, outcomes: always('warning', message, detail) });
     }
   },
   docs: `

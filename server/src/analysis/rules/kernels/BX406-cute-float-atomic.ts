@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { callArguments, enclosingFunction } from '../../syntax.js';
 import type { GuardKind } from '../../types.js';
-import type { ModeOutcome, Outcomes, Rule, RuleContext } from '../rule.js';
+import { fitMessage, type ModeOutcome, type Outcomes, type Rule, type RuleContext } from '../rule.js';
 import { COUNTER_NAME, kernelGuard } from './triton.js';
 
 /**
@@ -14,7 +14,7 @@ const FLOAT_IN_NAME = /_(fp|f|bf)(16|32|64)/;
 /** A function that orders its atomics when asked: `if const_expr(deterministic):` before a semaphore wait. */
 const DETERMINISTIC_SWITCH = /\bif\s+(cutlass\.)?(const_expr\s*\(\s*)?(not\s+)?[\w.]*determinis/i;
 
-const FIX_HINT = 'write each block\'s partial to its own slot and reduce the slots in a fixed order, or order the adds with a semaphore as the deterministic paths of flash-attention\'s CuTe backward do';
+const FIX_HINT = "Write each block's partial to its own slot and reduce the slots in a fixed order, or order the adds with a semaphore as the deterministic paths of flash-attention's CuTe backward do.";
 
 /** The DSL a file writes kernels in, when it imports one. */
 function kernelDsl(ctx: RuleContext): string | undefined {
@@ -67,9 +67,13 @@ function scan(root: Node, ctx: RuleContext): void {
     const pointer = callArguments(call).keywords.get('ptr') ?? callArguments(call).positional[name === 'atomic_add' ? 0 : 1];
     if (!floatByName && (COUNTER_NAME.test(value?.text ?? '') || COUNTER_NAME.test(pointer?.text ?? '') || isIntegerValue(value))) continue;
     const shown = `\`${target.text}\``;
-    const why = `${shown} adds ${floatByName ? 'floating-point values' : 'values'} into global memory from many ${dsl} thread blocks in whatever order they arrive, so ${floatByName ? 'the rounded totals' : 'float totals (integer ones are exact)'} change from run to run`;
-    const off: ModeOutcome = { severity: 'warning', message: `${why}; torch's deterministic mode cannot reach a custom kernel, so ${FIX_HINT}.` };
-    const on: ModeOutcome = floatByName ? { severity: 'error', message: `${why}, and torch.use_deterministic_algorithms(True) has no effect on a custom ${dsl} kernel; ${FIX_HINT}.` } : off;
+    const what = floatByName ? 'adds floats from many blocks in a varying order' : 'adds from many blocks in a varying order, so float totals vary';
+    const message = (tail: string) => fitMessage(`${shown} ${what}${tail}`, `This ${dsl} atomic ${what}${tail}`, `This atomic ${what}${tail}`);
+    const why = `The blocks add into global memory in whatever order they arrive, so ${floatByName ? 'the rounded totals' : 'float totals (integer ones are exact)'} change from run to run.`;
+    const off: ModeOutcome = { severity: 'warning', message: message(''), detail: `${why} Torch's deterministic mode cannot reach a custom kernel. ${FIX_HINT}` };
+    const on: ModeOutcome = floatByName
+      ? { severity: 'error', message: message(', even under deterministic mode'), detail: `${why} \`torch.use_deterministic_algorithms(True)\` has no effect on a custom ${dsl} kernel. ${FIX_HINT}` }
+      : off;
     const outcomes: Outcomes = { off, on, warn: on };
     const fn = enclosingFunction(call);
     ctx.report({ node: call, outcomes, guard: guardOf(call, fn, ctx) });

@@ -14,7 +14,7 @@ function scan(root: Node, ctx: RuleContext): void {
   if (seeded) return;
   const condition = guard.childForFieldName('condition')!;
   const where = `\`${training.text.length > 40 ? `${training.text.slice(0, 37)}...` : training.text}\` on line ${rangeOf(training).start.line + 1}`;
-  const helper = helperWithoutTorch ? ` (\`${helperWithoutTorch}()\` here seeds other generators but not torch's)` : '';
+  const helper = helperWithoutTorch ? ` \`${helperWithoutTorch}()\` here seeds other generators but not torch's.` : '';
   if (onlyWhenGiven) {
     // A seed behind a flag: a run given a seed repeats, the default run (no seed) does not.
     const seedCall = onlyWhenGiven.childForFieldName('function')?.text ?? 'the seed call';
@@ -23,7 +23,8 @@ function scan(root: Node, ctx: RuleContext): void {
       guard: 'none',
       outcomes: always(
         'warning',
-        `This entry point trains (${where}) but seeds torch only when a seed is given (\`${seedCall}(...)\` on line ${rangeOf(onlyWhenGiven).start.line + 1} sits under a test of the seed), so a default run starts weight initialisation, dropout masks and DataLoader shuffling from a different state every time; give the seed a default value and seed unconditionally.`,
+        'This entry point trains but seeds torch only when a seed is given',
+        `It trains at ${where}, and \`${seedCall}(...)\` on line ${rangeOf(onlyWhenGiven).start.line + 1} sits under a test of the seed, so a default run starts weight initialisation, dropout masks and DataLoader shuffling from a different state every time. Give the seed a default value and seed unconditionally.`,
       ),
     });
     return;
@@ -33,7 +34,8 @@ function scan(root: Node, ctx: RuleContext): void {
     guard: 'none',
     outcomes: always(
       'warning',
-      `This entry point trains (${where}) but nothing in this file seeds torch's global generator${helper}, so weight initialisation, dropout masks and DataLoader shuffling start from a different state on every run; call \`torch.manual_seed(seed)\` (or \`lightning.seed_everything(seed)\` / \`transformers.set_seed(seed)\`) at the start of the entry point.`,
+      "This entry point trains but nothing in this file seeds torch's global generator",
+      `It trains at ${where}.${helper} Weight initialisation, dropout masks and DataLoader shuffling start from a different state on every run. Call \`torch.manual_seed(seed)\` (or \`lightning.seed_everything(seed)\` / \`transformers.set_seed(seed)\`) at the start of the entry point.`,
     ),
   });
 }
@@ -72,7 +74,7 @@ Seeding means any of: \`torch.manual_seed\`, \`torch.random.manual_seed\`, Light
 \`set_determinism\`, or a helper defined in the file whose body does one of these.
 \`torch.cuda.manual_seed_all\` alone does not count: it leaves the CPU generator, which drives the
 DataLoader shuffle, unseeded. A helper defined in the file that seeds only \`random\` and NumPy is
-named in the message. A seed call under a condition on the seed (\`if args.seed is not None:\`)
+named in the finding's detail. A seed call under a condition on the seed (\`if args.seed is not None:\`)
 does not count: the default run, given no seed, is not seeded (the message then says the seed is
 taken only when given).
 

@@ -1,6 +1,6 @@
 import type { Node } from 'web-tree-sitter';
 import { callArguments, rangeOf, unparenthesize } from '../../syntax.js';
-import { always, Rule, RuleContext } from '../rule.js';
+import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { testsUnsetOption } from './cli-options.js';
 import { GLOBAL_SEEDERS, globalGenerator } from './global-rng.js';
 import { callsByName, callsWithKeyword, literalThroughName, methodName, ownDescendants, parameterDefault, resolvedCallee, rootOf, scopeOf, SEED_HELPER_NAME, TORCH_SEEDERS } from './shared.js';
@@ -167,7 +167,11 @@ function scan(root: Node, ctx: RuleContext): void {
       ctx.report({
         node: call,
         range: { start: rangeOf(call.childForFieldName('function')!).start, end: rangeOf(call).end },
-        outcomes: always('warning', `\`${method}(..., seed=None)\` asks Hugging Face Datasets for fresh OS entropy, so the ${method === 'shuffle' ? 'sample order' : 'split'} is different on every run; pass the run seed (\`seed=args.seed\`).`),
+        outcomes: always(
+          'warning',
+          `\`${method}(..., seed=None)\` draws fresh OS entropy, so the ${method === 'shuffle' ? 'sample order' : 'split'} differs on every run`,
+          'Hugging Face Datasets asks the OS for a fresh seed when it is given None. Pass the run seed (`seed=args.seed`).',
+        ),
       });
       continue;
     }
@@ -179,13 +183,23 @@ function scan(root: Node, ctx: RuleContext): void {
       // Reported at the draw, once however many seed calls take its value.
       if (drawn.has(source.draw.id)) continue;
       drawn.add(source.draw.id);
-      const generator = globalGenerator(resolvedCallee(source.draw, ctx) ?? '') === 'numpy' ? "NumPy's global generator" : "Python's `random`";
-      const what = `\`${source.text}\` draws the seed of \`${name}\` from ${generator}, which nothing has seeded at this point (it starts from OS entropy)`;
+      const numpy = globalGenerator(resolvedCallee(source.draw, ctx) ?? '') === 'numpy';
+      const generator = numpy ? "NumPy's global generator" : "Python's `random`";
+      const unseeded = numpy ? "NumPy's unseeded global generator" : "Python's unseeded `random`";
+      const draws = `\`${source.text}\` draws from ${generator}, which nothing has seeded at this point (it starts from OS entropy)`;
       ctx.report({
         node: source.draw,
         outcomes: source.fallback
-          ? always('info', `When no seed is configured, ${what}, so such runs can never be repeated; make the fallback a fixed number, or at least log the seed it picked.`)
-          : always('warning', `${what}, so no two runs start from the same random state; take the seed from the configuration or the command line with a fixed default (and log it).`),
+          ? always(
+              'info',
+              fitMessage(`With no seed configured, \`${name}\` is seeded from ${unseeded}`, `With no seed configured, the seed comes from ${unseeded}`),
+              `${draws}, so such runs can never be repeated. Make the fallback a fixed number, or at least log the seed it picked.`,
+            )
+          : always(
+              'warning',
+              fitMessage(`\`${name}\` is seeded from ${unseeded}, so no two runs start alike`, `The seed comes from ${unseeded}, so no two runs start alike`),
+              `${draws}. Take the seed from the configuration or the command line with a fixed default (and log it).`,
+            ),
       });
       continue;
     }
@@ -195,11 +209,21 @@ function scan(root: Node, ctx: RuleContext): void {
       outcomes: source.fallback
         ? always(
             'info',
-            `When no seed is configured, \`${name}\` falls back to \`${source.text}\`, which is different on every run, so such runs can never be repeated; make the fallback a fixed number, or at least log the seed it picked.`,
+            fitMessage(
+              `With no seed configured, \`${name}\` falls back to \`${source.text}\`, which changes every run`,
+              `With no seed configured, \`${name}\` falls back to a value that changes every run`,
+              'With no seed configured, the seed falls back to a value that changes every run',
+            ),
+            `The fallback is \`${source.text}\`, so such runs can never be repeated. Make the fallback a fixed number, or at least log the seed it picked.`,
           )
         : always(
             'warning',
-            `\`${name}\` is seeded from \`${source.text}\`, which is different on every run, so no two runs start from the same random state; take the seed from the configuration or the command line (and log it).`,
+            fitMessage(
+              `\`${name}\` is seeded from \`${source.text}\`, which is different on every run`,
+              `\`${name}\` is seeded from a value that is different on every run`,
+              'The seed is taken from a value that is different on every run',
+            ),
+            `The seed comes from \`${source.text}\`, so no two runs start from the same random state. Take the seed from the configuration or the command line (and log it).`,
           ),
     });
   }

@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { callRange } from '../../calls.js';
 import { literalValue } from '../../syntax.js';
-import { always, Rule, RuleContext } from '../rule.js';
+import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { DATALOADERS, given, loaderArgument } from './dataloader-shared.js';
 import { resolvedCallee, rootOf } from './shared.js';
 import { seedsTorch } from './value-kinds.js';
@@ -63,12 +63,16 @@ const rule: Rule = {
     const file = fileFacts(rootOf(call.node), ctx);
     if (file.lightningWorkers) return;
     const shared =
-      "each worker's `random`, NumPy and torch seeds come from a base seed the loader draws from torch's global generator whenever it starts its workers, so they change whenever that generator is unseeded or has been used a different number of times before (a resumed run, an extra evaluation pass)";
-    const fix = 'pass `generator=g` with `g = torch.Generator(); g.manual_seed(seed)`, and `worker_init_fn=seed_worker` for generators PyTorch does not reseed';
+      "Each worker's `random`, NumPy and torch seeds come from a base seed the loader draws from torch's global generator whenever it starts its workers, so they change whenever that generator is unseeded or has been used a different number of times before (a resumed run, an extra evaluation pass).";
+    const fix = 'Pass `generator=g` with `g = torch.Generator(); g.manual_seed(seed)`, and `worker_init_fn=seed_worker` for generators PyTorch does not reseed.';
     // Seeded in this file, the workers' seeds repeat: information (bench/truth: seeded loaders were never a hazard).
     const outcomes = file.draw && !file.seeded
-      ? always('warning', `The augmentations drawn with \`${file.draw}\` in this file run in these worker processes, and ${shared}; ${fix}.`)
-      : always('info', `This loader runs the dataset in worker processes, and ${shared}, which matters for any random transform the dataset applies; ${fix}.`);
+      ? always(
+          'warning',
+          fitMessage(`Augmentations drawn with \`${file.draw}\` run in workers seeded from torch's global generator`, "This file's augmentations run in workers seeded from torch's global generator"),
+          `${shared} ${fix}`,
+        )
+      : always('info', "This loader's worker processes are seeded from torch's global generator", `${shared} That matters for any random transform the dataset applies. ${fix}`);
     ctx.report({ node: call.node, range: callRange(call), outcomes });
   },
   docs: `

@@ -30,8 +30,16 @@ const rule: Rule = {
         node: call.node,
         range: callRange(call),
         outcomes: unseeded
-          ? always('warning', "This `random_split` draws its permutation from torch's global generator, which nothing in this file seeds before this entry point runs it, so the train/validation split is different on every run (and on every rank); pass `generator=torch.Generator().manual_seed(seed)`.")
-          : always('info', "This `random_split` draws its permutation from torch's global generator, so the split depends on every earlier use of that generator (model initialisation, other draws) and moves when any of them changes; pass `generator=torch.Generator().manual_seed(seed)`."),
+          ? always(
+              'warning',
+              "This `random_split` draws its permutation from torch's unseeded global generator",
+              'Nothing in this file seeds it before this entry point runs the split, so the train/validation split is different on every run (and on every rank). Pass `generator=torch.Generator().manual_seed(seed)`.',
+            )
+          : always(
+              'info',
+              "This `random_split` draws its permutation from torch's global generator",
+              'The split depends on every earlier use of that generator (model initialisation, other draws) and moves when any of them changes. Pass `generator=torch.Generator().manual_seed(seed)`.',
+            ),
       });
       return;
     }
@@ -48,7 +56,8 @@ const rule: Rule = {
       range: callRange(call),
       outcomes: always(
         'info',
-        `${what} draws each epoch's sample order from torch's global generator, so the data order depends on every earlier use of that generator (model initialisation, dropout, other loaders) and changes when any of them does, or when a run resumes from a checkpoint; pass \`generator=g\` with a \`torch.Generator\` seeded from the run seed.`,
+        `${what} draws each epoch's sample order from torch's global generator`,
+        'The data order depends on every earlier use of that generator (model initialisation, dropout, other loaders) and changes when any of them does, or when a run resumes from a checkpoint. Pass `generator=g` with a `torch.Generator` seeded from the run seed.',
       ),
     });
   },

@@ -2,7 +2,7 @@ import type { Node } from 'web-tree-sitter';
 import { callRange } from '../../calls.js';
 import { rangeOf } from '../../syntax.js';
 import type { Fix, Range } from '../../types.js';
-import { always, Rule, RuleContext } from '../rule.js';
+import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { callsByName, consumerOf, isPath, loopDependsOnOrder, orderedUses, outermost, ownDescendants, sortedLater, writesItsOwnFile } from './shared.js';
 
 const MODULE_LISTINGS = new Set(['os.listdir', 'os.scandir', 'glob.glob', 'glob.iglob']);
@@ -137,7 +137,8 @@ function check(call: Node, name: string, range: Range, ctx: RuleContext): void {
     range,
     outcomes: always(
       orderIsVisible(call, ctx) ? 'warning' : 'info',
-      `\`${name}\` returns entries in whatever order the file system keeps them, which differs between machines, file systems and even copies of the same data, so the sample order (and any split or id assigned by position) is not reproducible; wrap it in \`sorted(...)\`${scandir ? ' with `key=lambda entry: entry.name`' : ''}.`,
+      fitMessage(`\`${name}\` lists entries in file-system order, which differs between machines and copies`, 'This listing comes in file-system order, which differs between machines and copies'),
+      `The order differs between machines, file systems and even copies of the same data, so the sample order (and any split or id assigned by position) is not reproducible. Wrap it in \`sorted(...)\`${scandir ? ' with `key=lambda entry: entry.name`' : ''}.`,
     ),
     fixes: sortFix(call, scandir),
   });

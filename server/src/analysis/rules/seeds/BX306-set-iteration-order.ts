@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { callArguments, rangeOf, unparenthesize } from '../../syntax.js';
 import type { Fix } from '../../types.js';
-import { always, Rule, RuleContext } from '../rule.js';
+import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { builtinName, callsByName, Consumer, consumerOf, elementKind, ElementKind, laterUses, loopDependsOnOrder, outermost, sortedLater } from './shared.js';
 
 const SET_OPERATORS = new Set(['|', '&', '-', '^']);
@@ -144,7 +144,8 @@ function report(site: Node, kind: ElementKind, ctx: RuleContext): void {
       node: site,
       outcomes: always(
         'warning',
-        `\`${shown}\` is a set of strings, whose iteration order follows string hashes that Python salts afresh in every process (unless PYTHONHASHSEED is fixed before start-up), so the ids, vocabulary or list built from it come out in a different order each run; iterate over \`sorted(${shown})\` instead.`,
+        fitMessage(`\`${shown}\` is a set of strings, whose order changes with every process's hash salt`, "This set of strings is iterated in an order that changes with every process's hash salt"),
+        `Python salts string hashes afresh in every process (unless PYTHONHASHSEED is fixed before start-up), so the ids, vocabulary or list built from it come out in a different order each run. Iterate over \`sorted(${shown})\` instead.`,
       ),
       fixes: sortedFix(site),
     });
@@ -154,7 +155,8 @@ function report(site: Node, kind: ElementKind, ctx: RuleContext): void {
     node: site,
     outcomes: always(
       'info',
-      `The order in which \`${shown}\` is iterated here is kept, and if its elements are strings (or objects hashed by identity) that order changes from run to run; bitexact cannot tell the element type, so use \`sorted(...)\` if they are strings.`,
+      fitMessage(`The order of the set \`${shown}\` is kept here, and it can change run to run`, 'The order of a set is kept here, and it can change run to run'),
+      'If its elements are strings (or objects hashed by identity), that order changes from run to run; bitexact cannot tell the element type. Use `sorted(...)` if they are strings.',
     ),
   });
 }

@@ -1,6 +1,6 @@
 import type { Node } from 'web-tree-sitter';
 import { callArguments } from '../../syntax.js';
-import { always, Rule, RuleContext } from '../rule.js';
+import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { builtinName, callsByName, laterUses, outermost, resolvedCallee, scalarKind, TORCH_SEEDERS } from './shared.js';
 
 const SEED_SINKS = new Set([...TORCH_SEEDERS, 'random.seed', 'random.Random', 'numpy.random.seed', 'numpy.random.default_rng', 'numpy.random.RandomState', 'torch.cuda.manual_seed', 'torch.cuda.manual_seed_all']);
@@ -68,11 +68,13 @@ function scan(root: Node, ctx: RuleContext): void {
         kind === 'str'
           ? always(
               'warning',
-              `\`${shown}\` is used ${what}, but Python salts string hashes differently in every process unless PYTHONHASHSEED is fixed at start-up, so the assignment changes between runs and between ranks; use a stable hash such as \`zlib.crc32(key.encode())\` or \`hashlib\`.`,
+              fitMessage(`\`${shown}\` is used ${what}, but string hashes are salted afresh in every process`, `\`hash(...)\` is used ${what}, but string hashes are salted afresh in every process`),
+              'Unless PYTHONHASHSEED is fixed at start-up, the assignment changes between runs and between ranks. Use a stable hash such as `zlib.crc32(key.encode())` or `hashlib`.',
             )
           : always(
               'info',
-              `\`${shown}\` is used ${what}; if the argument is a string, bytes, or an object without its own __hash__, the value changes between processes and runs (bitexact cannot tell the argument's type); a stable hash such as \`zlib.crc32(str(key).encode())\` removes the doubt.`,
+              fitMessage(`\`${shown}\` is used ${what}, and the hash of a string changes between processes`, `\`hash(...)\` is used ${what}, and the hash of a string changes between processes`),
+              "If the argument is a string, bytes, or an object without its own `__hash__`, the value changes between processes and runs (bitexact cannot tell the argument's type). A stable hash such as `zlib.crc32(str(key).encode())` removes the doubt.",
             ),
     });
   }

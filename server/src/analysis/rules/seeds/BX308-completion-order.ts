@@ -76,7 +76,8 @@ const rule: Rule = {
       fixes: submissionOrder(call, ctx),
       outcomes: always(
         'warning',
-        `\`${name}\` hands out results in the order the workers finish, which depends on timing, so what is built from them here (lists, running sums of floats, rollout buffers) comes out in a different order, and sums round differently, on every run; use ${replacement}, which keep the input order, or sort by a stable key before use.`,
+        `\`${name}\` hands out results in the order the workers finish, which varies run to run`,
+        `What is built from them here (lists, running sums of floats, rollout buffers) comes out in a different order, and sums round differently, on every run. Use ${replacement}, which keep the input order, or sort by a stable key before use.`,
       ),
     });
   },

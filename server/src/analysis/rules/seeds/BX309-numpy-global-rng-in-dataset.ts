@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { callRange } from '../../calls.js';
 import type { ImportScope } from '../../scope.js';
-import { always, Rule, RuleContext } from '../rule.js';
+import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { enclosingFunction } from '../../syntax.js';
 import { NUMPY_GLOBAL_DRAWS } from './global-rng.js';
 import { enclosingClass, memo, resolvedCallee, rootOf, TORCH_SEEDERS } from './shared.js';
@@ -68,11 +68,12 @@ const rule: Rule = {
     const method = sampleMethod(fn, cls);
     if (!method) return;
     const shown = call.node.childForFieldName('function')?.text ?? call.callee;
-    const why = `\`${shown}\` in \`${method}\` draws from NumPy's process-wide generator, so the value a sample gets depends on which worker loads it and how many draws that worker made before`;
-    const fix = 'derive a generator from the sample, e.g. `np.random.default_rng((seed, epoch, index))`, or draw with torch and a seeded generator';
+    const why = 'The value a sample gets depends on which worker loads it and how many draws that worker made before';
+    const fix = 'Derive a generator from the sample, for example `np.random.default_rng((seed, epoch, index))`, or draw with torch and a seeded generator.';
+    const message = (generator: string) => fitMessage(`\`${shown}\` in \`${method}\` draws from ${generator}`, `A draw in \`${method}\` comes from ${generator}`);
     const outcomes = memo(ctx, 'BX309:numpy-seeded', () => seedsNumpy(rootOf(call.node), ctx))
-      ? always('info', `${why}; it repeats only while num_workers, the sampling order and the seeds stay exactly the same; ${fix}.`)
-      : always('warning', `${why}, and with num_workers=0 nothing in this file seeds it (torch.manual_seed does not), so it differs on every run; ${fix}.`);
+      ? always('info', message("NumPy's process-wide generator"), `${why}; it repeats only while num_workers, the sampling order and the seeds stay exactly the same. ${fix}`)
+      : always('warning', message("NumPy's unseeded process-wide generator"), `${why}, and with num_workers=0 nothing in this file seeds it (torch.manual_seed does not), so it differs on every run. ${fix}`);
     ctx.report({ node: call.node, range: callRange(call), outcomes });
   },
   docs: `

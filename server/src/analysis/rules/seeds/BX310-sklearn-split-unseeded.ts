@@ -1,6 +1,6 @@
 import { callRange } from '../../calls.js';
 import { literalValue } from '../../syntax.js';
-import { always, Rule } from '../rule.js';
+import { always, fitMessage, Rule } from '../rule.js';
 import { memo, resolvedCallee, rootOf, TORCH_SEEDERS } from './shared.js';
 
 const MS = 'sklearn.model_selection';
@@ -40,11 +40,13 @@ const rule: Rule = {
     const outcomes = seeded
       ? always(
           'info',
-          `\`${name}\` without \`random_state\` draws from NumPy's global generator, which this file seeds, so the split repeats only while every earlier NumPy draw stays the same; pass \`random_state=seed\` to make the split depend on the seed alone.`,
+          fitMessage(`\`${name}\` without \`random_state\` draws from NumPy's global generator`, "A split without `random_state` draws from NumPy's global generator"),
+          'This file seeds it, so the split repeats only while every earlier NumPy draw stays the same. Pass `random_state=seed` to make the split depend on the seed alone.',
         )
       : always(
           'warning',
-          `\`${name}\` without \`random_state\` draws from NumPy's global generator, which nothing in this file seeds, so the train/validation split (or fold assignment) is different on every run; pass \`random_state=seed\`.`,
+          fitMessage(`\`${name}\` without \`random_state\` draws from NumPy's unseeded global generator`, "A split without `random_state` draws from NumPy's unseeded global generator"),
+          'Nothing in this file seeds it, so the train/validation split (or fold assignment) is different on every run. Pass `random_state=seed`.',
         );
     ctx.report({ node: call.node, range: callRange(call), outcomes });
   },

@@ -49,8 +49,9 @@ const rule: Rule = {
       outcomes: {
         off: {
           severity: 'info',
-          message:
-            '`set_seed` fixes the random streams but leaves PyTorch on its default kernels, several of which (atomic scatter/index adds, cuDNN algorithm search) differ from run to run, so a seeded run still does not repeat bit for bit; pass `deterministic=True` or call `transformers.enable_full_determinism(seed)` when you need exact repeats.',
+          message: '`set_seed` fixes the random streams but leaves PyTorch on its nondeterministic kernels',
+          detail:
+            'Several default kernels (atomic scatter/index adds, cuDNN algorithm search) differ from run to run, so a seeded run still does not repeat bit for bit. Pass `deterministic=True` or call `transformers.enable_full_determinism(seed)` when you need exact repeats.',
         },
       },
       fixes: deterministicFix(call, flag),

@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { callRange } from '../../calls.js';
 import { enclosingFunction } from '../../syntax.js';
-import { always, Rule, RuleContext } from '../rule.js';
+import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { entryReach, trainingCall, within } from './entry-reach.js';
 import { GLOBAL_SEEDERS, globalGenerator, NUMPY_GLOBAL_DRAWS, RANDOM_DRAWS } from './global-rng.js';
 import { enclosingClass, memo, parameterAnnotation, resolvedCallee, rootOf, SEED_HELPER_NAME, SEEDING_TRAINERS } from './shared.js';
@@ -103,14 +103,14 @@ const rule: Rule = {
     const handed = generatorParameter(enclosingFunction(call.node));
     if (!handed && runsInWorkers(call.node)) return;
     const shown = call.node.childForFieldName('function')?.text ?? call.callee;
-    const start = `\`${shown}\` draws from ${SHOWN[generator]}, which nothing in this file seeds`;
-    const fix = `seed it with the run seed (\`${SEED_CALL[generator]}\`) where torch is seeded, or draw from a generator made from the seed`;
+    const message = fitMessage(`\`${shown}\` draws from ${SHOWN[generator]}, which nothing in this file seeds`, `This draw comes from ${SHOWN[generator]}, which nothing in this file seeds`);
+    const fix = `Seed it with the run seed (\`${SEED_CALL[generator]}\`) where torch is seeded, or draw from a generator made from the seed.`;
     let why: string | undefined;
-    if (handed) why = `although this function is handed its own generator (\`${handed}\`), so this one draw follows the process's history instead of the seed`;
-    else if (seedsTorchDirectly(root, ctx)) why = 'although the file seeds torch (which leaves this generator alone), so its values differ on every run';
-    else if (trainingEntryRuns(call.node, root, ctx)) why = 'and this training script\'s entry point runs it, so its values differ on every run';
+    if (handed) why = `This function is handed its own generator (\`${handed}\`), so this one draw follows the process's history instead of the seed. Draw from \`${handed}\`.`;
+    else if (seedsTorchDirectly(root, ctx)) why = `The file seeds torch, which leaves this generator alone, so its values differ on every run. ${fix}`;
+    else if (trainingEntryRuns(call.node, root, ctx)) why = `This training script's entry point runs it, so its values differ on every run. ${fix}`;
     if (!why) return;
-    ctx.report({ node: call.node, range: callRange(call), outcomes: always('warning', `${start}, ${why}; ${handed ? `draw from \`${handed}\`` : fix}.`) });
+    ctx.report({ node: call.node, range: callRange(call), outcomes: always('warning', message, why) });
   },
   docs: `
 \`torch.manual_seed\` seeds torch's generators and nothing else. Python's \`random\` module and

@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { isMainGuard } from '../../place.js';
 import { callArguments, rangeOf } from '../../syntax.js';
-import { always, Rule, RuleContext } from '../rule.js';
+import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { enclosingClass, memo, ownDescendants, resolvedCallee, SEED_HELPER_NAME, SEEDING_TRAINERS, TORCH_SEEDERS } from './shared.js';
 
 /** torch.nn layers whose parameters are drawn at construction (norm layers start at ones and zeros). */
@@ -126,7 +126,8 @@ function scan(root: Node, ctx: RuleContext): void {
           guard: 'none',
           outcomes: always(
             'warning',
-            `${what} before the first seeding (\`${seedText}(...)\` on line ${rangeOf(seedCall).start.line + 1}), so those weights come from an unseeded generator and differ on every run; seed torch before building the model.`,
+            fitMessage(`${what} before the first seeding, so they differ on every run`, 'Random weights are drawn here before the first seeding, so they differ on every run'),
+            `The first seeding is \`${seedText}(...)\` on line ${rangeOf(seedCall).start.line + 1}, so those weights come from an unseeded generator. Seed torch before building the model.`,
           ),
         });
       }
@@ -162,7 +163,8 @@ function reportAdapterInTrainer(seedCall: Node, seedText: string, ctx: RuleConte
     guard: 'none',
     outcomes: always(
       'warning',
-      `Nothing seeds torch before \`${seedText}(..., peft_config=...)\` on line ${rangeOf(seedCall).start.line + 1}, and the trainer draws the LoRA adapter's weights from \`peft_config\` in its constructor before Trainer's own \`set_seed(args.seed)\` runs, so the adapters differ on every run; call \`transformers.set_seed(seed)\` first.`,
+      "The trainer draws the LoRA adapter's weights before anything seeds torch",
+      `Nothing seeds torch before \`${seedText}(..., peft_config=...)\` on line ${rangeOf(seedCall).start.line + 1}, and the trainer builds the adapters from \`peft_config\` in its constructor before Trainer's own \`set_seed(args.seed)\` runs, so the adapters differ on every run. Call \`transformers.set_seed(seed)\` first.`,
     ),
   });
 }

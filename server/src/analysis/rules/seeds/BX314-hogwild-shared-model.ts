@@ -1,6 +1,6 @@
 import type { Node } from 'web-tree-sitter';
 import { callArguments, enclosingFunction } from '../../syntax.js';
-import { always, Rule, RuleContext } from '../rule.js';
+import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { trainingCall } from './entry-reach.js';
 import { callsByName, resolvedCallee } from './shared.js';
 
@@ -44,7 +44,8 @@ function scan(root: Node, ctx: RuleContext): void {
         node: call,
         outcomes: always(
           'warning',
-          `Several processes run \`${target.text}\` on the shared-memory \`${model.text}\` (\`share_memory()\` on line ${share.startPosition.row + 1}) and update its parameters without a lock (Hogwild), so the order in which their updates land, and the weights, differ on every run; train one process, or average per-process replicas with a collective, if the run must repeat.`,
+          fitMessage(`Processes update the shared-memory \`${model.text}\` without a lock, in an order that varies`, 'Processes update a shared-memory model without a lock (Hogwild), in an order that varies'),
+          `Several processes run \`${target.text}\` on \`${model.text}\` (\`share_memory()\` on line ${share.startPosition.row + 1}) and update its parameters without a lock (Hogwild), so the order in which their updates land, and the weights, differ on every run. Train one process, or average per-process replicas with a collective, if the run must repeat.`,
         ),
       });
     }

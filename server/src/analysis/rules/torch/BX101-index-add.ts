@@ -6,7 +6,7 @@ export default defineOpRule({
   name: 'index-add-cuda',
   summary: '`index_add_` / `torch.index_add` on CUDA accumulates floats with atomics.',
   calls: ['torch.index_add', 'Tensor.index_add_', 'Tensor.index_add'],
-  why: 'adds floating-point rows with CUDA atomics, so the summation order (and the rounding) changes from run to run',
+  why: 'adds float rows with CUDA atomics, in a varying order',
   alternative: 'accumulate in an integer dtype or sort the indices and use a segmented sum',
   accumulator: (call) => call.receiver ?? argument(call.args, 0, 'input'),
   // index(dim, index, ...) as a method, or torch.op(input, dim, index, ...): an index that cannot repeat is safe.

@@ -6,7 +6,7 @@ export default defineOpRule({
   name: 'scatter-add-cuda',
   summary: '`scatter_add_` / `torch.scatter_add` on CUDA accumulates floats with atomics.',
   calls: ['torch.scatter_add', 'Tensor.scatter_add_', 'Tensor.scatter_add'],
-  why: 'adds floating-point values with CUDA atomics, so the summation order (and the rounding) changes from run to run',
+  why: 'adds floats with CUDA atomics, in a varying order',
   alternative: 'accumulate in an integer dtype or sort by index and use a segmented sum',
   accumulator: (call) => call.receiver ?? argument(call.args, 0, 'input'),
   // index(dim, index, ...) as a method, or torch.op(input, dim, index, ...): an index that cannot repeat is safe.

@@ -6,7 +6,7 @@ export default defineOpRule({
   name: 'scatter-reduce-prod',
   summary: '`scatter_reduce` with reduce="prod" varies on CUDA and has no deterministic implementation.',
   calls: ['torch.scatter_reduce', 'Tensor.scatter_reduce_', 'Tensor.scatter_reduce'],
-  why: 'multiplies floating-point values into each slot in whatever order the GPU threads reach it, so the rounding of the products changes from run to run',
+  why: 'multiplies floats with CUDA atomics, in a varying order',
   alternative: 'take the product as `exp` of a `scatter_add_` of `log` values (which the mode can make reproducible), or compute it on the CPU',
   accumulator: (call) => call.receiver ?? argument(call.args, 0, 'input'),
   variant: (call) => (literalValue(argument(call.args, call.receiver ? 3 : 4, 'reduce')) === 'prod' ? 'prod' : undefined),

@@ -15,7 +15,7 @@ export default defineOpRule({
   name: 'scatter-duplicate-write',
   summary: '`scatter_` / `torch.scatter` with a tensor `src` races when indices repeat.',
   calls: ['torch.scatter', 'Tensor.scatter_', 'Tensor.scatter'],
-  why: 'writes through an index in parallel; where indices repeat, GPU thread timing decides which value survives (or, with reduce=, the order of the float updates), so the result changes from run to run',
+  why: 'races where indices repeat: GPU thread timing decides the result',
   alternative: 'make the indices unique, or use `scatter_add_` / `scatter_reduce_` with a reduction that deterministic mode supports',
   // Integer add/multiply is exact; a plain overwrite races whatever the dtype.
   accumulator: (call) => (reduceOf(call) ? (call.receiver ?? argument(call.args, 0, 'input')) : undefined),

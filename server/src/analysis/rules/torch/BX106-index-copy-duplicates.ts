@@ -6,7 +6,7 @@ export default defineOpRule({
   name: 'index-copy-duplicates',
   summary: '`index_copy_` / `torch.index_copy` keeps a random one of the rows sent to a repeated index.',
   calls: ['torch.index_copy', 'Tensor.index_copy_', 'Tensor.index_copy'],
-  why: 'copies rows to the positions in `index` in parallel; when a position appears more than once, the row that is kept depends on which GPU thread wrote last, so the output changes from run to run',
+  why: 'races where positions repeat: GPU thread timing picks the row kept',
   alternative: 'deduplicate the index (keeping the row you mean to keep) before copying',
   // index(dim, index, ...) as a method, or torch.op(input, dim, index, ...): an index that cannot repeat is safe.
   index: (call) => argument(call.args, call.receiver ? 1 : 2, 'index'),
@@ -34,7 +34,7 @@ Measured on an H200 with torch 2.11 (1e6 fp32 rows into 1e3 positions, many dupl
 distinct results in 20 runs, with elements differing by up to 6.0.
 
 **Deterministic alternative.** \`torch.use_deterministic_algorithms(True)\` makes the copy
-reproducible (a fixed writer wins) at 5.1× the default time (0.11 → 0.56 ms). If the indices are
+reproducible (a fixed writer wins) at 5.2× the default time (0.11 → 0.56 ms). If the indices are
 unique by construction (a permutation, \`arange\`), the call cannot race and a suppression with that
 reason is appropriate.
 

@@ -80,7 +80,7 @@ const rule = defineOpRule({
   summary: '`index_put_` without accumulate, and `x[idx] = v` / `x[idx] += v` with a tensor index, race on repeated indices.',
   calls: ['torch.index_put', 'Tensor.index_put_', 'Tensor.index_put'],
   triggers: ['torch'],
-  why: 'stores through an index tensor; where an index repeats, whichever write lands last wins, and that is decided by thread scheduling, so the stored values change from run to run',
+  why: 'races where indices repeat: GPU thread timing picks the value kept',
   alternative: 'make the indices unique first (for example with `torch.unique`) or accumulate with `index_put_(..., accumulate=True)`',
   evidence: indicesRepeat,
   variant(call) {

@@ -6,7 +6,7 @@ export default defineOpRule({
   name: 'put-nondeterministic',
   summary: '`put_` / `torch.put` varies on CUDA with or without accumulate, and deterministic mode rejects it.',
   calls: ['torch.put', 'Tensor.put_', 'Tensor.put'],
-  why: 'writes into the flattened tensor at arbitrary positions in parallel; repeated positions either race (a random write survives) or, with accumulate=True, add floats in a scheduling-dependent order, so results change from run to run',
+  why: 'races or adds floats in a varying order where positions repeat',
   alternative: 'index the flattened tensor with `view(-1).index_put_((idx,), values, accumulate=True)`, which is stable on CUDA, or `index_add_` under deterministic mode',
   // put_(index, source, accumulate=False) / torch.put(input, index, source, accumulate=False)
   accumulator: (call) =>

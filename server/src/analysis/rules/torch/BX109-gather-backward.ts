@@ -1,6 +1,6 @@
 import type { CallSite } from '../../calls.js';
 import { argument } from '../../syntax.js';
-import { defineOpRule } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 import type { RuleContext } from '../rule.js';
 
 /**
@@ -19,7 +19,7 @@ export default defineOpRule({
   name: 'gather-backward',
   summary: 'The backward of `torch.gather` scatter-adds gradients with CUDA atomics.',
   calls: ['torch.gather', 'Tensor.gather'],
-  why: 'has a backward pass that adds the incoming gradients back into the source with float atomics; positions gathered more than once collect their gradient in a varying order, so the gradient differs from run to run',
+  why: ATOMIC_BACKWARD,
   alternative: 'detach the source when no gradient is needed, or gather from unique positions',
   backwardOnly: true,
   evidence: indexRepeats,

@@ -1,5 +1,5 @@
 import { argument } from '../../syntax.js';
-import { defineOpRule } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 
 /**
  * A warning needs rows selected more than once by construction (values.ts: `sorted // topk`,
@@ -13,7 +13,7 @@ export default defineOpRule({
   name: 'index-select-backward',
   summary: 'The backward of `index_select` adds gradient rows into the source with CUDA atomics.',
   calls: ['torch.index_select', 'Tensor.index_select'],
-  why: 'has a backward pass that sums the gradient of every selected row back into its source row with float atomics; rows selected more than once get their gradient summed in a varying order, so the gradient changes from run to run',
+  why: ATOMIC_BACKWARD,
   alternative: 'for dim 0, index with `x[idx]`, whose backward accumulates through a sorted path',
   backwardOnly: true,
   evidence: (call, ctx) => ctx.values.repeatsByConstruction(argument(call.args, call.receiver ? 1 : 2, 'index')),

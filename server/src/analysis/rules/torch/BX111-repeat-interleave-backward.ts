@@ -1,12 +1,12 @@
 import { argument } from '../../syntax.js';
-import { defineOpRule } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 
 export default defineOpRule({
   id: 'BX111',
   name: 'repeat-interleave-backward',
   summary: 'The backward of `repeat_interleave` with tensor repeats sums gradients with CUDA atomics.',
   calls: ['torch.repeat_interleave', 'Tensor.repeat_interleave'],
-  why: 'is an `index_select` underneath, and its backward adds the gradients of the copies back together with float atomics in a varying order, so the gradient changes from run to run',
+  why: ATOMIC_BACKWARD,
   alternative: 'repeat by a Python int where the counts are uniform, or detach the input when it needs no gradient',
   backwardOnly: true,
   // The gradient flows into the input: integer ids (segment ids, positions) have none.

@@ -1,12 +1,12 @@
 import { argument } from '../../syntax.js';
-import { defineOpRule } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 
 export default defineOpRule({
   id: 'BX112',
   name: 'take-backward',
   summary: 'The backward of `torch.take` goes through `put_(accumulate=True)`, which varies and has no deterministic CUDA path.',
   calls: ['torch.take', 'Tensor.take'],
-  why: 'has a backward pass that adds gradients into the flattened input through `put_` with float atomics; elements taken more than once receive their gradient in a varying order, so the gradient changes from run to run',
+  why: ATOMIC_BACKWARD,
   alternative: 'index the flattened tensor instead (`x.reshape(-1)[idx]`), whose backward accumulates through a sorted path',
   backwardOnly: true,
   variant: (call, ctx) => {

@@ -6,7 +6,7 @@ export default defineOpRule({
   name: 'index-reduce',
   summary: '`index_reduce_` raises under deterministic mode for every reduce, and varies by default for "prod" and "mean".',
   calls: ['torch.index_reduce', 'Tensor.index_reduce_', 'Tensor.index_reduce'],
-  why: 'folds source rows into their target rows with CUDA atomics, so the floating-point result depends on the order the rows arrive in, which changes from run to run',
+  why: 'folds rows with CUDA atomics, in a varying order',
   alternative: 'use `scatter_reduce_` (sum/mean are made deterministic by the mode, amax/amin are order-free) with the index expanded to the source shape',
   accumulator: (call) => call.receiver ?? argument(call.args, 0, 'input'),
   // index_reduce_(dim, index, source, reduce) / torch.index_reduce(input, dim, index, source, reduce)

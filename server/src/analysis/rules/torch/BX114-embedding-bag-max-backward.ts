@@ -1,12 +1,12 @@
 import { argument, literalValue } from '../../syntax.js';
-import { defineOpRule } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 
 export default defineOpRule({
   id: 'BX114',
   name: 'embedding-bag-max-backward',
   summary: '`EmbeddingBag` / `F.embedding_bag` with mode="max" has a backward that varies and raises under deterministic mode.',
   calls: ['torch.nn.EmbeddingBag', 'torch.nn.functional.embedding_bag'],
-  why: 'has a backward pass that scatters each bag\'s gradient to the winning rows with float atomics; rows that win in several bags collect gradient in a varying order, so the weight gradient changes from run to run',
+  why: ATOMIC_BACKWARD,
   alternative: 'use mode="sum" or mode="mean" (stable in the measurements), or take the max over a padded `embedding` lookup',
   backwardOnly: true,
   // EmbeddingBag(num, dim, max_norm, norm_type, scale_grad_by_freq, mode) /

@@ -10,7 +10,7 @@ export default defineOpRule({
   name: 'bincount-weights',
   summary: '`bincount` with `weights` sums the weights with CUDA atomics and raises under deterministic mode.',
   calls: ['torch.bincount', 'Tensor.bincount'],
-  why: 'adds floating-point weights into each bin with atomics, so the sum per bin is rounded differently from run to run',
+  why: 'sums float weights per bin with atomics, in a varying order',
   alternative: 'sum the weights with `torch.zeros(n).index_add_(0, ids, weights)`, which the mode runs deterministically',
   accumulator: weightsOf,
   variant: (call) => {

@@ -6,7 +6,7 @@ export default defineOpRule({
   name: 'histc-cuda',
   summary: '`torch.histc` on floating-point CUDA input raises under deterministic mode (its counts were stable).',
   calls: ['torch.histc', 'Tensor.histc'],
-  why: 'counts values into bins with CUDA atomics and is nondeterministic',
+  why: 'counts into bins with CUDA atomics and may vary run to run',
   alternative: 'compute integer bin ids (for example with `torch.bucketize`) and count them with `torch.bincount` without weights',
   // The CUDA check only fires for floating-point input.
   variant: (call, ctx) => (ctx.values.of(call.receiver ?? argument(call.args, 0, 'input')).dtype === 'int' ? undefined : 'default'),

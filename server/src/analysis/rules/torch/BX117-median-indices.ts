@@ -29,7 +29,7 @@ export default defineOpRule({
   name: 'median-indices',
   summary: '`median(x, dim)` returns indices that vary between runs on ties, and raises under deterministic mode.',
   calls: ['torch.median', 'Tensor.median', 'torch.nanmedian', 'Tensor.nanmedian'],
-  why: 'also returns the position of the median, and on CUDA the position picked among tied values changes from run to run',
+  why: 'returns, among tied values, an index that varies run to run on CUDA',
   alternative: 'take the middle element of `sort(dim, stable=True)` when the indices matter, or `torch.quantile(x, 0.5, dim)` when only the values are needed',
   // median(dim, keepdim) / torch.median(input, dim, keepdim); without a dim only the value comes back.
   variant: (call) => {
@@ -48,7 +48,7 @@ export default defineOpRule({
     // The indices are dropped: the values are reproducible (the tie case's largest value difference
     // was 0.0), but the mode still refuses the kernel, which computes the indices anyway.
     values: {
-      label: 'a `dim`, values only',
+      label: 'a `dim` (values only)',
       behaviours: [
         { torch: '>=2.11', byDefault: 'stable', underMode: 'raises', source: 'measured' },
         { torch: '<2.11', byDefault: 'stable', underMode: 'raises', source: 'docs' },

@@ -22,7 +22,7 @@ export default defineOpRule({
   name: 'cumsum-float',
   summary: '`torch.cumsum` / `Tensor.cumsum` on a floating-point CUDA tensor: the parallel scan adds in a varying order.',
   calls: ['torch.cumsum', 'Tensor.cumsum', 'Tensor.cumsum_'],
-  why: 'runs a parallel prefix scan whose partial sums are combined in an order that depends on scheduling, so long float scans change in the last bits from run to run',
+  why: 'combines partial scan sums in a varying order',
   alternative: 'run the scan on the CPU (`x.cpu().cumsum(dim).to(x.device)`) or in an integer (fixed-point) dtype',
   variant,
   evidence: longFloatScan,

@@ -12,7 +12,7 @@ export default defineOpRule({
   name: 'cumprod-logcumsumexp',
   summary: '`cumprod` / `logcumsumexp` on CUDA floats vary run to run, and deterministic mode does not fix them.',
   calls: ['torch.cumprod', 'Tensor.cumprod', 'Tensor.cumprod_', 'torch.logcumsumexp', 'Tensor.logcumsumexp'],
-  why: 'combines partial results of its parallel scan in a scheduling-dependent order, so the rounding of long float scans changes from run to run',
+  why: 'combines partial scan results in a varying order',
   alternative:
     'run the scan on the CPU, or for a product accumulate `log` values with `torch.cumsum` (deterministic under the mode in torch 2.11) and exponentiate',
   accumulator: (call) => call.receiver ?? argument(call.args, 0, 'input'),

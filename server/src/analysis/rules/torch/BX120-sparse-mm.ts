@@ -24,7 +24,7 @@ export default defineOpRule({
   summary: 'Sparse × dense products (`torch.sparse.mm`, `torch.mm` on a sparse tensor) vary run to run, even in deterministic mode.',
   calls: ['torch.sparse.mm', 'torch.sparse.addmm', 'torch.mm', 'torch.matmul', 'Tensor.mm', 'Tensor.matmul', 'operator.matmul'],
   requires: ['sparse'],
-  why: 'multiplies a sparse matrix (COO or CSR) by a dense one with kernels that add partial products in a varying order, so the result changes in the last bits from run to run',
+  why: 'adds partial products in a varying order',
   alternative: 'multiply with the dense form (`.to_dense()`, deterministic) where it fits in memory, or do the product on the CPU',
   variant,
   variants: {

@@ -15,7 +15,7 @@ export default defineOpRule({
   summary: '`torch.bmm` with a sparse first operand varies run to run on CUDA unless deterministic mode is on.',
   calls: ['torch.bmm', 'Tensor.bmm'],
   requires: ['sparse'],
-  why: 'multiplies a batch of sparse matrices by dense ones with atomic accumulation, so the float sums land in a different order on each run',
+  why: 'accumulates with atomics, in a varying order',
   alternative: 'multiply with the dense form (`.to_dense()`) or do the product on the CPU',
   variant,
   variants: {
@@ -35,7 +35,7 @@ result change between runs. Unlike \`torch.sparse.mm\` (BX120), this op has a de
 
 Measured on an H200 with torch 2.11, a batch of 4 COO matrices of 2500×2500 with 1e6 non-zeros in
 all times dense 4×2500×64: 20 distinct results in 20 runs by default (differences up to 7.6e-6);
-bitwise reproducible under the mode at 1.33× the time (0.43 → 0.57 ms). Dense \`bmm\` was stable in
+bitwise reproducible under the mode at 1.3× the time (0.43 → 0.57 ms). Dense \`bmm\` was stable in
 every measured shape and is not reported.
 
 Only calls whose first operand is visibly sparse in the same function are reported

@@ -11,11 +11,11 @@ export default defineOpRule({
     ...DIMS.flatMap((d) => [`torch.nn.functional.conv${d}`, `torch.nn.functional.conv_transpose${d}`]),
     ...DIMS.flatMap((d) => [`torch.conv${d}`, `torch.conv_transpose${d}`]),
   ],
-  why: 'may run cuDNN algorithms (chiefly for the weight and input gradients) that are allowed to differ from run to run',
+  why: 'may pick cuDNN algorithms whose results differ run to run',
   // Its nondeterminism is chiefly in the weight and input gradients: the mode around the call alone misses them.
   modeAroundFix: false,
   alternative:
-    'set `torch.backends.cudnn.deterministic = True` (or turn on `torch.use_deterministic_algorithms(True)`) if the run must be bit-for-bit repeatable',
+    'set `torch.backends.cudnn.deterministic = True` (or turn on `torch.use_deterministic_algorithms(True)`)',
   variants: {
     default: {
       label: '',

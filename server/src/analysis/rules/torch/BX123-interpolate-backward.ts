@@ -1,7 +1,7 @@
 import type { CallSite } from '../../calls.js';
 import { defaultLiteral } from '../../defaults.js';
 import { argument } from '../../syntax.js';
-import { defineOpRule, type OpVariant } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule, type OpVariant } from '../op-rule.js';
 import type { RuleContext } from '../rule.js';
 
 /** Where `mode` sits positionally: F.interpolate(input, size, scale_factor, mode, ...), nn.Upsample(size, scale_factor, mode, ...). */
@@ -83,7 +83,7 @@ export default defineOpRule({
     'torch.nn.Upsample',
     'torch.nn.UpsamplingBilinear2d',
   ],
-  why: 'sends each output gradient back to several overlapping input pixels with atomic adds in the backward pass, so the input gradient rounds differently from run to run',
+  why: ATOMIC_BACKWARD,
   alternative:
     'use mode="nearest", or on torch 2.11+ plain mode="bilinear" (no antialias), whose backward the mode makes deterministic',
   backwardOnly: true,

@@ -1,12 +1,12 @@
 import { argument } from '../../syntax.js';
-import { defineOpRule } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 
 export default defineOpRule({
   id: 'BX124',
   name: 'grid-sample-backward',
   summary: '`F.grid_sample` on CUDA: the backward pass adds gradients with atomics and has no deterministic implementation.',
   calls: ['torch.nn.functional.grid_sample', 'torch.grid_sampler'],
-  why: 'adds the gradient of every sample into the input pixels around it with atomic adds in the backward pass, so the input gradient rounds differently from run to run',
+  why: ATOMIC_BACKWARD,
   alternative:
     'sample under `torch.no_grad()` when no gradient is needed, or write the interpolation with `gather` and precomputed weights (deterministic under the mode)',
   backwardOnly: true,

@@ -1,11 +1,11 @@
-import { defineOpRule } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 
 export default defineOpRule({
   id: 'BX125',
   name: 'avg-pool3d-backward',
   summary: '`nn.AvgPool3d` / `F.avg_pool3d` on CUDA: the backward pass adds gradients with atomics and has no deterministic implementation.',
   calls: ['torch.nn.AvgPool3d', 'torch.nn.functional.avg_pool3d'],
-  why: 'adds gradients of overlapping 3-D windows into the input with atomic adds in the backward pass, so the input gradient rounds differently from run to run',
+  why: ATOMIC_BACKWARD,
   alternative:
     'pool with non-overlapping windows expressed as a reshape and `.mean()` over the window axes, or use a fixed-weight `conv3d` (deterministic under the mode)',
   backwardOnly: true,

@@ -1,5 +1,5 @@
 import type { CallSite } from '../../calls.js';
-import { defineOpRule } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 import type { RuleContext } from '../rule.js';
 import { isGlobalPool, tilesEvenly } from './pool-shared.js';
 
@@ -22,7 +22,7 @@ export default defineOpRule({
     'torch.nn.functional.adaptive_avg_pool2d',
     'torch.nn.functional.adaptive_avg_pool3d',
   ],
-  why: 'adds gradients of overlapping adaptive windows into the input with atomic adds in the backward pass, so the input gradient can round differently from run to run',
+  why: ATOMIC_BACKWARD,
   alternative:
     'when the output size divides the input size, use `avg_pool` with kernel = stride = input/output (or a reshape and `.mean()`); global pooling to size 1 is already deterministic',
   backwardOnly: true,

@@ -1,4 +1,4 @@
-import { defineOpRule } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 import { isGlobalPool, tilesEvenly } from './pool-shared.js';
 
 export default defineOpRule({
@@ -11,7 +11,7 @@ export default defineOpRule({
     'torch.nn.functional.adaptive_max_pool1d',
     'torch.nn.functional.adaptive_max_pool2d',
   ],
-  why: 'routes each window gradient to its arg-max with atomic adds in the backward pass, and overlapping windows can share an arg-max, so the input gradient rounds differently from run to run',
+  why: ATOMIC_BACKWARD,
   alternative:
     'use `max_pool2d` with kernel = stride = input/output when the sizes divide (deterministic under the mode), or `amax` over reshaped window axes',
   backwardOnly: true,

@@ -1,11 +1,11 @@
-import { defineOpRule } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 
 export default defineOpRule({
   id: 'BX128',
   name: 'max-pool3d-backward',
   summary: '`nn.MaxPool3d` / `F.max_pool3d` on CUDA: the backward adds gradients with atomics; it raises under deterministic mode before torch 2.13.',
   calls: ['torch.nn.MaxPool3d', 'torch.nn.functional.max_pool3d', 'torch.max_pool3d'],
-  why: 'adds the gradients of overlapping 3-D windows into their shared arg-max voxels with atomic adds in the backward pass, so the input gradient rounds differently from run to run',
+  why: ATOMIC_BACKWARD,
   alternative:
     'use non-overlapping windows (kernel = stride) expressed as a reshape and `amax`, or upgrade to a torch release whose mode has a deterministic max_pool3d backward (2.13 per its docs)',
   backwardOnly: true,

@@ -1,5 +1,5 @@
 import type { CallSite } from '../../calls.js';
-import { defineOpRule } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 
 export default defineOpRule({
   id: 'BX129',
@@ -11,7 +11,7 @@ export default defineOpRule({
     'torch.nn.functional.fractional_max_pool2d',
     'torch.nn.functional.fractional_max_pool3d',
   ],
-  why: 'adds the gradients of its pseudo-randomly placed, overlapping windows into shared arg-max positions with atomic adds in the backward pass, so the input gradient rounds differently from run to run',
+  why: ATOMIC_BACKWARD,
   alternative: 'use `max_pool2d`/`max_pool3d` with a fixed stride, or keep the fractional pool out of the trained path',
   backwardOnly: true,
   variant: (call: CallSite) => (call.callee.endsWith('3d') ? '3d' : '2d'),

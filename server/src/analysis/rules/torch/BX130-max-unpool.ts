@@ -7,7 +7,7 @@ export default defineOpRule({
   name: 'max-unpool',
   summary: '`nn.MaxUnpool1d/2d/3d` / `F.max_unpool*` write through indices in a racy order and raise under deterministic mode (forward).',
   calls: [...DIMS.map((d) => `torch.nn.MaxUnpool${d}`), ...DIMS.map((d) => `torch.nn.functional.max_unpool${d}`)],
-  why: 'scatters values to the given indices in parallel, and when two values target the same index the one that lands last wins, which can change from run to run',
+  why: 'races where two values share an index: the last write wins',
   alternative:
     'rebuild the map with `scatter_` into a zero tensor (deterministic under the mode) or replace unpooling by nearest upsampling',
   variants: {

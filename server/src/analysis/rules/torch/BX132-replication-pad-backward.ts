@@ -1,7 +1,7 @@
 import type { CallSite } from '../../calls.js';
 import { defaultLength, defaultLiteral } from '../../defaults.js';
 import { argument } from '../../syntax.js';
-import { defineOpRule } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 import type { RuleContext } from '../rule.js';
 
 const BY_PAD_LENGTH: Record<number, string> = { 2: '1d', 4: '2d', 6: '3d' };
@@ -22,7 +22,7 @@ export default defineOpRule({
   name: 'replication-pad-backward',
   summary: 'Replication padding on CUDA (`nn.ReplicationPadNd`, `F.pad(mode="replicate")`): the backward sums border gradients with atomics.',
   calls: ['torch.nn.ReplicationPad1d', 'torch.nn.ReplicationPad2d', 'torch.nn.ReplicationPad3d', 'torch.nn.functional.pad'],
-  why: 'adds the gradients of every replicated border element into the edge element it copies with atomic adds in the backward pass, so edge gradients round differently from run to run',
+  why: ATOMIC_BACKWARD,
   alternative: 'turn on deterministic mode, or replicate the edge with `expand` and `torch.cat`, whose backward is deterministic',
   backwardOnly: true,
   // The gradient the atomics add up is the input's: a constant input (made here) has none.
@@ -65,7 +65,7 @@ Measured on an H200 with torch 2.11, backward, 20 runs each, and the determinist
 under \`torch.use_deterministic_algorithms(True)\` (all three are made deterministic there):
 - 1-D with pad 16: stable; with pad 200 on length 1024: 20 distinct gradients; 3.6× to 4.4× slower
   under the mode (0.19 → 0.69 to 0.84 ms);
-- 2-D: 20 of 20 distinct, 8.35× slower under the mode (0.18 → 1.53 ms);
+- 2-D: 20 of 20 distinct, 8.3× slower under the mode (0.18 → 1.53 ms);
 - 3-D: 20 of 20 distinct, 5.0× slower under the mode (0.31 → 1.55 ms).
 
 **Deterministic alternative.** Turn on the mode and pay the backward cost, or write the padding as

@@ -48,7 +48,7 @@ export default defineOpRule({
   name: 'nll-loss-nd',
   summary: '`F.nll_loss` / `F.cross_entropy` on inputs with 3+ dimensions (segmentation) use a reduction that varies and raises under deterministic mode.',
   calls: ['torch.nn.functional.nll_loss', 'torch.nn.functional.cross_entropy'],
-  why: 'runs the nll_loss2d kernel, which sums the per-element losses with atomic adds, so the scalar loss can differ in its last bit from run to run',
+  why: 'sums the per-element losses with atomics, in a varying order',
   alternative: 'pass `reduction="none"` and reduce the per-element losses yourself (`.mean()`, or a sum over valid targets divided by their count)',
   variant,
   variants: {

@@ -1,11 +1,11 @@
-import { defineOpRule } from '../op-rule.js';
+import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 
 export default defineOpRule({
   id: 'BX134',
   name: 'ctc-loss-backward',
   summary: '`F.ctc_loss` / `nn.CTCLoss` on CUDA: the backward is documented as nondeterministic and raises under deterministic mode (measured stable).',
   calls: ['torch.nn.functional.ctc_loss', 'torch.nn.CTCLoss', 'torch.ctc_loss'],
-  why: 'adds per-label gradient contributions with atomics in its CUDA backward, so the gradient may differ from run to run',
+  why: ATOMIC_BACKWARD,
   alternative: 'compute the CTC loss on the CPU for deterministic runs, or keep it in a guarded default branch',
   backwardOnly: true,
   variants: {

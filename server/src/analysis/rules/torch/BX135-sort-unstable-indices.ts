@@ -39,14 +39,17 @@ const rule: Rule = {
     }
     const isArgsort = call.callee.endsWith('argsort');
     if (!isArgsort && !indicesUsed(call.node)) return;
-    const what = isArgsort ? '`argsort` without `stable=True`' : 'This `sort` without `stable=True`, whose indices are used,';
+    const message = isArgsort
+      ? '`argsort` without `stable=True` orders tied values as the kernel happens to'
+      : '`sort` without `stable=True` orders ties as the kernel happens to, and its indices are used';
     const fix = keywordFix(call, 'stable', 'True', 'Sort with stable=True', 'safe', stable);
     ctx.report({
       node: call.node,
       range: callRange(call),
       outcomes: always(
         'info',
-        `${isArgsort ? 'An ' : ''}${what} leaves the order of equal values to the kernel, so the permutation can change with the GPU, the library version or the input size; pass \`stable=True\` so that ties keep their original order.`,
+        message,
+        'The permutation of equal values can change with the GPU, the library version or the input size. Pass `stable=True` so that ties keep their original order.',
       ),
       fixes: fix ? [fix] : [],
     });

@@ -33,7 +33,8 @@ const rule: Rule = {
       range: callRange(call),
       outcomes: always(
         'info',
-        'With `sorted=False` the k selected indices come back in whatever slot order the kernel produced, so anything that depends on their position (routing slots, a softmax or sum over them, atomics keyed by slot) can change between runs; use `sorted=True` or sort the ids yourself.',
+        '`topk` with `sorted=False` returns the k indices in whatever slot order the kernel produced',
+        'Anything that depends on their position (routing slots, a softmax or sum over them, atomics keyed by slot) can change between runs. Use `sorted=True` or sort the ids yourself.',
       ),
       fixes: fix ? [fix] : [],
     });
