@@ -20,7 +20,7 @@ import { LogRequest, WorkerEntry, readLogFiles, readRequest } from './read-logs.
 import { ReportExtras, ReportRun, reportObject, reportText } from './report.js';
 import type { Report } from './report-schema.js';
 import type { ParsedLog } from './series.js';
-import type { MetaVariant } from './pair-meta.js';
+import type { MetaSettings, MetaVariant } from './pair-meta.js';
 import { VariantsOutcome, variantsReport } from './variants.js';
 import { Judgement, judge } from './verdict.js';
 import { RunProgress } from './progress.js';
@@ -116,6 +116,7 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
       preset: options.preset,
       ...(options.variants ? { variants: options.variants } : {}),
       ...(options.runConfig !== undefined ? { runConfig: options.runConfig } : {}),
+      settings: sessionSettings(options),
       sitecustomizeDir: options.sitecustomizeDir,
       probe: options.probe,
       // Each run's metrics file may be named after its number ({k} in --metrics).
@@ -253,6 +254,20 @@ async function probeFollowUp(options: PairSessionOptions, pairDir: string, local
     text += `\nthe probe's follow-up runs failed: ${(error as Error).message}\n`;
   }
   return { text, json };
+}
+
+/** What meta.json keeps of the options, so that the pair can be run again as it was asked. */
+function sessionSettings(o: PairSessionOptions): MetaSettings {
+  return {
+    env: o.env ?? {},
+    envB: o.envB ?? {},
+    runs: o.runs,
+    ...(o.timeoutMs !== undefined ? { timeout: o.timeoutMs / 1000 } : {}),
+    ...(o.probe ? { probe: o.probe } : {}),
+    ...(o.metrics !== undefined ? { metrics: o.metrics } : {}),
+    ...(o.logFormat !== 'auto' ? { logFormat: o.logFormat } : {}),
+    ...(o.requireBitwise ? { requireBitwise: true } : {}),
+  };
 }
 
 /** What bitexact check finds in the folders of the command's scripts, those scripts first. */
