@@ -51,6 +51,22 @@ export const VERDICT_ICONS: Record<PairVerdict, { codicon: string; color?: strin
   incomplete: { codicon: 'debug-disconnect', color: 'list.warningForeground' },
 };
 
+/**
+ * When a pair started, from its directory's name (`bitexact pair` names it by its UTC start,
+ * 20261201-195407-train-ab12), in local time: the time alone for a pair of today, else the date too.
+ */
+export function pairTime(dirName: string, now = new Date()): string | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})/.exec(dirName);
+  if (!m) return undefined;
+  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  const at = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  if (Number.isNaN(at.getTime())) return undefined;
+  const two = (n: number) => String(n).padStart(2, '0');
+  const time = `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
+  const sameDay = at.getFullYear() === now.getFullYear() && at.getMonth() === now.getMonth() && at.getDate() === now.getDate();
+  return sameDay ? time : `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ${time}`;
+}
+
 function metricDetail(m: ReportMetric): string {
   if (m.verdict !== 'differs') return m.verdict === 'bitwise' ? m.precision : `${m.verdict}, ${m.precision}`;
   const parts = [`from step ${m.firstDivergentStep}`];

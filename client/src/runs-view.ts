@@ -13,7 +13,7 @@ import type { RunConfigsResult } from '../../server/src/runs/pair-events.js';
 import type { DivergenceView } from './divergence-view.js';
 import { LivePair, phaseText, runText } from './live-pairs.js';
 import type { FolderConfigs, PairLauncher } from './pair-launcher.js';
-import { HazardSummary, MetricSummary, PairSummary, PairVerdict, VERDICT_ICONS, summarizeReport } from './runs-summary.js';
+import { HazardSummary, MetricSummary, PairSummary, PairVerdict, VERDICT_ICONS, pairTime, summarizeReport } from './runs-summary.js';
 
 function iconOf(verdict: PairVerdict): vscode.ThemeIcon {
   const { codicon, color } = VERDICT_ICONS[verdict];
@@ -200,7 +200,8 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     }
     const run = vscode.workspace.asRelativePath(vscode.Uri.joinPath(node.report, '..'));
     const item = new vscode.TreeItem(node.summary?.headline ?? 'unreadable report', node.summary ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
-    item.description = node.summary?.title ?? node.error;
+    const started = pairTime(node.report.path.split('/').at(-2) ?? '');
+    item.description = [started, node.summary?.title ?? node.error].filter(Boolean).join(' · ');
     item.tooltip = new vscode.MarkdownString(`**${node.summary?.headline ?? 'unreadable report'}**\n\n${node.summary?.reading ?? node.error ?? ''}\n\n\`${run}\``);
     item.iconPath = node.summary ? iconOf(node.summary.verdict) : new vscode.ThemeIcon('warning');
     item.contextValue = 'pair';
