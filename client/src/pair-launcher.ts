@@ -191,6 +191,7 @@ export class PairLauncher implements vscode.Disposable {
     if (text) {
       this.status.text = `$(loading~spin) ${text}`;
       this.status.tooltip = active.map((p) => `${p.title}: ${phaseText(p)}`).join('\n');
+      this.status.accessibilityInformation = { label: `${text}. Show the Runs view` };
       this.status.show();
     } else this.status.hide();
     this.changed.fire({ pair, rows });

@@ -11,7 +11,7 @@
 import * as vscode from 'vscode';
 import type { RunConfigsResult } from '../../server/src/runs/pair-events.js';
 import type { DivergenceView } from './divergence-view.js';
-import { LivePair, phaseText, runText } from './live-pairs.js';
+import { LivePair, currentRun, phaseText, runText } from './live-pairs.js';
 import type { FolderConfigs, PairLauncher } from './pair-launcher.js';
 import { HazardSummary, MetricSummary, PairSummary, PairVerdict, VERDICT_ICONS, pairTime, summarizeReport } from './runs-summary.js';
 
@@ -103,6 +103,9 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       launcher.onDidChange(({ pair, rows }) => {
         const node = view.liveNodes.get(pair.id);
         view.changed.fire(rows || !node ? undefined : node);
+      }),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('bitexact.pair.runsDir')) refresh();
       }),
       pyproject,
       pyproject.onDidCreate(refresh),
@@ -263,6 +266,10 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     item.iconPath = pair.state === 'done' && pair.verdict ? iconOf(pair.verdict) : pair.state === 'failed' ? new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed')) : new vscode.ThemeIcon('loading~spin');
     item.contextValue = pair.state === 'failed' ? 'pair-failed' : settled ? 'pair-settled' : pair.state === 'cancelling' ? 'pair-cancelling' : 'pair-running';
     item.tooltip = liveTooltip(pair);
+    // A click shows the output of the run going now (its log is written as it comes; the editor follows the file).
+    const log = currentRun(pair)?.log ?? pair.runs.at(-1)?.log;
+    if (log) item.command = { title: 'Open log', command: 'vscode.open', arguments: [vscode.Uri.file(log), { preview: true, preserveFocus: true }] };
+    item.accessibilityInformation = { label: `${pair.title}: ${settled ? (pair.headline ?? pair.error ?? pair.state) : `running, ${phaseText(pair)}`}` };
     return item;
   }
 

@@ -69,6 +69,11 @@ describe('pairs run through the language server', () => {
       { name: 'varied', command: ['python3', path.join(FIXTURES, 'slow_steps.py'), '2', '0.01'], cwd: dir, runs: 3, variants: ['default', 'b:TOY=2\\,3'] },
       { name: 'typo', error: expect.stringMatching(/\[tool\.bitexact\.runs\.typo\] timout: not a run configuration key/) },
     ]);
+    // A file that is not TOML: no configurations, and why.
+    fs.writeFileSync(path.join(dir, 'pyproject.toml'), '[tool.bitexact.runs.slow\n');
+    const broken: RunConfigsResult = await session!.connection.sendRequest(RUN_CONFIGS_METHOD, { cwd: dir });
+    expect(broken).toEqual({ file: path.join(dir, 'pyproject.toml'), configs: [], error: expect.stringMatching(/pyproject\.toml: invalid TOML/) });
+    await expect(session!.connection.sendRequest(RUN_CONFIGS_METHOD, {})).rejects.toThrow(/cwd: expected a path/);
   });
 
   it('runs a pair again as its meta.json keeps it: command, cwd, runs, variants, env, timeout and configuration name; next to the first', async () => {
