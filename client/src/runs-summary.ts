@@ -22,6 +22,8 @@ export interface PairSummary {
   reading?: string;
   metrics: MetricSummary[];
   hazards?: HazardSummary;
+  /** How many folders the pair directory is below the folder the runs ran in (the hazards' paths are relative to it), when the report says. */
+  depth?: number;
 }
 
 /** The summary of a report.json text; throws with a readable message when it is not one. */
@@ -35,7 +37,19 @@ export function summarizeReport(json: string): PairSummary {
     ...(report.reading ? { reading: report.reading } : {}),
     metrics: report.metrics.map((m) => ({ name: m.name, verdict: m.verdict, detail: metricDetail(m), timing: m.timing })),
     ...(report.hazards ? { hazards: report.hazards } : {}),
+    ...depthOf(report.runs[0]?.logPath),
   };
+}
+
+/**
+ * A run's log path as the report gives it: relative to the folder the runs ran in when inside it
+ * (`.bitexact/runs/<id>/run-1.log`: the pair directory is three folders below it), absolute otherwise.
+ */
+function depthOf(logPath: string | undefined): { depth?: number } {
+  if (!logPath || logPath.startsWith('/') || /^[A-Za-z]:/.test(logPath)) return {};
+  const parts = logPath.split('/').filter((p) => p && p !== '.');
+  if (parts.includes('..') || parts.length < 2) return {};
+  return { depth: parts.length - 1 };
 }
 
 /**

@@ -129,8 +129,8 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     const counted: Node[] = node.summary.metrics.filter((m) => !m.timing).map((metric) => ({ kind: 'metric', metric, pair: node }));
     const timing = node.summary.metrics.filter((m) => m.timing);
     const out = timing.length ? [...counted, { kind: 'timing', metrics: timing, pair: node } as Node] : counted;
-    // The pair ran in the folder that holds .bitexact/runs/<id>/ (pair's default --out).
-    const cwd = vscode.Uri.joinPath(node.report, '..', '..', '..', '..');
+    // The folder the pair ran in: its logs' paths are relative to it (by default it holds .bitexact/runs/<id>/).
+    const cwd = vscode.Uri.joinPath(node.report, '..', ...Array<string>(node.summary.depth ?? 3).fill('..'));
     return node.summary.hazards ? [{ kind: 'hazards', hazards: node.summary.hazards, cwd }, ...out] : out;
   }
 

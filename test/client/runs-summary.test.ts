@@ -33,6 +33,8 @@ describe('runs summary', () => {
     expect(diverging.metrics.find((m) => m.name === 'loss')!.detail).toMatch(/^from step \d+, max rel /);
     // The pair checked the trainer's folder: the as_completed loop that makes it diverge is named.
     expect(diverging.hazards?.hazards.map((h) => h.rule)).toContain('BX308');
+    // With --out runs, the pair directory is two folders below the folder the runs ran in (runs/<id>).
+    expect([same.depth, diverging.depth]).toEqual([2, 2]);
     expect(same.hazards).toBeUndefined();
   });
 
