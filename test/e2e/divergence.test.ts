@@ -314,6 +314,9 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
       const folder = workspace();
       fs.copyFileSync(path.join(ROOT, 'test/fixtures/runs/slow_steps.py'), path.join(folder, 'slow.py'));
       fs.writeFileSync(path.join(folder, 'pyproject.toml'), '[tool.bitexact.runs.steady]\ncommand = ["python3", "slow.py", "6", "0.25"]\n');
+      // Ad-hoc defaults in the workspace's settings, read by the client when it launches one.
+      fs.mkdirSync(path.join(folder, '.vscode'), { recursive: true });
+      fs.writeFileSync(path.join(folder, '.vscode/settings.json'), JSON.stringify({ 'bitexact.pair.env': { FROM_SETTINGS: 'yes' }, 'bitexact.pair.timeout': 300 }));
       const runsDir = path.join(folder, '.bitexact/runs');
       /** The pair directories whose meta.json says so, oldest first. */
       const pairsWhere = (test: (meta: { runConfig?: string; command: string[] }) => boolean) =>
@@ -368,7 +371,7 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         // An ad-hoc command, typed in; then the first pair again beside it.
         await runPair('Ad hoc command…');
         const input = page.locator('.quick-input-widget input');
-        await input.fill('python3 slow.py 400 0.1');
+        await input.fill('SEED=3 python3 slow.py 400 0.1');
         await page.keyboard.press('Enter');
         const longLive = rows.filter({ hasText: /^\s*python3 slow\.py 400 0\.1\s*run 1 of 2 · step/ }).first();
         await longLive.waitFor({ timeout: 60_000 });
@@ -397,6 +400,9 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         const [longDir] = pairsWhere((m) => m.command.includes('400'));
         expect(reportOf(longDir!)).toMatchObject({ verdict: 'cancelled', headline: expect.stringMatching(/^CANCELLED during run 1 of 2/) });
         expect(plain(await cancelled.innerText())).toContain(reportOf(longDir!).headline);
+        // The typed KEY=VALUE over the settings' env, and their timeout, as the engine kept them.
+        const longMeta = JSON.parse(fs.readFileSync(path.join(longDir!, 'meta.json'), 'utf8'));
+        expect(longMeta).toMatchObject({ command: ['python3', 'slow.py', '400', '0.1'], settings: { env: { FROM_SETTINGS: 'yes', SEED: '3' }, runs: 2, timeout: 300 } });
         // The re-run ends as the first did, in its own directory next to it.
         await expect.poll(() => steadyRows.count(), { timeout: 60_000 }).toBe(2);
         const steadyDirs = pairsWhere((m) => m.runConfig === 'steady');
