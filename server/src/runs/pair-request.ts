@@ -1,13 +1,14 @@
 // What a pair is asked to be, by `bitexact pair`'s flags or by an editor's bitexact/runPair
 // (PairRunParams, pair-events.ts), merged once here with its run configuration (what the request
-// gives wins over the table) and checked, into the pair session's options. Messages name the CLI's
-// flags, which the request's fields follow one to one.
+// gives wins over the table) and checked, into the pair session's options; or, for a re-run, read
+// back from the meta.json of a pair directory. Messages name the CLI's flags, which the request's
+// fields follow one to one.
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { bundledCli, sitecustomizeDir } from './bundle-paths.js';
 import { LOG_FORMATS, LogFormat } from './formats/detect.js';
 import { RUN_NUMBER_ENV } from './launch.js';
-import fs from 'node:fs';
 import type { PairRunParams } from './pair-events.js';
 import { PAIR_META_READ } from './pair-meta.js';
 import { hasRunPlaceholder } from './pair-metrics.js';
