@@ -43,11 +43,14 @@ export class PairLauncher implements vscode.Disposable {
     this.status.name = 'bitexact pairs';
     // The view's own focus command (VS Code makes one per view).
     this.status.command = { title: 'Show the Runs view', command: 'bitexact.runs.focus' };
-    void client().then((c) =>
-      c.onNotification(PAIR_EVENT_METHOD, (params: PairEventParams) => {
-        const pair = this.model.apply(params);
-        if (pair) this.tell(pair, params.event.kind === 'run-started' || params.event.kind === 'done');
-      }),
+    // (A server that does not start is reported by the language client itself.)
+    client().then(
+      (c) =>
+        c.onNotification(PAIR_EVENT_METHOD, (params: PairEventParams) => {
+          const pair = this.model.apply(params);
+          if (pair) this.tell(pair, params.event.kind === 'run-started' || params.event.kind === 'done');
+        }),
+      () => undefined,
     );
   }
 
@@ -198,7 +201,7 @@ export class PairLauncher implements vscode.Disposable {
   }
 }
 
-function configDetail(c: { runs?: number; variants?: string[]; cwd: string }): string | undefined {
+function configDetail(c: { runs?: number; variants?: string[] }): string | undefined {
   const parts = [...(c.runs !== undefined ? [`${c.runs} runs`] : []), ...(c.variants?.length ? [`variants ${c.variants.join(', ')}`] : [])];
   return parts.length ? parts.join(' · ') : undefined;
 }
