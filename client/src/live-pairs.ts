@@ -140,6 +140,19 @@ export class LivePairs {
     return this.list().filter((p) => !SETTLED.has(p.state));
   }
 
+  /**
+   * The rows to show beside the pairs listed from disk (their pair directories): every pair still
+   * going or failed, and a finished one until its report is listed (then report.json's row takes
+   * over and it is forgotten). Newest first.
+   */
+  besideListed(listed: Iterable<string>): LivePair[] {
+    const dirs = [...listed];
+    for (const pair of this.list()) {
+      if (pair.state === 'done' && pair.dir !== undefined && dirs.some((d) => samePath(d, pair.dir!))) this.forget(pair.id);
+    }
+    return this.list();
+  }
+
   /** Whether a pair still going writes in `dir` (a pair directory): it must not be deleted. */
   writesIn(dir: string): boolean {
     return this.active().some((p) => p.dir !== undefined && samePath(p.dir, dir));

@@ -241,14 +241,10 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
    * disk row, with report.json's verdict, takes over).
    */
   private live(listed: PairNode[]): Node[] {
-    const onDisk = new Set(listed.map((p) => vscode.Uri.joinPath(p.report, '..').fsPath));
+    const shown = this.launcher.model.besideListed(listed.map((p) => vscode.Uri.joinPath(p.report, '..').fsPath));
+    for (const id of this.liveNodes.keys()) if (!shown.some((p) => p.id === id)) this.liveNodes.delete(id);
     const nodes: Node[] = [];
-    for (const pair of this.launcher.model.list()) {
-      if (pair.state === 'done' && pair.dir && onDisk.has(pair.dir)) {
-        this.launcher.model.forget(pair.id);
-        this.liveNodes.delete(pair.id);
-        continue;
-      }
+    for (const pair of shown) {
       let node = this.liveNodes.get(pair.id);
       if (!node) this.liveNodes.set(pair.id, (node = { kind: 'live', id: pair.id }));
       nodes.push(node);

@@ -71,7 +71,13 @@ describe('the live pairs model', () => {
     }
     // Events after the end, and of pairs this window did not launch, change nothing.
     expect(model.apply({ id: 'p', event: { kind: 'message', level: 'error', text: 'late' } })).toBeUndefined();
+    expect(model.apply({ id: 'p', event: { kind: 'run-started', run: 1, total: 2, log: path.join(dir, 'x.log') } })).toBeUndefined();
     expect(model.apply({ id: 'other', event: { kind: 'comparing', dir } })).toBeUndefined();
+    expect([pair.state, pair.error, pair.runs.length]).toEqual(['done', undefined, 4]);
+    // Shown beside the pairs on disk until its report is listed there, then forgotten.
+    expect(model.besideListed([path.join(dir, 'runs', 'other')]).map((p) => p.id)).toEqual(['p']);
+    expect(model.besideListed([`${result.dir}/`])).toEqual([]);
+    expect(model.get('p')).toBeUndefined();
   }, 60_000);
 
   it('a pair cancelled during run 1: cancelling…, then the engine\'s cancelled verdict; while it ran its folder was off limits', async () => {
@@ -105,6 +111,8 @@ describe('the live pairs model', () => {
     model.settle('r', { error: 'runs: Too small: expected number to be >=2' });
     expect(phaseText(model.get('r')!)).toBe('runs: Too small: expected number to be >=2');
     expect(model.active()).toEqual([]);
+    // A failed pair stays beside the listed ones (its row says why) until it is dismissed.
+    expect(model.besideListed([]).map((p) => p.id)).toEqual(['r']);
     expect(shortNumber(0.123456789)).toBe('0.12346');
     expect(shortNumber(12345678.9)).toBe('12346000');
     expect(shortNumber(Number.NaN)).toBe('NaN');
