@@ -1,9 +1,11 @@
 // The VS Code extension: starts the bundled language server (dist/cli.cjs `lsp`) over IPC and adds
-// a status item and a few commands. All analysis happens in the server; paired runs in a terminal.
+// a status item and a few commands. All analysis happens in the server, and so do paired runs
+// launched from the Runs view or the palette (bitexact/runPair).
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from 'vscode-languageclient/node';
 import { registerRunCommands } from './runs.js';
 import { DivergenceView } from './divergence-view.js';
+import { PairLauncher } from './pair-launcher.js';
 import { RunsView } from './runs-view.js';
 
 let client: LanguageClient | undefined;
@@ -30,7 +32,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   client = new LanguageClient('bitexact', 'bitexact', serverOptions, clientOptions);
   const started = client.start();
   const running = client;
-  const divergence = DivergenceView.register(context.extensionUri, () => started.then(() => running));
+  const ready = () => started.then(() => running);
+  const divergence = DivergenceView.register(context.extensionUri, ready);
+  const launcher = new PairLauncher(ready, context.workspaceState);
 
   const status = vscode.languages.createLanguageStatusItem('bitexact.status', { language: 'python' });
   status.name = 'bitexact';
@@ -47,8 +51,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     output,
     status,
-    ...registerRunCommands(context),
-    ...RunsView.register(divergence.view),
+    launcher,
+    ...registerRunCommands(context, launcher),
+    ...RunsView.register(divergence.view, launcher),
     ...divergence.disposables,
     vscode.languages.onDidChangeDiagnostics(updateStatus),
     vscode.window.onDidChangeActiveTextEditor(updateStatus),

@@ -22,6 +22,8 @@ export interface PairSummary {
   reading?: string;
   metrics: MetricSummary[];
   hazards?: HazardSummary;
+  /** How many folders the pair directory is below the folder the runs ran in (the hazards' paths are relative to it), when the report says. */
+  depth?: number;
 }
 
 /** The summary of a report.json text; throws with a readable message when it is not one. */
@@ -35,7 +37,19 @@ export function summarizeReport(json: string): PairSummary {
     ...(report.reading ? { reading: report.reading } : {}),
     metrics: report.metrics.map((m) => ({ name: m.name, verdict: m.verdict, detail: metricDetail(m), timing: m.timing })),
     ...(report.hazards ? { hazards: report.hazards } : {}),
+    ...depthOf(report.runs[0]?.logPath),
   };
+}
+
+/**
+ * A run's log path as the report gives it: relative to the folder the runs ran in when inside it
+ * (`.bitexact/runs/<id>/run-1.log`: the pair directory is three folders below it), absolute otherwise.
+ */
+function depthOf(logPath: string | undefined): { depth?: number } {
+  if (!logPath || logPath.startsWith('/') || /^[A-Za-z]:/.test(logPath)) return {};
+  const parts = logPath.split('/').filter((p) => p && p !== '.');
+  if (parts.includes('..') || parts.length < 2) return {};
+  return { depth: parts.length - 1 };
 }
 
 /**
@@ -50,6 +64,22 @@ export const VERDICT_ICONS: Record<PairVerdict, { codicon: string; color?: strin
   cancelled: { codicon: 'circle-slash', color: 'list.warningForeground' },
   incomplete: { codicon: 'debug-disconnect', color: 'list.warningForeground' },
 };
+
+/**
+ * When a pair started, from its directory's name (`bitexact pair` names it by its UTC start,
+ * 20261201-195407-train-ab12), in local time: the time alone for a pair of today, else the date too.
+ */
+export function pairTime(dirName: string, now = new Date()): string | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})/.exec(dirName);
+  if (!m) return undefined;
+  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  const at = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  if (Number.isNaN(at.getTime())) return undefined;
+  const two = (n: number) => String(n).padStart(2, '0');
+  const time = `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
+  const sameDay = at.getFullYear() === now.getFullYear() && at.getMonth() === now.getMonth() && at.getDate() === now.getDate();
+  return sameDay ? time : `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ${time}`;
+}
 
 function metricDetail(m: ReportMetric): string {
   if (m.verdict !== 'differs') return m.verdict === 'bitwise' ? m.precision : `${m.verdict}, ${m.precision}`;

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PAIR_SETTING_DESCRIPTORS } from '../../client/src/pair-settings.js';
 import { SETTING_DESCRIPTORS } from '../../server/src/lsp/settings.js';
 import { ROOT } from '../support/checker.js';
 
@@ -20,8 +21,15 @@ describe('package.json contributes', () => {
       expect(p!.enum).toEqual(d.enum);
       if (d.type === 'array') expect(p!.items).toEqual({ type: 'string' });
     }
-    // Only the server's settings, plus the client library's own trace setting.
-    expect(Object.keys(properties).sort()).toEqual([...SETTING_DESCRIPTORS.map((d) => `bitexact.${d.key}`), 'bitexact.trace.server'].sort());
+    // The ad-hoc pair defaults the client reads (pair-settings.ts), each described.
+    for (const d of PAIR_SETTING_DESCRIPTORS) {
+      const p = properties[`bitexact.pair.${d.key}`] as { type: string; default: unknown; enum?: string[]; description?: string; additionalProperties?: unknown } | undefined;
+      expect(p, `bitexact.pair.${d.key}`).toBeDefined();
+      expect([p!.type, p!.default, p!.enum, p!.description]).toEqual([d.type, d.default, d.enum, d.description]);
+      if (d.type === 'object') expect(p!.additionalProperties).toEqual({ type: 'string' });
+    }
+    // Only the server's settings and the pair defaults, plus the client library's own trace setting.
+    expect(Object.keys(properties).sort()).toEqual([...SETTING_DESCRIPTORS.map((d) => `bitexact.${d.key}`), ...PAIR_SETTING_DESCRIPTORS.map((d) => `bitexact.pair.${d.key}`), 'bitexact.trace.server'].sort());
   });
 
   it('puts every command in the bitexact category and works in untrusted workspaces, except running training', () => {
@@ -29,7 +37,7 @@ describe('package.json contributes', () => {
     // Restricted mode: checking and comparing logs work; pair (which runs workspace code) is disabled.
     expect(manifest.capabilities.untrustedWorkspaces.supported).toBe('limited');
     const commands = new Map(manifest.contributes.commands.map((c: { command: string }) => [c.command, c]));
-    expect(commands.get('bitexact.pairRuns')).toMatchObject({ enablement: 'isWorkspaceTrusted' });
+    for (const id of ['bitexact.pairRuns', 'bitexact.runPair', 'bitexact.runConfiguration', 'bitexact.rerunPair']) expect(commands.get(id), id).toMatchObject({ enablement: 'isWorkspaceTrusted' });
     for (const id of ['bitexact.checkWorkspace', 'bitexact.compareLogs', 'bitexact.showConfiguration']) expect(commands.get(id)).not.toHaveProperty('enablement');
     // Every contributed command is registered by the client, and every registered one contributed.
     const sources = fs.readdirSync(path.join(ROOT, 'client/src')).map((f) => fs.readFileSync(path.join(ROOT, 'client/src', f), 'utf8'));
@@ -62,10 +70,23 @@ describe('package.json contributes', () => {
     expect(client).toContain('registerWebviewViewProvider(DIVERGENCE_VIEW');
     // Every view/item action names a command the manifest contributes and a view it has.
     const ids = new Set(manifest.contributes.commands.map((c: { command: string }) => c.command));
+    // and only rows the Runs view makes (their contextValue); every inline action has an icon.
+    const runsView = fs.readFileSync(path.join(ROOT, 'client/src/runs-view.ts'), 'utf8');
+    const made = new Set([...runsView.matchAll(/contextValue = ([^;]+);/g)].flatMap((m) => [...m[1]!.matchAll(/'((?:config|pair)[\w-]*)'/g)].map((q) => q[1])));
+    expect([...made].sort()).toEqual(['config', 'config-broken', 'pair', 'pair-cancelling', 'pair-failed', 'pair-running', 'pair-settled']);
     for (const entry of manifest.contributes.menus['view/item/context']) {
       expect(ids.has(entry.command), entry.command).toBe(true);
       expect(entry.when).toMatch(/^view == bitexact\.runs\b/);
+      const exact = /viewItem == ([\w-]+)$/.exec(entry.when)?.[1];
+      const values = exact ? [exact] : entry.when.endsWith('viewItem =~ /^pair(-failed)?$/') ? ['pair', 'pair-failed'] : [];
+      expect(values.length, entry.when).toBeGreaterThan(0);
+      for (const v of values) expect(made.has(v), `${entry.command}: ${v}`).toBe(true);
+      if (entry.group.startsWith('inline')) expect(manifest.contributes.commands.find((c: { command: string }) => c.command === entry.command).icon, entry.command).toMatch(/^\$\([\w-]+\)$/);
     }
+    // A running pair can be cancelled but not deleted; a finished one re-run and deleted.
+    const when = (command: string) => manifest.contributes.menus['view/item/context'].filter((e: { command: string }) => e.command === command).map((e: { when: string }) => e.when);
+    expect(when('bitexact.cancelPair').every((w: string) => w.endsWith('viewItem == pair-running'))).toBe(true);
+    expect(when('bitexact.deletePair').some((w: string) => w.includes('running'))).toBe(false);
   });
 });
 

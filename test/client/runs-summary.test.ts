@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { VERDICT_ICONS, summarizeReport } from '../../client/src/runs-summary.js';
+import { VERDICT_ICONS, pairTime, summarizeReport } from '../../client/src/runs-summary.js';
+import { newRunId } from '../../server/src/runs/launch.js';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
 
@@ -32,6 +33,8 @@ describe('runs summary', () => {
     expect(diverging.metrics.find((m) => m.name === 'loss')!.detail).toMatch(/^from step \d+, max rel /);
     // The pair checked the trainer's folder: the as_completed loop that makes it diverge is named.
     expect(diverging.hazards?.hazards.map((h) => h.rule)).toContain('BX308');
+    // With --out runs, the pair directory is two folders below the folder the runs ran in (runs/<id>).
+    expect([same.depth, diverging.depth]).toEqual([2, 2]);
     expect(same.hazards).toBeUndefined();
   });
 
@@ -55,6 +58,14 @@ describe('runs summary', () => {
     expect(summary.headline).toMatch(/^CANCELLED during run 1 of 2/);
     expect(summary.headline).not.toMatch(/IDENTICAL/);
     expect(VERDICT_ICONS[summary.verdict].codicon).not.toBe('pass');
+  });
+
+  it('says when a pair started, from the name bitexact pair gives its directory, in local time', () => {
+    const started = new Date(2026, 11, 1, 21, 5, 9);
+    const id = newRunId(['python3', 'train.py'], started);
+    expect(pairTime(id, new Date(2026, 11, 1, 23, 0, 0))).toBe('21:05:09');
+    expect(pairTime(id, new Date(2026, 11, 2, 8, 0, 0))).toBe('2026-12-01 21:05:09');
+    expect(pairTime('my-own-dir')).toBeUndefined();
   });
 
   it('names what is wrong with a file that is not a report', () => {

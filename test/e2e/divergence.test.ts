@@ -5,6 +5,12 @@
 // divergent step it marks must be the one `bitexact pair` reported, and each metric's the one
 // `bitexact compare` prints for the same pair directory. Screenshots of the tree and the chart (dark,
 // light, high contrast) go to test/e2e/artifacts/ (docs/ has copies).
+//
+// In the same code-server session (one start for both tests), run control from the Runs view: a run
+// configuration launched from the view's title (a real python3 pair through the language server),
+// its live progress row and status-bar item, its verdict row; an ad-hoc command typed in, a re-run
+// of the first pair beside it, the ad-hoc one cancelled (its row says `cancelled`, as report.json
+// does) and deleted.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,13 +27,59 @@ const SHOTS = {
   dark: path.join(ROOT, 'test/e2e/artifacts/sidebar-divergence-dark.png'),
   light: path.join(ROOT, 'test/e2e/artifacts/sidebar-divergence-light.png'),
   contrast: path.join(ROOT, 'test/e2e/artifacts/sidebar-divergence-high-contrast.png'),
+  running: path.join(ROOT, 'test/e2e/artifacts/sidebar-runs-running.png'),
+  runs: path.join(ROOT, 'test/e2e/artifacts/sidebar-runs-dark.png'),
 };
+/** The side bar and the status bar's left end (the Runs screenshots). */
+const SIDE = { x: 0, y: 0, width: 700, height: 1150 };
 const pre = prerequisites();
 const skip = shouldSkip(SUITE, pre);
 
 let server: CodeServer | undefined;
 let browser: Browser | undefined;
 const scratch: string[] = [];
+let folder: string | undefined;
+let opened: Promise<Page> | undefined;
+
+/** The workspace folder both tests use (toy/, holding the trainer that diverges part-way). */
+function workspace(): string {
+  if (folder) return folder;
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-divergence-'));
+  scratch.push(work);
+  folder = path.join(work, 'toy');
+  fs.mkdirSync(folder);
+  fs.copyFileSync(path.join(ROOT, 'test/fixtures/runs/late_divergence.py'), path.join(folder, 'train.py'));
+  return folder;
+}
+
+/** code-server with the packaged extension (dark theme) and chromium on the workbench of toy/: started once. */
+function session(mark: (what: string) => void): Promise<Page> {
+  opened ??= (async () => {
+    const vsix = await packageVsix(ROOT, path.dirname(workspace()));
+    mark('packaged');
+    server = await CodeServer.start(vsix);
+    // Dark first (the docs' dark screenshots), light later through the theme picker.
+    const settings = path.join(server.dir, 'user-data/User/settings.json');
+    const userSettings = JSON.parse(fs.readFileSync(settings, 'utf8'));
+    fs.writeFileSync(settings, JSON.stringify({ ...userSettings, 'workbench.colorTheme': 'Default Dark Modern' }, null, 2));
+    browser = await Browser.launch();
+    await browser.page.setViewportSize({ width: 1440, height: 1150 });
+    mark('code-server and chromium up');
+    await openWorkbench(browser.page, server.url, workspace());
+    mark('workbench');
+    return browser.page;
+  })();
+  return opened;
+}
+
+/** The failure's screenshot and the logs of code-server and the extension, added to the error. */
+async function explain(e: unknown, page: Page | undefined, marks: string[]): Promise<never> {
+  const shot = path.join(os.tmpdir(), `bitexact-divergence-failure-${process.pid}-${Date.now()}.png`);
+  await page?.screenshot({ path: shot }).catch(() => undefined);
+  const detail = `\nsteps: ${marks.join(', ')}\nfailure screenshot: ${shot}\n--- code-server log\n${server?.logTail() ?? ''}\n${server?.extensionLog() ?? ''}`;
+  if (e instanceof Error) e.message += detail;
+  throw e;
+}
 
 afterAll(async () => {
   await browser?.close().catch((e) => console.error(`[${SUITE}] closing chromium:`, e));
@@ -88,11 +140,7 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
       const marks: string[] = [];
       const mark = (what: string) => marks.push(`${what} ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
-      const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-divergence-'));
-      scratch.push(work);
-      const folder = path.join(work, 'toy');
-      fs.mkdirSync(folder);
-      fs.copyFileSync(path.join(ROOT, 'test/fixtures/runs/late_divergence.py'), path.join(folder, 'train.py'));
+      const folder = workspace();
       // A real pair, as a user runs it: two processes, their logs and report under .bitexact/runs/.
       const pair = runCli(['pair', '--', 'python3', 'train.py'], folder);
       expect(pair.status, pair.stderr).toBe(1);
@@ -104,22 +152,10 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
       const compared = JSON.parse(runCli(['compare', '--format', 'json', pairDir], folder).stdout) as JsonReport;
       expect(compared.firstDivergence).toEqual(report.firstDivergence);
       mark('pair run');
-      const vsix = await packageVsix(ROOT, work);
-      mark('packaged');
 
-      server = await CodeServer.start(vsix);
-      // Dark first (the docs' dark screenshot), light later through the same settings file.
-      const settings = path.join(server.dir, 'user-data/User/settings.json');
-      const userSettings = JSON.parse(fs.readFileSync(settings, 'utf8'));
-      fs.writeFileSync(settings, JSON.stringify({ ...userSettings, 'workbench.colorTheme': 'Default Dark Modern' }, null, 2));
-      browser = await Browser.launch();
-      const page = browser.page;
-      await page.setViewportSize({ width: 1440, height: 1150 });
-
-      mark('code-server and chromium up');
+      let shown: Page | undefined;
       try {
-        await openWorkbench(page, server.url, folder);
-        mark('workbench');
+        const page = (shown = await session(mark));
         // The bitexact container, from its activity-bar icon.
         await page.locator('.activitybar .action-item a[aria-label^="bitexact"], .activitybar .action-item .action-label[aria-label^="bitexact"]').first().click({ timeout: 30_000 });
         const sidebar = page.locator('.part.sidebar');
@@ -260,11 +296,139 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         expect(page_.refused).toEqual([]);
         expect(page_.dashed).toBe('dashed');
       } catch (e) {
-        const shot = path.join(os.tmpdir(), `bitexact-divergence-failure-${process.pid}.png`);
-        await page.screenshot({ path: shot }).catch(() => undefined);
-        const detail = `\nsteps: ${marks.join(', ')}\nfailure screenshot: ${shot}\n--- code-server log\n${server.logTail()}\n${server.extensionLog()}`;
-        if (e instanceof Error) e.message += detail;
-        throw e;
+        await explain(e, shown, marks);
+      } finally {
+        console.info(`[${SUITE}] ${marks.join(', ')}`);
+      }
+    },
+    240_000,
+  );
+
+  it.skipIf(skip)(
+    'launches pairs from the Runs view through the server: live progress to the engine\'s verdict, a re-run beside an ad-hoc pair, which is cancelled and deleted',
+    async () => {
+      assertPresent(SUITE, pre);
+      const t0 = Date.now();
+      const marks: string[] = [];
+      const mark = (what: string) => marks.push(`${what} ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      const folder = workspace();
+      fs.copyFileSync(path.join(ROOT, 'test/fixtures/runs/slow_steps.py'), path.join(folder, 'slow.py'));
+      fs.writeFileSync(path.join(folder, 'pyproject.toml'), '[tool.bitexact.runs.steady]\ncommand = ["python3", "slow.py", "6", "0.25"]\n');
+      // Ad-hoc defaults in the workspace's settings, read by the client when it launches one.
+      fs.mkdirSync(path.join(folder, '.vscode'), { recursive: true });
+      fs.writeFileSync(path.join(folder, '.vscode/settings.json'), JSON.stringify({ 'bitexact.pair.env': { FROM_SETTINGS: 'yes' }, 'bitexact.pair.timeout': 300 }));
+      const runsDir = path.join(folder, '.bitexact/runs');
+      /** The pair directories whose meta.json says so, oldest first. */
+      const pairsWhere = (test: (meta: { runConfig?: string; command: string[] }) => boolean) =>
+        (fs.existsSync(runsDir) ? fs.readdirSync(runsDir).sort() : []).map((d) => path.join(runsDir, d)).filter((d) => fs.existsSync(path.join(d, 'meta.json')) && test(JSON.parse(fs.readFileSync(path.join(d, 'meta.json'), 'utf8'))));
+      const reportOf = (dir: string) => JSON.parse(fs.readFileSync(path.join(dir, 'report.json'), 'utf8')) as { verdict: string; headline: string };
+
+      let shown: Page | undefined;
+      try {
+        const page = (shown = await session(mark));
+        if ((await page.locator('.monaco-workbench.vs-dark').count()) === 0) await pickTheme(page, 'Default Dark Modern');
+        await expect.poll(() => page.locator('.monaco-workbench.vs-dark').count(), { timeout: 15_000 }).toBe(1);
+        const sidebar = page.locator('.part.sidebar');
+        const runsPane = sidebar.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: /^\s*runs/i }) });
+        if ((await runsPane.count()) === 0 || !(await runsPane.first().isVisible())) {
+          await page.locator('.activitybar .action-item .action-label[aria-label^="bitexact"]').first().click({ timeout: 30_000 });
+        }
+        await runsPane.locator('.pane-header').first().waitFor({ timeout: 30_000 });
+        // The Divergence pane folded, so the Runs tree has the side bar's height.
+        const divergenceHeader = sidebar.locator('.pane-header', { hasText: /divergence/i }).first();
+        if ((await divergenceHeader.getAttribute('aria-expanded')) === 'true') await divergenceHeader.click();
+        const rows = runsPane.locator('.monaco-list-row');
+        // The run configuration is listed as soon as pyproject.toml has it.
+        await rows.filter({ hasText: /^\s*steady/ }).first().waitFor({ timeout: 30_000 });
+        mark('configuration listed');
+
+        /** "Run pair…" in the view's title (shown while the pointer is over the pane), then a pick. */
+        const runPair = async (choice: string) => {
+          await runsPane.locator('.pane-body').hover();
+          await runsPane.locator('.pane-header .action-label[aria-label="Run pair…"]').click({ timeout: 10_000 });
+          await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: choice }).first().click({ timeout: 15_000 });
+        };
+        await runPair('steady');
+        // Live: the phase from the server's events, a spinner, and the status-bar item.
+        const steadyLive = rows.filter({ hasText: /^\s*steady\s*run [12] of 2 · step [1-6] · loss [\d.]+/ }).first();
+        await steadyLive.waitFor({ timeout: 60_000 });
+        expect(await steadyLive.locator('.codicon-loading').count()).toBe(1);
+        const status = page.locator('.statusbar-item').filter({ hasText: /bitexact: run [12]\/2/ });
+        await status.first().waitFor({ timeout: 10_000 });
+        await rows.filter({ hasText: /^\s*run 1 of 2/ }).first().waitFor({ timeout: 10_000 });
+        fs.mkdirSync(path.dirname(SHOTS.running), { recursive: true });
+        await page.screenshot({ path: SHOTS.running, clip: SIDE });
+        mark('progress row');
+        // Over: the row is report.json's headline, with the verdict's icon; the status item is gone.
+        const steadyRows = rows.filter({ hasText: 'python3 slow.py 6 0.25' }).filter({ hasText: 'BITWISE IDENTICAL' });
+        await steadyRows.first().waitFor({ timeout: 60_000 });
+        const [steadyDir] = pairsWhere((m) => m.runConfig === 'steady');
+        expect(reportOf(steadyDir!).verdict).toBe('bitwise');
+        expect(plain(await steadyRows.first().innerText())).toContain(reportOf(steadyDir!).headline);
+        await expect.poll(() => page.locator('.statusbar-item').filter({ hasText: /bitexact: (run|\d+ pairs)/ }).count(), { timeout: 15_000 }).toBe(0);
+        mark('verdict row');
+
+        // An ad-hoc command, typed in; then the first pair again beside it.
+        await runPair('Ad hoc command…');
+        const input = page.locator('.quick-input-widget input');
+        await input.fill('SEED=3 python3 slow.py 400 0.1');
+        await page.keyboard.press('Enter');
+        const longLive = rows.filter({ hasText: /^\s*python3 slow\.py 400 0\.1\s*run 1 of 2 · step/ }).first();
+        await longLive.waitFor({ timeout: 60_000 });
+        // The finished row's inline re-run, clicked again only if no pair started from it (a click
+        // landing on a row being re-drawn runs nothing): its directory appears when its first run starts.
+        const steadyCount = () => pairsWhere((m) => m.runConfig === 'steady').length;
+        for (let attempt = 0; steadyCount() < 2; attempt++) {
+          expect(attempt, 're-run clicks').toBeLessThan(5);
+          await steadyRows.first().hover({ timeout: 3_000 }).catch(() => undefined);
+          await steadyRows.first().locator('.action-label[aria-label="Re-run pair"]').click({ timeout: 3_000 }).catch(() => undefined);
+          for (let i = 0; i < 20 && steadyCount() < 2; i++) await page.waitForTimeout(250);
+        }
+        await page.locator('.statusbar-item').filter({ hasText: 'bitexact: 2 pairs running' }).first().waitFor({ timeout: 15_000 });
+        mark('re-run beside an ad-hoc pair');
+        // Cancel the ad-hoc pair: its row says what the engine wrote.
+        const cancelled = rows.filter({ hasText: 'CANCELLED during run 1 of 2' }).first();
+        await expect
+          .poll(async () => {
+            if (await cancelled.count()) return true;
+            await longLive.hover({ timeout: 3_000 }).catch(() => undefined);
+            await longLive.locator('.action-label[aria-label="Cancel pair"]').click({ timeout: 3_000 }).catch(() => undefined);
+            return rows.filter({ hasText: /cancelling…|CANCELLED during run 1 of 2/ }).count().then((n) => n > 0);
+          }, { timeout: 30_000, interval: 1_000 })
+          .toBe(true);
+        await cancelled.waitFor({ timeout: 60_000 });
+        const [longDir] = pairsWhere((m) => m.command.includes('400'));
+        expect(reportOf(longDir!)).toMatchObject({ verdict: 'cancelled', headline: expect.stringMatching(/^CANCELLED during run 1 of 2/) });
+        expect(plain(await cancelled.innerText())).toContain(reportOf(longDir!).headline);
+        // The typed KEY=VALUE over the settings' env, and their timeout, as the engine kept them.
+        const longMeta = JSON.parse(fs.readFileSync(path.join(longDir!, 'meta.json'), 'utf8'));
+        expect(longMeta).toMatchObject({ command: ['python3', 'slow.py', '400', '0.1'], settings: { env: { FROM_SETTINGS: 'yes', SEED: '3' }, runs: 2, timeout: 300 } });
+        // The re-run ends as the first did, in its own directory next to it.
+        await expect.poll(() => steadyRows.count(), { timeout: 60_000 }).toBe(2);
+        const steadyDirs = pairsWhere((m) => m.runConfig === 'steady');
+        expect(steadyDirs).toHaveLength(2);
+        expect(reportOf(steadyDirs[1]!).verdict).toBe('bitwise');
+        mark('cancelled, re-run done');
+        await page.mouse.move(5, 500);
+        await page.waitForTimeout(300);
+        await page.screenshot({ path: SHOTS.runs, clip: SIDE });
+
+        // Delete the cancelled pair from its context menu, after the confirmation.
+        // (The menu is opened again if a click on it ran nothing: the tree re-drew under it.)
+        const dialog = page.locator('.monaco-dialog-box');
+        for (let attempt = 0; !(await dialog.isVisible()); attempt++) {
+          expect(attempt, 'context menu attempts').toBeLessThan(4);
+          await page.keyboard.press('Escape');
+          await cancelled.click({ button: 'right', timeout: 10_000 });
+          await page.locator('.context-view .action-label', { hasText: 'Delete pair…' }).click({ timeout: 10_000 });
+          await dialog.waitFor({ timeout: 3_000 }).catch(() => undefined);
+        }
+        await dialog.locator('.monaco-button', { hasText: /^Delete$/ }).click({ timeout: 10_000 });
+        await expect.poll(() => fs.existsSync(longDir!), { timeout: 15_000 }).toBe(false);
+        await expect.poll(() => rows.filter({ hasText: 'CANCELLED' }).count(), { timeout: 15_000 }).toBe(0);
+        mark('deleted');
+      } catch (e) {
+        await explain(e, shown, marks);
       } finally {
         console.info(`[${SUITE}] ${marks.join(', ')}`);
       }

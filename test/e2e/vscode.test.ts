@@ -164,8 +164,9 @@ describe('VS Code (code-server) with the packaged extension', () => {
         await page.screenshot({ path: NOTEBOOK_SCREENSHOT });
         mark('notebook squiggles');
 
-        // Paired runs from the Command Palette: the command typed into the input box runs twice in a
-        // terminal, and the pair's report lands in .bitexact/runs/ as it would from the CLI.
+        // Paired runs from the Command Palette: the command typed into the input box runs twice through
+        // the language server (bitexact/runPair), and the pair's report lands in .bitexact/runs/ as it
+        // would from the CLI.
         fs.copyFileSync(path.join(ROOT, 'examples/toy_runs/deterministic_trainer.py'), path.join(folder, 'toy.py'));
         await runCommand(page, 'bitexact: Run a training command twice and compare (pair)');
         const commandBox = page.locator('.quick-input-widget input');

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PAIR_CANCEL_METHOD, PAIR_EVENT_METHOD, PAIR_RUN_METHOD, PairEventParams, PairRunResult } from '../../server/src/runs/pair-events.js';
+import { PAIR_CANCEL_METHOD, PAIR_EVENT_METHOD, PAIR_RUN_METHOD, PairEventParams, PairRunResult, RUN_CONFIGS_METHOD, RunConfigsResult } from '../../server/src/runs/pair-events.js';
+import { PAIR_META } from '../../server/src/runs/pair-meta.js';
 import { REPORT } from '../../server/src/runs/report-schema.js';
 import { ROOT } from '../support/checker.js';
 import { LspSession, startLsp } from '../support/lsp.js';
@@ -19,7 +20,10 @@ afterEach(async () => {
 
 async function start(): Promise<{ dir: string; events: PairEventParams[] }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-lsp-pair-'));
-  fs.writeFileSync(path.join(dir, 'pyproject.toml'), `[tool.bitexact.runs.slow]\ncommand = ["python3", ${JSON.stringify(path.join(FIXTURES, 'slow_steps.py'))}, "4", "0.3"]\n`);
+  fs.writeFileSync(
+    path.join(dir, 'pyproject.toml'),
+    `[tool.bitexact.runs.slow]\ncommand = ["python3", ${JSON.stringify(path.join(FIXTURES, 'slow_steps.py'))}, "4", "0.3"]\n\n[tool.bitexact.runs.varied]\ncommand = ["python3", ${JSON.stringify(path.join(FIXTURES, 'slow_steps.py'))}, "2", "0.01"]\nruns = 3\nvariants = ["default", 'b:TOY=2\\,3']\nenv = { TOY = "0" }\n\n[tool.bitexact.runs.typo]\ncommand = ["python3", "x.py"]\ntimout = 5\n`,
+  );
   session = await startLsp(dir, {});
   const events: PairEventParams[] = [];
   session.connection.onNotification(PAIR_EVENT_METHOD, (p: PairEventParams) => {
@@ -56,12 +60,46 @@ describe('pairs run through the language server', () => {
     expect(await session!.connection.sendRequest(PAIR_CANCEL_METHOD, { id: 'long' })).toEqual({ cancelled: false });
   });
 
+  it('lists the run configurations of the pyproject.toml, a broken table with why', async () => {
+    const { dir } = await start();
+    const listed: RunConfigsResult = await session!.connection.sendRequest(RUN_CONFIGS_METHOD, { cwd: dir });
+    expect(listed.file).toBe(path.join(dir, 'pyproject.toml'));
+    expect(listed.configs).toEqual([
+      { name: 'slow', command: ['python3', path.join(FIXTURES, 'slow_steps.py'), '4', '0.3'], cwd: dir },
+      { name: 'varied', command: ['python3', path.join(FIXTURES, 'slow_steps.py'), '2', '0.01'], cwd: dir, runs: 3, variants: ['default', 'b:TOY=2\\,3'] },
+      { name: 'typo', error: expect.stringMatching(/\[tool\.bitexact\.runs\.typo\] timout: not a run configuration key/) },
+    ]);
+    // A file that is not TOML: no configurations, and why.
+    fs.writeFileSync(path.join(dir, 'pyproject.toml'), '[tool.bitexact.runs.slow\n');
+    const broken: RunConfigsResult = await session!.connection.sendRequest(RUN_CONFIGS_METHOD, { cwd: dir });
+    expect(broken).toEqual({ file: path.join(dir, 'pyproject.toml'), configs: [], error: expect.stringMatching(/pyproject\.toml: invalid TOML/) });
+    await expect(session!.connection.sendRequest(RUN_CONFIGS_METHOD, {})).rejects.toThrow(/cwd: expected a path/);
+  });
+
+  it('runs a pair again as its meta.json keeps it: command, cwd, runs, variants, env, timeout and configuration name; next to the first', async () => {
+    const { dir } = await start();
+    const first: PairRunResult = await session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'a', cwd: dir, runConfig: 'varied', env: { TOY_ALL: '1' }, timeout: 60 });
+    expect(first.verdict).toBe('bitwise');
+    const again: PairRunResult = await session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'b', cwd: dir, rerun: first.dir });
+    expect(again.verdict).toBe('bitwise');
+    expect(path.dirname(again.dir!)).toBe(path.dirname(first.dir!));
+    expect(again.dir).not.toBe(first.dir);
+    const meta = (d: string) => PAIR_META.parse(JSON.parse(fs.readFileSync(path.join(d, 'meta.json'), 'utf8')));
+    const [a, b] = [meta(first.dir!), meta(again.dir!)];
+    for (const key of ['command', 'cwd', 'runConfig', 'variants', 'runsPerVariant', 'settings', 'preset'] as const) expect(b[key], key).toEqual(a[key]);
+    expect(a).toMatchObject({ runConfig: 'varied', settings: { env: { TOY: '0', TOY_ALL: '1' }, envB: {}, runs: 3, timeout: 60 } });
+    expect(b.runs.map((r) => [r.variant, r.env['TOY'], r.env['TOY_ALL']])).toEqual([...Array(3).fill(['default', '0', '1']), ...Array(3).fill(['b', '2,3', '1'])]);
+    await expect(session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'e', cwd: dir, rerun: first.dir, runs: 4 })).rejects.toThrow(/give only id, cwd and rerun/);
+    await expect(session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'e', cwd: dir, rerun: path.join(dir, 'nowhere') })).rejects.toThrow(/cannot read .*meta\.json: ENOENT/);
+  }, 60_000);
+
   it('refuses a request it cannot run, naming what is wrong', async () => {
     const { dir } = await start();
     await expect(session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'x', cwd: dir })).rejects.toThrow(/give either a command or a run configuration/);
     await expect(session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'x', cwd: dir, runConfig: 'nope' })).rejects.toThrow(/--run-config nope: .* has only slow/);
     await expect(session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'x', cwd: dir, command: ['python3'], runs: 1 })).rejects.toThrow(/runs: /);
     await expect(session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'x', cwd: dir, command: ['python3'], variants: ['fast'] })).rejects.toThrow(/not a built-in variant/);
+    await expect(session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'x', cwd: dir, command: ['python3'], probe: 'modules', probeSteps: '3-1' })).rejects.toThrow(/--probe-steps must be A-B/);
     expect(fs.existsSync(path.join(dir, '.bitexact'))).toBe(false);
   });
 });

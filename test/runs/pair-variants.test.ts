@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PAIR_META } from '../../server/src/runs/pair-meta.js';
 import { REPORT } from '../../server/src/runs/report-schema.js';
-import { parseVariants } from '../../server/src/runs/variants.js';
+import { parseVariants, variantSpec } from '../../server/src/runs/variants.js';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
 
@@ -79,6 +79,14 @@ describe('pair --variant', () => {
     expect(report.agreement).toEqual([{ a: 'a', b: 'b', verdict: 'bitwise', firstDivergence: null }]);
     expect(report.verdict).toBe('bitwise');
     expect(report.costOfB).toBeUndefined();
+  });
+
+  it('writes each variant back as a --variant value that reads as the same variant (a re-run repeats them)', () => {
+    const given = ['default', 'det', 'det-nofill', 'det:NCCL_ALGO=Ring', 'a:X=1', 'b:X=2\\,3,fill=off', 'a:Y=y', 'c:preset=det', 'd:fill=on', 'default:fill=off'];
+    const variants = parseVariants(given);
+    const specs = variants.map(variantSpec);
+    expect(specs).toEqual(['default:fill=off', 'det:NCCL_ALGO=Ring', 'det-nofill', 'a:X=1,Y=y', 'b:fill=off,X=2\\,3', 'c:preset=det', 'd:fill=on']);
+    expect(parseVariants(specs)).toEqual(variants);
   });
 
   it('compare DIR judges a variant pair as the pair did: per variant, then across (variants that differ from each other but agree within)', () => {

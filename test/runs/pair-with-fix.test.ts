@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { rerunSettings } from '../../server/src/runs/pair-request.js';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
 
@@ -40,6 +41,8 @@ describe('pair --with-fix', () => {
     expect(pairs).toHaveLength(1);
     expect(fs.readFileSync(path.join(dir, '.bitexact/runs', pairs[0]!, 'report.txt'), 'utf8')).toContain(`With the fix of BX308 at ${TOY}:${line} applied in a copy of the workspace: Iterate in submission order (unsafe)`);
     expect(copies().filter((c) => !before.has(c))).toEqual([]);
+    // A re-run (the Runs view's) repeats it where it was asked, with the same fix.
+    expect(rerunSettings(path.join(dir, '.bitexact/runs', pairs[0]!))).toMatchObject({ cwd: dir, command: ['python3', TOY, '6'], withFix: { rule: 'BX308', path: path.join(dir, TOY), line } });
     // Without the fix the same pair differs: the fix is what made it bitwise.
     const plain = JSON.parse(runCli(['pair', '--no-check', '--format', 'json', '--', 'python3', TOY, '6'], dir).stdout);
     expect(plain.verdict).toBe('differs');

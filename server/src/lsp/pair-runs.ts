@@ -1,12 +1,14 @@
 // Pairs run from the editor: `bitexact/runPair` runs a pair session in the server (the same engine as
 // `bitexact pair`), forwards its events as `bitexact/pairEvent` notifications while it goes, and answers
 // with the engine's verdict; `bitexact/cancelPair` (or cancelling the request) stops it as Ctrl-C
-// would. The client gates launching on Workspace Trust: the command comes from the workspace.
+// would; `bitexact/runConfigs` lists the run configurations the Runs view offers. The client gates
+// launching on Workspace Trust: the command comes from the workspace.
 import { Connection, ResponseError } from 'vscode-languageserver/node';
-import { PAIR_CANCEL_METHOD, PAIR_EVENT_METHOD, PAIR_RUN_METHOD, PairEventParams, PairRunResult } from '../runs/pair-events.js';
+import { PAIR_CANCEL_METHOD, PAIR_EVENT_METHOD, PAIR_RUN_METHOD, PairEventParams, PairRunResult, RUN_CONFIGS_METHOD, RunConfigsResult } from '../runs/pair-events.js';
 import { PairRequestError, parsePairRunParams, resolvePair } from '../runs/pair-request.js';
 import { runPairSession } from '../runs/pair-session.js';
-import { RunConfigError } from '../runs/run-config.js';
+import { ProbeUsageError } from '../runs/probe-run.js';
+import { RunConfigError, findPyproject, readRunConfigs } from '../runs/run-config.js';
 import { VariantUsageError } from '../runs/variants.js';
 
 export function registerPairRuns(connection: Connection): void {
@@ -19,7 +21,7 @@ export function registerPairRuns(connection: Connection): void {
       id = request.id;
       options = resolvePair(request.settings);
     } catch (error) {
-      if (error instanceof PairRequestError || error instanceof RunConfigError || error instanceof VariantUsageError) throw new ResponseError(-32602, error.message);
+      if (error instanceof PairRequestError || error instanceof RunConfigError || error instanceof VariantUsageError || error instanceof ProbeUsageError) throw new ResponseError(-32602, error.message);
       throw error;
     }
     if (running.has(id)) throw new ResponseError(-32602, `a pair named ${id} is running already`);
@@ -44,5 +46,23 @@ export function registerPairRuns(connection: Connection): void {
     const controller = typeof params?.id === 'string' ? running.get(params.id) : undefined;
     controller?.abort();
     return { cancelled: controller !== undefined };
+  });
+
+  // The Runs view lists these and launches one by name (runConfig).
+  connection.onRequest(RUN_CONFIGS_METHOD, (params: { cwd?: unknown }): RunConfigsResult => {
+    if (typeof params?.cwd !== 'string') throw new ResponseError(-32602, 'cwd: expected a path');
+    const file = findPyproject(params.cwd);
+    if (!file) return { file: null, configs: [] };
+    try {
+      const configs = readRunConfigs(file).map((entry) => {
+        if ('error' in entry) return entry;
+        const { name, command, cwd, runs, variants } = entry.config;
+        return { name, command, cwd, ...(runs !== undefined ? { runs } : {}), ...(variants ? { variants } : {}) };
+      });
+      return { file, configs };
+    } catch (error) {
+      if (error instanceof RunConfigError) return { file, configs: [], error: error.message };
+      throw error;
+    }
   });
 }

@@ -13,7 +13,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { probeEnvironment, ProbeSpec } from './probe-run.js';
-import type { MetaRun, MetaVariant, PairMeta } from './pair-meta.js';
+import type { MetaRun, MetaSettings, MetaVariant, PairMeta } from './pair-meta.js';
 import { OutputFile, RUN_TOKEN_ENV, RunProcesses, newRunToken, runAlive, signalRun, superviseRun } from './process-group.js';
 import { probeVersions } from './versions.js';
 
@@ -302,6 +302,8 @@ export interface PairSpec {
   variants?: MetaVariant[];
   /** The run configuration the pair ran (meta.json `runConfig`). */
   runConfig?: string;
+  /** What the pair was asked beyond the command (meta.json `settings`, for a re-run). */
+  settings?: MetaSettings;
   /** Record a probe trace in probe-<k>/ of each run (probe-run.ts; needs sitecustomizeDir). */
   probe?: ProbeSpec;
   /** Tell each run its number in $BITEXACT_RUN (RUN_NUMBER_ENV). */
@@ -356,6 +358,7 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
     stderrMetrics: spec.stderrMetrics === true,
     ...(spec.runConfig !== undefined ? { runConfig: spec.runConfig } : {}),
     ...(spec.variants ? { variants: spec.variants, runsPerVariant: spec.runs } : {}),
+    ...(spec.settings ? { settings: spec.settings } : {}),
     versions: null,
     runs: [],
   };

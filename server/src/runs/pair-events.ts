@@ -51,6 +51,27 @@ export interface PairRunParams {
   out?: string;
   /** "Pair-run with this fixed": the finding (rule, file relative to cwd, 1-based line) whose fix the pair runs with, in a copy of `cwd`. */
   withFix?: { rule: string; path: string; line: number };
+  /** `--probe` (and `--probe-steps A-B`). */
+  probe?: 'modules' | 'ops';
+  probeSteps?: string;
+  /** A pair directory to run again as its meta.json says it ran (then only id and cwd go with it). */
+  rerun?: string;
+}
+
+/** Request, client → server: the run configurations of the pyproject.toml at or above `cwd` (RunConfigsParams → RunConfigsResult). */
+export const RUN_CONFIGS_METHOD = 'bitexact/runConfigs';
+
+export interface RunConfigsParams {
+  cwd: string;
+}
+
+export interface RunConfigsResult {
+  /** The pyproject.toml read (null: none at or above cwd). */
+  file: string | null;
+  /** In the file's order; a table that is not a valid configuration comes with why. */
+  configs: ({ name: string; command: string[]; cwd: string; runs?: number; variants?: string[] } | { name: string; error: string })[];
+  /** The file or its [tool.bitexact.runs] could not be read. */
+  error?: string;
 }
 
 export interface PairEventParams {

@@ -33,6 +33,26 @@ export const META_VARIANT = z.object({
   fill: z.enum(['on', 'off']),
 });
 
+/**
+ * What the pair was asked beyond its command, variants and preset, as given (not the runs' whole
+ * environment difference): enough to run the same pair again (bitexact/runPair `rerun`).
+ */
+export const META_SETTINGS = z.object({
+  /** --env (every run) and --env-b (the runs after the first). */
+  env: z.record(z.string(), z.string()),
+  envB: z.record(z.string(), z.string()),
+  /** --runs (per variant with variants). */
+  runs: z.number(),
+  /** Seconds, per run. */
+  timeout: z.number().optional(),
+  probe: z.object({ mode: z.enum(['modules', 'ops']), steps: z.string().optional() }).optional(),
+  metrics: z.string().optional(),
+  logFormat: z.string().optional(),
+  requireBitwise: z.boolean().optional(),
+  /** --with-fix: the finding whose fix the pair ran with, and where and what was asked (the runs ran in a copy, gone since). */
+  withFix: z.object({ rule: z.string(), path: z.string(), line: z.number(), cwd: z.string(), command: z.array(z.string()) }).optional(),
+});
+
 export const PAIR_META = z.object({
   version: z.literal(1),
   id: z.string(),
@@ -47,6 +67,8 @@ export const PAIR_META = z.object({
   variants: z.array(META_VARIANT).optional(),
   /** With variants: the runs asked for under each (`--runs`). */
   runsPerVariant: z.number().optional(),
+  /** Absent in pairs written before it was kept. */
+  settings: META_SETTINGS.optional(),
   versions: z.custom<InterpreterVersions>((v) => v === null || typeof v === 'object').nullable(),
   runs: z.array(META_RUN),
 });
@@ -60,3 +82,4 @@ export const PAIR_META_READ = PAIR_META.partial().extend({ runs: z.array(META_RU
 export type PairMeta = z.infer<typeof PAIR_META>;
 export type MetaRun = z.infer<typeof META_RUN>;
 export type MetaVariant = z.infer<typeof META_VARIANT>;
+export type MetaSettings = z.infer<typeof META_SETTINGS>;

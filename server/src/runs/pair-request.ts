@@ -1,23 +1,26 @@
 // What a pair is asked to be, by `bitexact pair`'s flags or by an editor's bitexact/runPair
 // (PairRunParams, pair-events.ts), merged once here with its run configuration (what the request
-// gives wins over the table) and checked, into the pair session's options. Messages name the CLI's
-// flags, which the request's fields follow one to one.
+// gives wins over the table) and checked, into the pair session's options; or, for a re-run, read
+// back from the meta.json of a pair directory. Messages name the CLI's flags, which the request's
+// fields follow one to one.
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { bundledCli, sitecustomizeDir } from './bundle-paths.js';
 import { LOG_FORMATS, LogFormat } from './formats/detect.js';
 import { RUN_NUMBER_ENV } from './launch.js';
 import type { PairRunParams } from './pair-events.js';
+import { PAIR_META_READ } from './pair-meta.js';
 import { hasRunPlaceholder } from './pair-metrics.js';
 import type { PairSessionOptions } from './pair-session.js';
-import type { ProbeSpec } from './probe-run.js';
+import { ProbeSpec, probeSpec } from './probe-run.js';
 import { loadRunConfig } from './run-config.js';
-import { parseVariants } from './variants.js';
+import { parseVariants, variantSpec } from './variants.js';
 
 export class PairRequestError extends Error {}
 
 /** A request's settings, with what only the CLI's flags set (the editor leaves them at their defaults). */
-export type PairSettings = Omit<PairRunParams, 'id'> & {
+export type PairSettings = Omit<PairRunParams, 'id' | 'probe' | 'probeSteps' | 'rerun'> & {
   probe?: ProbeSpec;
   parallel?: boolean;
   metrics?: string;
@@ -26,6 +29,8 @@ export type PairSettings = Omit<PairRunParams, 'id'> & {
   stderrMetrics?: boolean;
   /** Run bitexact check on the command's code when the runs differ (default true). */
   check?: boolean;
+  /** The run configuration a re-run repeats (kept in meta.json; the command is the one given). */
+  label?: string;
 };
 
 /** `--with-fix`: the finding whose fix the pair runs with, in a copy of the workspace `cwd` (fixed-copy.ts). */
@@ -48,6 +53,9 @@ const PAIR_RUN_PARAMS = z
     timeout: z.number().positive().optional(),
     out: z.string().optional(),
     withFix: FIX_REQUEST.optional(),
+    probe: z.enum(['modules', 'ops']).optional(),
+    probeSteps: z.string().optional(),
+    rerun: z.string().refine((p) => path.isAbsolute(p), 'expected an absolute path').optional(),
   })
   .strict();
 
@@ -58,8 +66,57 @@ export function parsePairRunParams(input: unknown): { id: string; settings: Pair
     const issue = parsed.error.issues[0]!;
     throw new PairRequestError(`${issue.path.join('.') || 'params'}: ${issue.message}`);
   }
-  const { id, ...settings } = parsed.data;
-  return { id, settings };
+  const { id, probe, probeSteps, rerun, ...given } = parsed.data;
+  if (rerun !== undefined) {
+    if (Object.keys(given).some((key) => key !== 'cwd')) throw new PairRequestError('rerun: a re-run repeats the pair as meta.json keeps it; give only id, cwd and rerun');
+    return { id, settings: rerunSettings(rerun) };
+  }
+  const spec = probeSpec(probe, probeSteps);
+  return { id, settings: { ...given, ...(spec ? { probe: spec } : {}) } };
+}
+
+/**
+ * The settings of the pair in `dir` (a pair directory), from its meta.json: the same command, cwd,
+ * runs, variants, preset and what else it was asked; the new pair goes next to it. A pair that ran a
+ * run configuration repeats what ran then (launching the configuration again reads it anew).
+ */
+export function rerunSettings(dir: string): PairSettings {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(dir, 'meta.json'), 'utf8');
+  } catch (error) {
+    throw new PairRequestError(`rerun: cannot read ${path.join(dir, 'meta.json')}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  let parsed;
+  try {
+    parsed = PAIR_META_READ.safeParse(JSON.parse(text));
+  } catch {
+    throw new PairRequestError(`rerun: ${path.join(dir, 'meta.json')} is not JSON`);
+  }
+  if (!parsed.success || !parsed.data.command?.length || !parsed.data.cwd) throw new PairRequestError(`rerun: ${path.join(dir, 'meta.json')} does not say which command ran where`);
+  const meta = parsed.data;
+  const asked = meta.settings;
+  const runs = asked?.runs ?? meta.runsPerVariant ?? Math.max(2, (meta.runs?.length ?? 2) / (meta.variants?.length ?? 1));
+  // A --with-fix pair ran in a copy that is gone: it runs again where it was asked, with the same fix.
+  const fixed = asked?.withFix;
+  return {
+    cwd: fixed?.cwd ?? meta.cwd!,
+    command: fixed?.command ?? meta.command!,
+    ...(fixed ? { withFix: { rule: fixed.rule, path: fixed.path, line: fixed.line } } : {}),
+    runs,
+    out: path.dirname(dir),
+    ...(meta.runConfig !== undefined ? { label: meta.runConfig } : {}),
+    ...(meta.variants?.length ? { variants: meta.variants.map(variantSpec) } : {}),
+    ...(meta.preset ? { preset: meta.preset } : {}),
+    ...(meta.parallel ? { parallel: true } : {}),
+    ...(meta.stderrMetrics ? { stderrMetrics: true } : {}),
+    ...(asked ? { env: asked.env, envB: asked.envB } : {}),
+    ...(asked?.timeout !== undefined ? { timeout: asked.timeout } : {}),
+    ...(asked?.probe ? { probe: asked.probe } : {}),
+    ...(asked?.metrics !== undefined ? { metrics: asked.metrics } : {}),
+    ...(asked?.logFormat !== undefined ? { logFormat: asked.logFormat as LogFormat } : {}),
+    ...(asked?.requireBitwise ? { requireBitwise: true } : {}),
+  };
 }
 
 /**
@@ -89,7 +146,7 @@ export function resolvePair(p: PairSettings): Omit<PairSessionOptions, 'signal' 
     command: config?.command ?? p.command!,
     cwd,
     runs: p.runs ?? config?.runs ?? 2,
-    ...(config ? { runConfig: config.name } : {}),
+    ...(config ? { runConfig: config.name } : p.label !== undefined ? { runConfig: p.label } : {}),
     env: { ...config?.env, ...p.env },
     envB,
     ...(p.preset ? { preset: p.preset } : {}),

@@ -21,7 +21,7 @@ import { LogRequest, WorkerEntry, readLogFiles, readRequest } from './read-logs.
 import { ReportExtras, ReportRun, reportObject, reportText } from './report.js';
 import type { Report } from './report-schema.js';
 import type { ParsedLog } from './series.js';
-import type { MetaVariant } from './pair-meta.js';
+import type { MetaSettings, MetaVariant } from './pair-meta.js';
 import { VariantsOutcome, variantsReport } from './variants.js';
 import { Judgement, judge } from './verdict.js';
 import { RunProgress } from './progress.js';
@@ -65,6 +65,8 @@ export interface PairSessionOptions {
   withFix?: FixRequest;
   workspace?: string;
   fixer?: string;
+  /** Set for the runs in the copy: the working directory and command the pair was asked for. */
+  askedIn?: { cwd: string; command: string[] };
 }
 
 export interface PairSessionResult {
@@ -87,7 +89,7 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
   }
   options.onEvent?.({ kind: 'message', level: 'note', text: `running in a copy of the workspace (${copy.copied} files copied, ${copy.linked} linked) with the fix of ${copy.fix.rule} at ${copy.fix.path}:${copy.fix.line}: ${copy.fix.title}` });
   try {
-    return await runPairIn({ ...options, cwd: copy.cwd, command: copy.command }, copy.fix);
+    return await runPairIn({ ...options, cwd: copy.cwd, command: copy.command, askedIn: { cwd: options.cwd, command: options.command } }, copy.fix);
   } finally {
     copy.remove();
   }
@@ -138,6 +140,7 @@ async function runPairIn(options: PairSessionOptions, fix?: AppliedFix): Promise
       preset: options.preset,
       ...(options.variants ? { variants: options.variants } : {}),
       ...(options.runConfig !== undefined ? { runConfig: options.runConfig } : {}),
+      settings: sessionSettings(options),
       sitecustomizeDir: options.sitecustomizeDir,
       probe: options.probe,
       // Each run's metrics file may be named after its number ({k} in --metrics).
@@ -275,6 +278,21 @@ async function probeFollowUp(options: PairSessionOptions, pairDir: string, local
     text += `\nthe probe's follow-up runs failed: ${(error as Error).message}\n`;
   }
   return { text, json };
+}
+
+/** What meta.json keeps of the options, so that the pair can be run again as it was asked. */
+function sessionSettings(o: PairSessionOptions): MetaSettings {
+  return {
+    env: o.env ?? {},
+    envB: o.envB ?? {},
+    runs: o.runs,
+    ...(o.timeoutMs !== undefined ? { timeout: o.timeoutMs / 1000 } : {}),
+    ...(o.probe ? { probe: o.probe } : {}),
+    ...(o.metrics !== undefined ? { metrics: o.metrics } : {}),
+    ...(o.logFormat !== 'auto' ? { logFormat: o.logFormat } : {}),
+    ...(o.requireBitwise ? { requireBitwise: true } : {}),
+    ...(o.withFix && o.askedIn ? { withFix: { ...o.withFix, path: path.resolve(o.askedIn.cwd, o.withFix.path), ...o.askedIn } } : {}),
+  };
 }
 
 /**

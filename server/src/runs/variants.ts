@@ -38,6 +38,16 @@ export function parseVariants(values: readonly string[]): MetaVariant[] {
   return out;
 }
 
+/** A variant as a `--variant` value that parseVariants reads back as the same variant (for a re-run). */
+export function variantSpec(v: MetaVariant): string {
+  const base = BUILT_IN[v.name] ?? { preset: null, env: {}, fill: 'on' };
+  const items: string[] = [];
+  if (v.preset !== base.preset) items.push(`preset=${v.preset}`);
+  if (v.fill !== base.fill || (!BUILT_IN[v.name] && Object.keys(v.env).length === 0 && items.length === 0)) items.push(`fill=${v.fill}`);
+  for (const [key, value] of Object.entries(v.env)) if (base.env[key] !== value) items.push(`${key}=${value.replace(/,/g, '\\,')}`);
+  return items.length ? `${v.name}:${items.join(',')}` : v.name;
+}
+
 /** `preset=det`, `fill=off|on` and `KEY=VALUE`, comma-separated; `\,` is a comma inside a value. */
 function applySpec(variant: MetaVariant, spec: string): void {
   const items = spec.split(/(?<!\\),/).map((item) => item.replace(/\\,/g, ','));
