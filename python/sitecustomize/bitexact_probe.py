@@ -364,9 +364,12 @@ def _hook_collectives(torch, probe):
 def _collective_wrapper(probe, op, original, signature, argument):
     import functools
 
+    compiling = getattr(getattr(probe.torch, "compiler", None), "is_compiling", lambda: False)
+
     @functools.wraps(original)
     def collective(*args, **kwargs):
-        if probe.in_window():
+        # While torch.compile traces the call there is no tensor to digest, only its description.
+        if probe.in_window() and not compiling():
             try:
                 sent = signature.bind(*args, **kwargs).arguments.get(argument)
             except TypeError:  # let the collective itself say what is wrong with its arguments
