@@ -49,7 +49,7 @@ run() {
     BITEXACT_TORCH_HOOKS="$hooks" BITEXACT_PROBE="$mode" BITEXACT_PROBE_DIR="$dir/probe-$k" \
     ${steps:+BITEXACT_PROBE_STEPS=$steps} \
     timeout 300 python3 -m torch.distributed.run --standalone --nproc-per-node 2 \
-    "$ROOT/examples/torch_moe/train_ddp.py" $TRAIN_ARGS > "$dir/run-$k.log" 2> "$dir/run-$k.log.stderr"
+    "$ROOT/examples/torch_moe/train_ddp.py" $TRAIN_ARGS < /dev/null > "$dir/run-$k.log" 2> "$dir/run-$k.log.stderr"
   local rc=$?
   end=$(date +%s.%N)
   echo "$(basename "$dir") run $k ($mode${steps:+ steps $steps}): exit $rc, $(awk "BEGIN { printf \"%.1f\", $end - $start }") s" | tee -a "$OUT_DIR/runs.txt"

@@ -18,6 +18,7 @@ ranks' records must stay equal until the gradient all-reduce carries rank r's di
 Rank 0 logs one JSON line per step: step, loss (its own batch's), grad_norm, step_ms.
 """
 import argparse
+import gc
 import json
 import os
 import random
@@ -132,6 +133,12 @@ def main():
         step_ms = (time.perf_counter() - start) * 1e3
         if rank == 0:
             print(json.dumps({"step": step, "loss": loss.item(), "grad_norm": grad_norm.item(), "step_ms": round(step_ms, 3), "backend": backend}), flush=True)
+    # DDP's reducer goes first, while the process group is still registered: were the reducer's
+    # reference the group's last, the group would be destroyed with the GIL held, waiting for gloo's
+    # threads, one of which may need the GIL to free a finished work (a hang at exit, seen under load).
+    # destroy_process_group releases the GIL while it waits (torch >= 2.8).
+    del ddp
+    gc.collect()
     dist.destroy_process_group()
 
 
