@@ -52,7 +52,7 @@ run() {
     "$ROOT/examples/torch_moe/train_ddp.py" $TRAIN_ARGS < /dev/null > "$dir/run-$k.log" 2> "$dir/run-$k.log.stderr"
   local rc=$?
   end=$(date +%s.%N)
-  echo "$(basename "$dir") run $k ($mode${steps:+ steps $steps}): exit $rc, $(awk "BEGIN { printf \"%.1f\", $end - $start }") s" | tee -a "$OUT_DIR/runs.txt"
+  echo "${dir#$OUT_DIR/} run $k ($mode${steps:+ steps $steps}): exit $rc, $(awk "BEGIN { printf \"%.1f\", $end - $start }") s" | tee -a "$OUT_DIR/runs.txt"
   [ $rc -eq 0 ] || tail -5 "$dir/run-$k.log.stderr"
 }
 
