@@ -42,6 +42,8 @@ describe('two-rank traces recorded on a CPU', () => {
     expect(traces.status).toBe(1);
     expect(traces.stdout).toMatch(/^ {2}rank 1 diverged first: step 1, record \d+ of the step/m);
     expect(traces.stdout).toMatch(/rank 0: its records were equal until the collective step 1 backward, c10d\.allreduce_\.default: collective .*, which carried over the difference of rank 1/);
+    // Modules mode saw no collective (DDP's are made from C++): the report says so rather than guess.
+    expect(runCli(['compare', 'probe-1', 'probe-2'], DIR).stdout).toMatch(/rank 0: diverged later, with no differing collective recorded before it/);
     const json = JSON.parse(runCli(['compare', '--format', 'json', 'probe-1', 'probe-2'], DIR).stdout);
     expect(json.localisation.map((l: { rank: number; firstToDiverge?: boolean }) => [l.rank, l.firstToDiverge ?? false])).toEqual([[0, false], [1, true]]);
     // The pair directory: its logs compared, then its probe traces.

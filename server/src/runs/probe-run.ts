@@ -86,6 +86,9 @@ export function localisationText(result: { localisation?: Localisation[]; error?
       if (l.throughCollective) {
         const from = l.throughCollective.fromRanks;
         lines.push(`  ${rank}its records were equal until the collective ${placeText(l.throughCollective.collective)}, which carried over the difference of rank${from.length > 1 ? 's' : ''} ${from.join(', ')}`);
+      } else if (first.length > 0 && !l.firstToDiverge) {
+        // A later rank with no differing collective on record: modules mode does not see collectives made from C++.
+        lines.push(`  ${rank}diverged later, with no differing collective recorded before it (DDP's bucket all-reduces are made from C++: the ops mode records them)`);
       }
     }
     if (l.structuralBreak) lines.push(`  ${rank}the runs stop recording the same things at run ${l.structuralBreak.only === 'a' ? 1 : 2}'s ${placeText(l.structuralBreak.record)}`);
