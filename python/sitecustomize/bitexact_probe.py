@@ -16,11 +16,22 @@ position and sums with wrap-around, so a single flipped bit anywhere, or two une
 swapped, change it.
 
 Records: sequence (execution order, from 0), rank, step (1-based, as training logs count), phase
-(forward | backward | optimizer), kind (module-output | grad-output | param-grad | param | loss),
+(forward | backward | optimizer), kind (module-output | grad-output | param-grad | param | loss |
+collective),
 module (path as named_modules() names it, the root's class name for the root), output (index of the
 tensor among the module's outputs), occurrence (how many times this module/kind/output was recorded
 before in the step: microbatches, reused modules, recomputation), source {path, line} (where the
 module's forward is defined), dtype, shape, digest (16 hex digits).
+
+Ranks: each process writes its own rank_<r>.jsonl, r from $RANK (torchrun, Megatron), else
+$LOCAL_RANK, else torch.distributed's rank once the process group exists, else 0; the file is opened
+at the first step boundary, after the program has set its process group up.
+
+Collectives: a call of torch.distributed's all_reduce, broadcast, reduce, all_gather(_into_tensor),
+reduce_scatter(_tensor) or all_to_all_single is a `collective` record (op `torch.distributed.<name>`)
+of what this rank sends, digested before the call (an asynchronous collective writes its tensors
+later), with the user's source line. DistributedDataParallel's bucket all-reduces run in C++ and are
+not Python calls: the `ops` mode sees them (c10d ops on the dispatcher).
 """
 import atexit
 import inspect
@@ -87,12 +98,43 @@ def _steps(text):
     return int(low), int(high) if high else int(low)
 
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+# torch.distributed's collectives the modules mode records, and the argument that holds what this
+# rank sends (the others' outputs are written by the collective).
+COLLECTIVES = {
+    "all_reduce": "tensor",
+    "broadcast": "tensor",
+    "reduce": "tensor",
+    "all_gather": "tensor",
+    "all_gather_into_tensor": "input_tensor",
+    "reduce_scatter": "input_list",
+    "reduce_scatter_tensor": "input",
+    "all_to_all_single": "input",
+}
+
+
+def _rank(torch):
+    """This process's rank: $RANK, $LOCAL_RANK, torch.distributed's once initialised, else 0."""
+    text = os.environ.get("RANK") or os.environ.get("LOCAL_RANK")
+    if text:
+        return int(text)
+    try:
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            return torch.distributed.get_rank()
+    except Exception:
+        pass
+    return 0
+
+
 class Probe(object):
     def __init__(self, torch, out_dir, steps=""):
         self.torch = torch
-        self.rank = int(os.environ.get("RANK") or os.environ.get("LOCAL_RANK") or 0)
-        os.makedirs(out_dir, exist_ok=True)
-        self.file = open(os.path.join(out_dir, "rank_%d.jsonl" % self.rank), "a")
+        self.torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+        self.out_dir = out_dir
+        # Opened at the first flush, when torch.distributed knows the rank (_rank).
+        self.file = None
+        self.rank = None
         self.low, self.high = _steps(steps)
         self.step = 1
         self.sequence = 0
@@ -106,6 +148,8 @@ class Probe(object):
         self.weights = {}
         self.stack = []
         self.in_backward = 0
+        # A backward ended and no module forward began since (gradient all-reduce, clipping, scaling).
+        self.after_backward = False
 
     # --- records -------------------------------------------------------------------------------
 
@@ -121,7 +165,7 @@ class Probe(object):
         self.occurrences[key] = occurrence + 1
         record = {
             "sequence": self.sequence,
-            "rank": self.rank,
+            "rank": None,  # set when written (_rank)
             "step": self.step,
             "phase": phase,
             "kind": kind,
@@ -146,6 +190,10 @@ class Probe(object):
         are written once the copy's event has completed, at a later step boundary, or at exit
         (`wait`). CPU digests are written at once.
         """
+        if self.file is None and (self.pending or self.in_flight or wait):
+            self.rank = _rank(self.torch)
+            os.makedirs(self.out_dir, exist_ok=True)
+            self.file = open(os.path.join(self.out_dir, "rank_%d.jsonl" % self.rank), "a")
         if self.pending:
             by_device = {}
             for record in self.pending:
@@ -171,13 +219,35 @@ class Probe(object):
             self.in_flight.pop(0)
             for record, value in zip(records, host.tolist()):
                 record["digest"] = "%016x" % (value & _MASK64)
+                record["rank"] = self.rank
                 self.file.write(json.dumps(record, separators=(",", ":")) + "\n")
-        self.file.flush()
+        if self.file is not None:
+            self.file.flush()
 
     def close(self):
         self.flush(wait=True)
 
     # --- names ---------------------------------------------------------------------------------
+
+    def user_frame(self, depth=1):
+        """The first frame outside torch and the probe: the user's line that led here."""
+        frame = sys._getframe(depth)
+        while frame is not None:
+            path = frame.f_code.co_filename
+            if not (path.startswith(self.torch_dir) or path.startswith(_HERE) or path.startswith("<")):
+                return {"path": path, "line": frame.f_lineno}
+            frame = frame.f_back
+        return None
+
+    def phase_now(self):
+        return "backward" if self.in_backward else "optimizer" if self.after_backward else "forward"
+
+    def collective(self, op, tensors):
+        """What this rank sends to a collective, before it runs (it may write its tensors asynchronously)."""
+        module = self.stack[-1] if self.stack else ""
+        source = self.user_frame(2)
+        for index, tensor in enumerate(t for t in _tensors(tensors) if t.layout == self.torch.strided):
+            self.record("collective", self.phase_now(), module, tensor, index, source, op=op)
 
     def name_of(self, module):
         name = self.names.get(id(module))
@@ -205,6 +275,7 @@ class Probe(object):
 
     def forward_pre(self, module, args):
         self.stack.append(self.name_of(module))
+        self.after_backward = False
 
     def forward(self, module, args, output):
         if self.stack:
@@ -261,10 +332,53 @@ def install(torch, out_dir, steps=""):
             return original_backward(self, *args, **kwargs)
         finally:
             probe.in_backward -= 1
+            probe.after_backward = True
 
     torch.Tensor.backward = backward
+    _hook_collectives(torch, probe)
     atexit.register(probe.close)
     return probe
+
+
+def _hook_collectives(torch, probe):
+    """Wraps torch.distributed's collectives (COLLECTIVES) to record what each rank sends."""
+    try:
+        import torch.distributed as dist
+        import torch.distributed.distributed_c10d as c10d
+    except Exception:  # a torch built without distributed: nothing to record
+        return
+    for name, argument in COLLECTIVES.items():
+        original = getattr(c10d, name, None)
+        if original is None:
+            continue
+        try:
+            signature = inspect.signature(original)
+        except (TypeError, ValueError):
+            continue
+        wrapped = _collective_wrapper(probe, "torch.distributed." + name, original, signature, argument)
+        for namespace in (dist, c10d):
+            if getattr(namespace, name, None) is original:
+                setattr(namespace, name, wrapped)
+
+
+def _collective_wrapper(probe, op, original, signature, argument):
+    import functools
+
+    compiling = getattr(getattr(probe.torch, "compiler", None), "is_compiling", lambda: False)
+
+    @functools.wraps(original)
+    def collective(*args, **kwargs):
+        # While torch.compile traces the call there is no tensor to digest, only its description.
+        if probe.in_window() and not compiling():
+            try:
+                sent = signature.bind(*args, **kwargs).arguments.get(argument)
+            except TypeError:  # let the collective itself say what is wrong with its arguments
+                sent = None
+            if sent is not None:
+                probe.collective(op, sent)
+        return original(*args, **kwargs)
+
+    return collective
 
 
 def install_from_environment(torch):

@@ -21,44 +21,31 @@ What it cannot see: ops inside a CUDA graph replay or a compiled region that run
 (torch.compile's inductor code, custom CUDA / Triton kernels called outside the dispatcher), the
 internals of any kernel (only its outputs), and ops between optimizer.step() and the next forward
 (data loading, zero_grad before the forward).
+
+Collectives: a c10d op (torch.distributed's collectives and DistributedDataParallel's bucket
+all-reduces, which reach the dispatcher from C++) is a `collective` record of the tensors this rank
+sends, digested before the op runs; its outputs are seen by the ops that read them.
 """
-import os
-import sys
 
 import bitexact_probe
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
 _META_KEY = "bitexact_probe"
-
-
-def _torch_dir(torch):
-    return os.path.dirname(os.path.abspath(torch.__file__))
 
 
 class OpsProbe(bitexact_probe.Probe):
     def __init__(self, torch, out_dir, steps=""):
         bitexact_probe.Probe.__init__(self, torch, out_dir, steps)
-        self.torch_dir = _torch_dir(torch) + os.sep
         self.mode = None
         self.in_optimizer = 0
-        # A backward ended and no module forward began since: gradient clipping, scaling, all-reduce
-        # before optimizer.step() belong to the optimizer's phase (a microbatch's forward ends it).
-        self.after_backward = False
+        # (Probe.after_backward: gradient clipping, scaling, all-reduce before optimizer.step() belong
+        # to the optimizer's phase; a microbatch's forward ends it.)
         # Forward outputs whose autograd node is set only once the op has returned to autograd:
         # tagged with their source at the next op (tensor, source, module).
         self.untagged = []
         self.writes = {}
+        self.collective_inputs = {}
 
     # --- where an op comes from ----------------------------------------------------------------
-
-    def user_frame(self):
-        frame = sys._getframe(1)
-        while frame is not None:
-            path = frame.f_code.co_filename
-            if not (path.startswith(self.torch_dir) or path.startswith(_HERE) or path.startswith("<")):
-                return {"path": path, "line": frame.f_lineno}
-            frame = frame.f_back
-        return None
 
     def tag_nodes(self):
         for tensor, source, module in self.untagged:
@@ -101,6 +88,27 @@ class OpsProbe(bitexact_probe.Probe):
             # Below autograd an output has no grad_fn (nor requires_grad) yet: look again at the next op.
             if phase == "forward":
                 self.untagged.append((tensor, source, module))
+
+    def on_collective(self, func, args, kwargs):
+        """A c10d op (a collective, DDP's bucket all-reduces included): what this rank sends, before it
+        runs, since the op returns while the collective may still be writing its tensors."""
+        self.tag_nodes()
+        names = self.collective_inputs.get(func)
+        if names is None:
+            # Arguments named output* are written by the collective; the others (or, for in-place
+            # collectives such as allreduce_ and broadcast_, the tensors themselves) are sent.
+            names = [(i, a.name) for i, a in enumerate(func._schema.arguments) if "Tensor" in str(a.type) and not a.name.startswith("output")]
+            self.collective_inputs[func] = names
+        sent = [args[i] if i < len(args) else kwargs.get(name) for i, name in names]
+        node = self.torch._C._current_autograd_node()
+        if self.in_optimizer or (self.after_backward and node is None and not self.in_backward):
+            phase = "optimizer"
+        else:
+            phase = "backward" if node is not None or self.in_backward else "forward"
+        module = self.stack[-1] if self.stack and phase == "forward" else ""
+        source = self.user_frame()
+        for index, tensor in enumerate(t for t in bitexact_probe._tensors(sent) if t.layout == self.torch.strided and t.device.type != "meta"):
+            self.record("collective", phase, module, tensor, index, source, op=str(func))
 
     def start(self):
         if self.mode is None and self.in_window():
@@ -150,6 +158,9 @@ def _mode_class(torch):
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
+            if func.namespace == "c10d":
+                self.probe.on_collective(func, args, kwargs)
+                return func(*args, **kwargs)
             out = func(*args, **kwargs)
             # The mode is off inside this call: the digest's own ops are not recorded.
             self.probe.on_op(func, out, args, kwargs)

@@ -12,6 +12,7 @@ import { LOG_FORMATS, LogFormat, isLogFormat } from '../runs/formats/detect.js';
 import { goldenValuesJson } from '../runs/formats/golden.js';
 import { readRankTraces } from '../runs/formats/ranks.js';
 import { CompareInputError, readPairVariants, resolveCompareInputs } from '../runs/compare-inputs.js';
+import { areProbeDirectories, compareProbeDirectories, pairProbes } from './compare-probes.js';
 import { VariantUsageError, variantsReport } from '../runs/variants.js';
 import { LogRequest, WorkerEntry, isLogReadWorker, readLogFiles, serveLogRead } from '../runs/read-logs.js';
 import type { ParsedLog } from '../runs/series.js';
@@ -20,7 +21,10 @@ import { ReportRun, reportJson, reportText } from '../runs/report.js';
 
 const COMPARE_USAGE = `Usage: bitexact compare [options] PATH PATH [PATH...]
        bitexact compare [options] DIR      (a pair directory holding run-1.log, run-2.log, … or,
-                                            from pair --metrics, run-1.metrics/, run-2.metrics/, …)
+                                            from pair --metrics, run-1.metrics/, run-2.metrics/, …;
+                                            its probe-1/ and probe-2/ traces are compared too)
+       bitexact compare [options] PROBE_DIR PROBE_DIR   (two probe directories of rank_<r>.jsonl:
+                                            the first divergence per rank, which rank diverged first)
 
 Compares existing logs; a directory stands for the best log found in it, or for all its per-rank
 traces (rank_000000.jsonl, rank_000001.jsonl …), compared rank by rank.
@@ -105,6 +109,7 @@ export async function runCompareCommand(args: string[]): Promise<number> {
     });
     if (positionals.length === 0) throw new RunsUsageError('name the logs to compare');
     if (values['export-golden'] === '') throw new RunsUsageError('--export-golden needs a file name');
+    if (areProbeDirectories(positionals)) return compareProbeDirectories(positionals[0]!, positionals[1]!, checkFormat(values.format));
     options = {
       files: resolveCompareInputs(positionals),
       // One pair directory: it may hold a pair run with --variant.
@@ -145,7 +150,9 @@ export async function runCompareCommand(args: string[]): Promise<number> {
   const judged = judge(comparison, { requireBitwise: options.requireBitwise });
   let exitCode: number = judged.exitCode;
   const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
-  process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, judged, { cost }) : reportText(comparison, reportRuns, judged, cost));
+  const probes = pairProbes(options.variantsOf);
+  const localisation = probes.localisation;
+  process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, judged, { cost, ...(localisation ? { localisation } : {}) }) : reportText(comparison, reportRuns, judged, cost) + probes.text);
   if (options.exportGolden !== undefined && !exportGolden(options.exportGolden, inputs[0]!)) exitCode = 2;
   return exitCode;
 }

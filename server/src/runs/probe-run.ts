@@ -61,19 +61,35 @@ export function localisePair(pairDir: string): { localisation?: Localisation[]; 
 
 function placeText(p: RecordPlace): string {
   const what = `${p.kind}${p.output > 0 ? ` #${p.output}` : ''}${p.occurrence > 0 ? ` (occurrence ${p.occurrence + 1})` : ''}`;
-  return `step ${p.step} ${p.phase}, ${p.module || '(loss)'}${p.op ? ` ${p.op}` : ''}: ${what}${p.source ? ` [${p.source.path}:${p.source.line}]` : ''}`;
+  // An op outside every module (the backward's, the optimizer's) has no module to name.
+  const where = [p.module || (p.kind === 'loss' ? '(loss)' : ''), p.op ?? ''].filter(Boolean).join(' ');
+  return `step ${p.step} ${p.phase}, ${where}: ${what}${p.source ? ` [${p.source.path}:${p.source.line}]` : ''}`;
 }
 
 /** The report's localisation section (`heading`: what the traces are, the pair's own by default). */
 export function localisationText(result: { localisation?: Localisation[]; error?: string }, heading = 'probe (runs 1 and 2, in execution order)'): string {
   if (result.error) return `${heading}: the traces could not be compared: ${result.error}\n`;
   const lines = [`${heading}:`];
-  for (const l of result.localisation ?? []) {
-    const rank = (result.localisation?.length ?? 0) > 1 ? `rank ${l.rank}: ` : '';
+  const all = result.localisation ?? [];
+  const first = all.filter((l) => l.firstToDiverge);
+  if (first.length > 0) {
+    const d = first[0]!.divergence!;
+    const who = first.length === 1 ? `rank ${first[0]!.rank}` : `ranks ${first.map((l) => l.rank).join(', ')}`;
+    lines.push(`  ${who} diverged first: step ${d.step}, record ${(d.stepIndex ?? 0) + 1} of the step (ranks run at once: first = earliest step, then earliest record within it)`);
+  }
+  for (const l of all) {
+    const rank = all.length > 1 ? `rank ${l.rank}: ` : '';
     if (!l.divergence) lines.push(`  ${rank}every one of ${l.compared} records matched (${l.matchStrength})`);
     else {
       lines.push(`  ${rank}first divergence: ${placeText(l.divergence)}`);
       if (l.lastMatch) lines.push(`  ${rank}last match before it: ${placeText(l.lastMatch)}`);
+      if (l.throughCollective) {
+        const from = l.throughCollective.fromRanks;
+        lines.push(`  ${rank}its records were equal until the collective ${placeText(l.throughCollective.collective)}, which carried over the difference of rank${from.length > 1 ? 's' : ''} ${from.join(', ')}`);
+      } else if (first.length > 0 && !l.firstToDiverge) {
+        // A later rank with no differing collective on record: modules mode does not see collectives made from C++.
+        lines.push(`  ${rank}diverged later, with no differing collective recorded before it (DDP's bucket all-reduces are made from C++: the ops mode records them)`);
+      }
     }
     if (l.structuralBreak) lines.push(`  ${rank}the runs stop recording the same things at run ${l.structuralBreak.only === 'a' ? 1 : 2}'s ${placeText(l.structuralBreak.record)}`);
   }

@@ -8,6 +8,14 @@
 // is (step, phase, kind, module, op, output and shape, numbered by occurrence): the report then says
 // where they stop matching structurally, and the first digest difference among the records both have.
 // Both modes' records are read alike: `ops` records carry the aten op and the user's source line.
+//
+// Ranks run at once, so which rank diverged "first" cannot be read off a clock. It is defined by
+// program position: the earliest step, then the earliest record within that step (its index among
+// the step's records on that rank); ranks of one SPMD program record the same things in the same
+// order, so a rank whose difference only arrived through a collective diverges at or after that
+// collective, later than the rank the difference came from. A rank whose records all matched up to a
+// `collective` record that matched on it, while another rank sent that same collective different
+// bytes, is said to have diverged through that collective (its own computation did not differ).
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -17,7 +25,7 @@ const RecordSchema = z.object({
   rank: z.number().int().nonnegative(),
   step: z.number().int(),
   phase: z.enum(['forward', 'backward', 'optimizer']),
-  kind: z.enum(['module-output', 'grad-input', 'grad-output', 'param-grad', 'param', 'op-output', 'loss']),
+  kind: z.enum(['module-output', 'grad-input', 'grad-output', 'param-grad', 'param', 'op-output', 'loss', 'collective']),
   module: z.string(),
   op: z.string().optional(),
   output: z.number().int().nonnegative().default(0),
@@ -99,8 +107,11 @@ export interface RecordPlace {
 
 export interface Localisation {
   rank: number;
-  /** The first record whose value differs, in run A's execution order; undefined when none does. */
-  divergence?: RecordPlace & { digests: [string, string] };
+  /**
+   * The first record whose value differs, in run A's execution order; undefined when none does.
+   * `stepIndex`: its index among its step's records on this rank (what "first across ranks" compares).
+   */
+  divergence?: RecordPlace & { digests: [string, string]; stepIndex?: number };
   /** The record before it that matched in both runs. */
   lastMatch?: RecordPlace;
   /** `digest`: the records matched by a digest of their bytes; `structure`: by what they are only. */
@@ -108,6 +119,13 @@ export interface Localisation {
   /** Where the two streams stop recording the same things (a record only one run has), if they do. */
   structuralBreak?: { sequence: number; only: 'a' | 'b'; record: RecordPlace };
   compared: number;
+  /** Of several ranks, this one diverged first (earliest step, then earliest record in the step). */
+  firstToDiverge?: boolean;
+  /**
+   * This rank's records matched up to this collective, which matched on it too, while the ranks in
+   * `fromRanks` sent it different bytes: the difference reached this rank through the collective.
+   */
+  throughCollective?: { collective: RecordPlace; fromRanks: number[] };
 }
 
 function place(r: ProbeRecord): RecordPlace {
@@ -159,13 +177,95 @@ export function localise(rank: number, a: readonly ProbeRecord[], b: readonly Pr
 
 /** Every rank of two probe directories (a rank only one of them has is an error). */
 export function localiseDirectories(dirA: string, dirB: string): Localisation[] {
-  const a = readProbeDirectory(dirA);
-  const b = readProbeDirectory(dirB);
+  return localiseRanks(readProbeDirectory(dirA), readProbeDirectory(dirB), [dirA, dirB]);
+}
+
+/** Every rank of two runs' traces, each rank localised, then ordered across ranks (orderRanks). */
+export function localiseRanks(a: ReadonlyMap<number, ProbeRecord[]>, b: ReadonlyMap<number, ProbeRecord[]>, names: [string, string] = ['run A', 'run B']): Localisation[] {
   const ranks = [...new Set([...a.keys(), ...b.keys()])].sort((x, y) => x - y);
-  return ranks.map((rank) => {
+  const results = ranks.map((rank) => {
     const ra = a.get(rank);
     const rb = b.get(rank);
-    if (!ra || !rb) throw new ProbeTraceError(`rank ${rank} has a trace in ${ra ? dirA : dirB} only`);
+    if (!ra || !rb) throw new ProbeTraceError(`rank ${rank} has a trace in ${ra ? names[0] : names[1]} only`);
     return localise(rank, ra, rb);
   });
+  return orderRanks(results, a, b);
+}
+
+/**
+ * Which rank diverged first and which only through a collective (see the head of this file): adds
+ * `divergence.stepIndex`, `throughCollective` and `firstToDiverge` to the ranks' localisations.
+ */
+export function orderRanks(results: Localisation[], a: ReadonlyMap<number, readonly ProbeRecord[]>, b: ReadonlyMap<number, readonly ProbeRecord[]>): Localisation[] {
+  // The collectives some rank sent different bytes to, by what they are (the same key on every rank).
+  const differing = new Map<string, number[]>();
+  for (const [rank, records] of a) {
+    const other = new Map((b.get(rank) ?? []).filter((r) => r.kind === 'collective').map((r) => [recordKey(r), r.digest]));
+    for (const r of records) {
+      if (r.kind !== 'collective') continue;
+      const digest = other.get(recordKey(r));
+      if (digest !== undefined && digest !== r.digest) differing.set(recordKey(r), [...(differing.get(recordKey(r)) ?? []), rank]);
+    }
+  }
+  const annotated = results.map((l): Localisation => {
+    if (!l.divergence) return l;
+    const records = a.get(l.rank) ?? [];
+    const at = records.findIndex((r) => r.sequence === l.divergence!.sequence);
+    const stepIndex = records.slice(0, Math.max(at, 0)).filter((r) => r.step === l.divergence!.step).length;
+    const out: Localisation = { ...l, divergence: { ...l.divergence, stepIndex } };
+    // Every record before the divergence matched on this rank: the first collective among them that
+    // another rank fed differently is where the difference came in.
+    for (const r of records.slice(0, Math.max(at, 0))) {
+      const from = r.kind === 'collective' ? differing.get(recordKey(r))?.filter((q) => q !== l.rank) : undefined;
+      if (from?.length) {
+        out.throughCollective = { collective: place(r), fromRanks: from };
+        break;
+      }
+    }
+    return out;
+  });
+  const diverged = annotated.filter((l) => l.divergence);
+  if (annotated.length < 2 || diverged.length === 0) return annotated;
+  // Origins: ranks whose own records differed before any collective carried a difference to them.
+  const origins = diverged.some((l) => !l.throughCollective) ? diverged.filter((l) => !l.throughCollective) : diverged;
+  const position = (l: Localisation) => [l.divergence!.step, l.divergence!.stepIndex ?? 0] as const;
+  const [step, index] = origins.map(position).sort((x, y) => x[0] - y[0] || x[1] - y[1])[0]!;
+  return annotated.map((l) => (origins.includes(l) && position(l)[0] === step && position(l)[1] === index ? { ...l, firstToDiverge: true } : l));
+}
+
+/** The first line of a file, from its first 64 KiB (a probe record is far shorter). */
+function firstLine(file: string): string {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buffer = Buffer.alloc(65536);
+    const n = fs.readSync(fd, buffer, 0, buffer.length, 0);
+    return buffer.subarray(0, n).toString('utf8').split('\n', 1)[0] ?? '';
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** A directory of probe traces: rank_<r>.jsonl files whose first record is a probe record. */
+export function isProbeDirectory(dir: string): boolean {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).filter((n) => /^rank_\d+\.jsonl$/.test(n));
+  } catch {
+    return false;
+  }
+  for (const name of names) {
+    let first: string | undefined;
+    try {
+      first = firstLine(path.join(dir, name));
+    } catch {
+      return false;
+    }
+    if (!first?.trim()) continue; // an empty trace (a rank that recorded nothing) says nothing
+    try {
+      return RecordSchema.safeParse(JSON.parse(first)).success;
+    } catch {
+      return false;
+    }
+  }
+  return false;
 }
