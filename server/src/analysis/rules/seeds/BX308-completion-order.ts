@@ -1,6 +1,6 @@
 import { callRange } from '../../calls.js';
 import { always, Rule } from '../rule.js';
-import { consumerOf, loopDependsOnOrder, orderedUses, sortedLater } from './shared.js';
+import { collectsOnlyIntoOrderFree, consumerOf, loopDependsOnOrder, orderedUses, sortedLater } from './shared.js';
 
 const CALLS = ['concurrent.futures.as_completed', 'asyncio.as_completed', 'Tensor.imap_unordered'];
 
@@ -28,8 +28,9 @@ const rule: Rule = {
         matters = true;
         break;
       case 'loop':
-        // results[key] = f.result() stores by key: that order does not leak.
-        matters = loopDependsOnOrder(consumer.loop, false, true);
+        // results[key] = f.result() stores by key: that order does not leak; nor does a list of
+        // (index, result) pairs later put back by their index.
+        matters = loopDependsOnOrder(consumer.loop, false, true) && !collectsOnlyIntoOrderFree(consumer.loop, ctx, true);
         break;
       case 'assigned':
         matters = !sortedLater(consumer.target, consumer.statement, ctx) && orderedUses(consumer.target, consumer.statement, ctx, true).length > 0;
