@@ -205,12 +205,14 @@ function scan(root: Node, ctx: RuleContext): void {
     const splat = emptySeedSplat(call, ctx);
     if (splat) {
       const fn = call.childForFieldName('function')!;
+      const shown = call.text.length > 50 ? `${fn.text}(*...)` : call.text;
+      const what = `\`${shown}\` gets no seed when its argument tuple is empty, and then draws one from OS entropy`;
       ctx.report({
         node: call,
         range: { start: rangeOf(fn).start, end: rangeOf(call).end },
         outcomes: splat.fallback
-          ? always('info', `When no seed is configured, \`${fn.text}\` falls back to \`${fn.text}()\`, which is different on every run, so such runs can never be repeated; make the fallback a fixed number, or at least log the seed it picked.`)
-          : always('warning', `\`${fn.text}\` is seeded from \`${fn.text}()\`, which is different on every run, so no two runs start from the same random state; take the seed from the configuration or the command line (and log it).`),
+          ? always('info', `When no seed is configured, ${what}, so such runs can never be repeated; make the fallback a fixed number, or at least log the seed it picked.`)
+          : always('warning', `${what}, and no seed is set by default, so no two runs start from the same random state; give the seed a default value.`),
       });
       continue;
     }
