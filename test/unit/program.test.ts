@@ -82,6 +82,28 @@ describe('a program that trains (program.ts programTrains)', () => {
   });
 });
 
+describe('a program that seeds nothing (program.ts programUnseeded)', () => {
+  const ENTRY = 'from trainers import PairTrainer\nfrom torch.utils.data import DataLoader\ndef main(ds):\n    loader = DataLoader(ds, batch_size=8, shuffle=True)\n    trainer = PairTrainer(loader)\n    trainer.fit()\nif __name__ == "__main__":\n    main(None)\n';
+  const TRAINER = 'class PairTrainer:\n    def __init__(self, loader):\n        self.loader = loader\n    def fit(self):\n        for x in self.loader:\n            self.model(x).sum().backward()\n            self.optimizer.step()\n';
+  async function entryFindings(files: Record<string, string>): Promise<string[]> {
+    const checker = await loadChecker();
+    const s = settings({ select: ['BX301', 'BX304'] });
+    const program = Object.entries({ 'train.py': ENTRY, ...files }).map(([file, text]) => ({ path: file, text, settings: s, offPath: isOffPath(file) }));
+    return checker.checkProgram(program).find((f) => f.path === 'train.py')!.findings.map((f) => `${f.rule} ${f.severity}`);
+  }
+
+  it('reports an entry point running a trainer class of another file, and a shuffling loader, when no file seeds torch', async () => {
+    expect(await entryFindings({ 'trainers.py': TRAINER })).toEqual(['BX304 warning', 'BX301 warning']);
+  });
+
+  it('says nothing of the entry point, and leaves the loader information, when another file seeds', async () => {
+    const seeded = TRAINER.replace('self.loader = loader', 'self.loader = loader\n        set_seed(0)');
+    expect(await entryFindings({ 'trainers.py': seeded })).toEqual(['BX304 info']);
+    // A seed in a test file seeds nothing of the training program.
+    expect(await entryFindings({ 'trainers.py': TRAINER, 'tests/test_trainer.py': 'import torch\ntorch.manual_seed(0)\n' })).toEqual(['BX304 warning', 'BX301 warning']);
+  });
+});
+
 describe('test, benchmark and build code', () => {
   it('is recognised by its path from the project root', () => {
     for (const file of ['tests/test_ops.py', 'test/x.py', 'pkg/tests/x.py', 'ops_test.py', 'conftest.py', 'benchmarks/bench_attn.py', 'bench/x.py', 'docs/conf.py', 'setup.py', 'build/lib/x.py', 'testing/util.py', 'src/pkg/ops/backends/_ascend/ops/mhc.py', 'scripts/conversion/numerical_tests_llama.py', 'benchmark.py', 'kernels/bench_attn.py', 'tools/attn-benchmark.py', 'validate.py', 'inference.py']) {

@@ -6,7 +6,7 @@ import { Analyzer, FileAnalysis } from './engine.js';
 import type { ModeSetting } from './facts.js';
 import { FileUses, NameUses, runsOnlyWithoutGrad } from './no-grad-callers.js';
 import { showsTraining } from './autograd.js';
-import { CallEdge, ProgramFile, ProgramView, programMode, programTrains, reachedSwitches } from './program.js';
+import { CallEdge, ProgramFile, ProgramView, programMode, programTrains, programUnseeded, reachedSwitches, showsSeeding } from './program.js';
 import { GrammarFiles, PythonParser, TextChange } from './parse.js';
 import { resolveFindings } from './resolve.js';
 import { RULES } from './rules/index.js';
@@ -72,7 +72,7 @@ export class Checker {
   }
 
   resolve(analysis: FileAnalysis, text: string, settings: Settings, program: ProgramView, offPath: boolean): Finding[] {
-    return resolveFindings(analysis, text, { settings, mode: effectiveMode(settings, program.mode), programTrains: program.trains, rules: this.rules, offPath });
+    return resolveFindings(analysis, text, { settings, mode: effectiveMode(settings, program.mode), programTrains: program.trains, programUnseeded: program.unseeded === true, rules: this.rules, offPath });
   }
 
   /**
@@ -151,10 +151,10 @@ export class Checker {
     const kept = files.filter((f) => !(f.offPath && f.settings.testCode === 'skip'));
     // `analysed`: the per-file analyses already made (by worker threads, cli/analysis-pool.ts).
     const analyses = kept.map((f) => analysed?.get(f) ?? this.analyzeForProgram(f.text, f.settings));
-    const program = analyses.map((a, i) => ({ offPath: kept[i]!.offPath, modeSettings: a.modeSettings, calls: [] as CallEdge[], trains: showsTraining(kept[i]!.text) }));
+    const program = analyses.map((a, i) => ({ offPath: kept[i]!.offPath, modeSettings: a.modeSettings, calls: [] as CallEdge[], trains: showsTraining(kept[i]!.text), seeds: showsSeeding(kept[i]!.text) }));
     this.addCallEdges(program, kept);
     this.dropWithoutGrad(analyses, kept);
-    const view: ProgramView = { mode: programMode(program), trains: programTrains(program) };
+    const view: ProgramView = { mode: programMode(program), trains: programTrains(program), unseeded: programUnseeded(program) };
     const checked = new Map(kept.map((file, i) => [file, {
       path: file.path,
       findings: this.resolve(analyses[i]!, file.text, file.settings, view, file.offPath),

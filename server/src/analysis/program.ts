@@ -89,6 +89,8 @@ export interface ProgramFile {
   calls: readonly CallEdge[];
   /** The file shows training (autograd.ts showsTraining). */
   trains: boolean;
+  /** The file may seed torch (showsSeeding); undefined where the file's text was not read for it. */
+  seeds?: boolean;
 }
 
 /** What the resolution of one file's hits needs to know of its program. */
@@ -96,15 +98,40 @@ export interface ProgramView {
   mode: DeterministicMode;
   /** A file of the program on the training path trains: backward-only hazards in the others run. */
   trains: boolean;
+  /**
+   * No file of the program on the training path shows a sign of seeding (programUnseeded): every
+   * file was read for it, and none calls anything named like a seed function. Undefined (not known)
+   * in the language server, which does not read every file of a project.
+   */
+  unseeded?: boolean;
 }
 
 export function programTrains(files: readonly ProgramFile[]): boolean {
   return files.some((f) => f.trains && !f.offPath);
 }
 
+/**
+ * Signs that a file may seed torch: a call of anything named like a seed function (`manual_seed`,
+ * `set_seed`, `seed_everything`, `seed_all_rng`, `random.seed` too), Megatron's initialisation, or
+ * a transformers-style `Trainer` constructed, imported or subclassed (it seeds in its constructor; a
+ * `Trainer` in prose is not one). Over-approximate on purpose: a
+ * false sign only keeps a program from being called unseeded.
+ */
+const SEEDING_SIGNS = /[sS][eE][eE][dD]\w*\s*\(|\bTrainer\s*[(,)]|\bimport\b[^\n]*\bTrainer\b|\.Trainer\b|\binitialize_megatron\b|\bpretrain\s*\(/;
+
+export function showsSeeding(text: string): boolean {
+  return SEEDING_SIGNS.test(text);
+}
+
+/** No file on the program's training path shows seeding (each was read for it). */
+export function programUnseeded(files: readonly ProgramFile[]): boolean {
+  const onPath = files.filter((f) => !f.offPath);
+  return onPath.length > 0 && onPath.every((f) => f.seeds === false);
+}
+
 /** The view of a file that is its own program (a notebook, a document outside any folder). */
 export function loneFileView(file: ProgramFile): ProgramView {
-  return { mode: programMode([file]), trains: programTrains([file]) };
+  return { mode: programMode([file]), trains: programTrains([file]), unseeded: programUnseeded([file]) };
 }
 
 /** The switches that run on the program's default path. */

@@ -15,6 +15,8 @@ export interface ResolveOptions {
   mode: DeterministicMode;
   /** Another file of the program trains (program.ts programTrains). */
   programTrains: boolean;
+  /** No file of the program seeds torch (program.ts programUnseeded); false where not known. */
+  programUnseeded?: boolean;
   rules: ReadonlyMap<string, Rule>;
   /** A test, benchmark, docs or build file: `settings.testCode` decides how it is reported. */
   offPath: boolean;
@@ -49,7 +51,7 @@ export function resolveFindings(analysis: FileAnalysis, text: string, options: R
       used.add(suppression);
       continue;
     }
-    const outcome = pickOutcome(candidate, options.mode, options.programTrains);
+    const outcome = pickOutcome(candidate, options.mode, options.programTrains, options.programUnseeded === true);
     if (!outcome) continue;
     const override = settings.severity[candidate.rule.id];
     const severity = override && override !== 'off' ? override : outcome.severity;
@@ -82,9 +84,11 @@ export function resolveFindings(analysis: FileAnalysis, text: string, options: R
   return findings.sort((a, b) => compareRanges(a.range, b.range) || a.rule.localeCompare(b.rule));
 }
 
-function pickOutcome(candidate: Candidate, mode: DeterministicMode, programTrains: boolean): ModeOutcome | undefined {
+function pickOutcome(candidate: Candidate, mode: DeterministicMode, programTrains: boolean, programUnseeded: boolean): ModeOutcome | undefined {
   const outcomeIn = (m: DeterministicMode): ModeOutcome | undefined => {
     const outcome = candidate.outcomes[m];
+    if (outcome?.onlyWhenProgramUnseeded && !programUnseeded) return undefined;
+    if (programUnseeded && outcome?.whenProgramUnseeded) return { ...outcome, ...outcome.whenProgramUnseeded };
     return programTrains && outcome?.whenProgramTrains ? { ...outcome, ...outcome.whenProgramTrains } : outcome;
   };
   switch (candidate.guard) {

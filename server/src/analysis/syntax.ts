@@ -175,3 +175,49 @@ export function enclosingFunction(node: Node): Node | undefined {
   for (const id of passed) memo.set(id, found);
   return found ?? undefined;
 }
+
+/** Builtins that turn a number into text. */
+const TO_TEXT = new Set(['str', 'hex', 'oct', 'bin', 'format', 'repr']);
+
+/**
+ * Is the value of `node`, through arithmetic (`h & 0xFFFF`, `abs(h) % n`), only formatted into a
+ * string: an f-string's `{...}`, `str(...)` / `hex(...)` / `format(...)`, `"%x" % h` or
+ * `"{}".format(h)`? Such a value names something (a lock file, a cache key); it never reaches a
+ * number the program computes with. Builtins are matched by name: a file that rebinds `str` is rare.
+ */
+export function formattedIntoString(node: Node): boolean {
+  let current = node;
+  for (let depth = 0; depth < 8; depth++) {
+    const parent = current.parent;
+    if (!parent) return false;
+    switch (parent.type) {
+      case 'interpolation':
+        return true;
+      case 'parenthesized_expression':
+      case 'unary_operator':
+        current = parent;
+        continue;
+      case 'binary_operator': {
+        const left = parent.childForFieldName('left');
+        if (parent.childForFieldName('operator')?.text === '%' && left && !left.equals(current) && /string$/.test(unparenthesize(left).type)) return true;
+        current = parent;
+        continue;
+      }
+      case 'argument_list': {
+        const call = parent.parent;
+        const fn = call?.type === 'call' ? call.childForFieldName('function') : undefined;
+        if (!fn) return false;
+        if (fn.type === 'identifier' && TO_TEXT.has(fn.text)) return true;
+        if (fn.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'format' && /string$/.test(unparenthesize(fn.childForFieldName('object')!).type)) return true;
+        if (fn.type === 'identifier' && (fn.text === 'abs' || fn.text === 'int')) {
+          current = call!;
+          continue;
+        }
+        return false;
+      }
+      default:
+        return false;
+    }
+  }
+  return false;
+}

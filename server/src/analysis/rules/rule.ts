@@ -39,6 +39,14 @@ export interface ModeOutcome {
    * a backward-only hazard in a model file that shows no training of its own.
    */
   whenProgramTrains?: { severity: Severity; message: string; detail?: string };
+  /**
+   * What the hit means instead when no file of the program seeds torch (program.ts
+   * programUnseeded; known in `bitexact check`, which reads every file): a draw from torch's global
+   * generator then differs on every run.
+   */
+  whenProgramUnseeded?: { severity: Severity; message: string; detail?: string };
+  /** The hit holds only when no file of the program seeds torch (a seed may live in another file). */
+  onlyWhenProgramUnseeded?: boolean;
 }
 
 export type Outcomes = Partial<Record<DeterministicMode, ModeOutcome>>;

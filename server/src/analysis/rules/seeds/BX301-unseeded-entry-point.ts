@@ -1,12 +1,24 @@
 import type { Node } from 'web-tree-sitter';
-import { entryReach, trainingCall } from './entry-reach.js';
+import { entryReach, trainerRun, trainingCall } from './entry-reach.js';
 import { rangeOf } from '../../syntax.js';
-import { always, Rule, RuleContext } from '../rule.js';
+import { always, Outcomes, Rule, RuleContext } from '../rule.js';
 import { seedsTorch } from './shared.js';
 
+/** Outcomes that hold only when no file of the program seeds torch, when `elsewhere` trains. */
+function onlyWhenUnseeded(elsewhere: boolean, outcomes: Outcomes): Outcomes {
+  return elsewhere ? Object.fromEntries(Object.entries(outcomes).map(([mode, o]) => [mode, { ...o, onlyWhenProgramUnseeded: true }])) : outcomes;
+}
+
 function scan(root: Node, ctx: RuleContext): void {
-  if (!ctx.text.includes('__main__') || !/\.(backward|step|fit)\s*\(/.test(ctx.text)) return;
-  const reach = entryReach(root, (call) => trainingCall(call, ctx));
+  if (!ctx.text.includes('__main__') || !/\.(backward|step|fit|train)\s*\(/.test(ctx.text)) return;
+  let reach = entryReach(root, (call) => trainingCall(call, ctx));
+  // No training call in this file, but a trainer class of another file is run: it trains, and may
+  // seed, so the hit holds only when no file of the program seeds torch.
+  let elsewhere = false;
+  if (reach && !reach.stoppedAt) {
+    reach = entryReach(root, (call) => trainerRun(call, ctx));
+    elsewhere = true;
+  }
   const training = reach?.stoppedAt;
   if (!reach || !training) return;
   const guard = reach.guard;
@@ -21,23 +33,20 @@ function scan(root: Node, ctx: RuleContext): void {
     ctx.report({
       range: { start: rangeOf(guard).start, end: rangeOf(condition).end },
       guard: 'none',
-      outcomes: always(
+      outcomes: onlyWhenUnseeded(elsewhere, always(
         'warning',
         'This entry point trains but seeds torch only when a seed is given',
         `It trains at ${where}, and \`${seedCall}(...)\` on line ${rangeOf(onlyWhenGiven).start.line + 1} sits under a test of the seed, so a default run starts weight initialisation, dropout masks and DataLoader shuffling from a different state every time. Give the seed a default value and seed unconditionally.`,
-      ),
+      )),
     });
     return;
   }
-  ctx.report({
-    range: { start: rangeOf(guard).start, end: rangeOf(condition).end },
-    guard: 'none',
-    outcomes: always(
-      'warning',
-      "This entry point trains but nothing in this file seeds torch's global generator",
-      `It trains at ${where}.${helper} Weight initialisation, dropout masks and DataLoader shuffling start from a different state on every run. Call \`torch.manual_seed(seed)\` (or \`lightning.seed_everything(seed)\` / \`transformers.set_seed(seed)\`) at the start of the entry point.`,
-    ),
-  });
+  const outcomes = always(
+    'warning',
+    "This entry point trains but nothing in this file seeds torch's global generator",
+    `It trains at ${where}.${helper} Weight initialisation, dropout masks and DataLoader shuffling start from a different state on every run. Call \`torch.manual_seed(seed)\` (or \`lightning.seed_everything(seed)\` / \`transformers.set_seed(seed)\`) at the start of the entry point.`,
+  );
+  ctx.report({ range: { start: rangeOf(guard).start, end: rangeOf(condition).end }, guard: 'none', outcomes: onlyWhenUnseeded(elsewhere, outcomes) });
 }
 
 const rule: Rule = {
@@ -50,7 +59,7 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: "torch.manual_seed seeds the CPU generator and every CUDA device's default generator; without it each process starts from a nondeterministic seed" },
     { torch: '', source: 'docs', text: "transformers.Trainer seeds through set_seed(args.seed) in its constructor, so constructing one counts as seeding" },
   ],
-  triggers: ['.backward(', '.step(', '.fit('],
+  triggers: ['.backward(', '.step(', '.fit(', '.train('],
   onFile: scan,
   docs: `
 Without a seed, torch's global generator starts from a nondeterministic value in every process.
@@ -65,7 +74,10 @@ handed over by name (\`mp.spawn(run_worker, ...)\`, \`Process(target=train)\`,
 \`rpc.rpc_async(worker, run_trainer)\`). It reports the block when that code trains
 (\`loss.backward()\`, \`torch.autograd.backward\`, \`torch.distributed.autograd.backward\`, \`optimizer.step()\` or \`scaler.step(optimizer)\`,
 \`trainer.fit(...)\` on a Lightning \`Trainer\`) and nothing in the file seeds torch. A DataLoader
-loop alone is not taken as training: evaluation scripts have the same loop.
+loop alone is not taken as training: evaluation scripts have the same loop. An entry point that runs
+\`trainer.fit()\` / \`trainer.train()\` on an instance of a class named like a trainer
+(\`RewardTrainer(...)\`) defined elsewhere trains too; as that class may seed, it is reported only
+when no file of the program shows any seeding (\`bitexact check\`, which reads them all).
 
 Seeding means any of: \`torch.manual_seed\`, \`torch.random.manual_seed\`, Lightning
 \`seed_everything\` (also \`fabric.seed_everything\`), \`transformers.set_seed\` /

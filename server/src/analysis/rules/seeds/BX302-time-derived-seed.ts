@@ -141,6 +141,48 @@ function findSource(expr: Node, ctx: RuleContext, depth: number, fallback: boole
   return undefined;
 }
 
+/** Generator constructors that draw their seed from OS entropy when given none. */
+const ENTROPY_WHEN_EMPTY = new Set(['numpy.random.default_rng', 'numpy.random.RandomState', 'numpy.random.SeedSequence', 'random.Random']);
+
+/**
+ * `default_rng(*args)` with `args = (seed,) if seed is not None else ()`: the empty branch makes a
+ * generator seeded from OS entropy. The branch it takes on a default run is the empty one when the
+ * seed tested is unset there: read with `config.get("seed")` (no default), or a command-line option
+ * declared without a default (cli-options.ts). Undefined when the splat cannot be empty.
+ */
+function emptySeedSplat(call: Node, ctx: RuleContext): { fallback: boolean } | undefined {
+  if (!ENTROPY_WHEN_EMPTY.has(resolvedCallee(call, ctx) ?? '')) return undefined;
+  const list = call.childForFieldName('arguments');
+  const splats = list?.namedChildren.filter((c) => c.type === 'list_splat') ?? [];
+  if (splats.length !== 1 || list!.namedChildren.length !== 1) return undefined;
+  const name = splats[0]!.namedChildren[0];
+  const def = name?.type === 'identifier' ? ctx.values.definition(name) : undefined;
+  const value = def && !def.unpacked ? unparenthesize(def.value) : undefined;
+  if (value?.type !== 'conditional_expression') return undefined;
+  const [body, condition, alternative] = value.namedChildren;
+  const empty = (n: Node | undefined) => !!n && unparenthesize(n).type === 'tuple' && unparenthesize(n).namedChildCount === 0;
+  if (!condition || !(empty(body) || empty(alternative))) return undefined;
+  return { fallback: !unsetByDefault(condition, ctx) };
+}
+
+/** `x is not None` / `x is None` of a value that is None unless configured: `cfg.get("seed")` without a default, or an option without one. */
+function unsetByDefault(condition: Node, ctx: RuleContext): boolean {
+  const m = /^(.+?)\s+is\s+(not\s+)?None$/.exec(condition.text.trim());
+  if (!m) return false;
+  if (testsUnsetOption(condition, ctx)) return true;
+  const tested = condition.namedChildren[0];
+  let value: Node | undefined;
+  if (tested?.type === 'attribute') value = ctx.values.selfAttributeValue(tested) ?? attributeValue(tested);
+  else if (tested?.type === 'identifier') {
+    const def = ctx.values.definition(tested);
+    value = def && !def.unpacked ? def.value : undefined;
+  }
+  const expr = value && unparenthesize(value);
+  if (expr?.type !== 'call') return false;
+  const args = callArguments(expr);
+  return methodName(expr, ctx) === 'get' && args.positional.length === 1 && args.keywords.size === 0 && !args.hasSplat;
+}
+
 /** Hugging Face Datasets methods whose `seed=None` means "pull fresh entropy from the OS" (their docs). */
 const ENTROPY_ON_NONE = new Set(['shuffle', 'train_test_split']);
 
@@ -160,6 +202,20 @@ function scan(root: Node, ctx: RuleContext): void {
   for (const call of candidates) {
     if (done.has(call.id)) continue;
     done.add(call.id);
+    const splat = emptySeedSplat(call, ctx);
+    if (splat) {
+      const fn = call.childForFieldName('function')!;
+      const shown = call.text.length > 50 ? `${fn.text}(*...)` : call.text;
+      const what = `\`${shown}\` gets an empty argument tuple when no seed is set, and then seeds itself from OS entropy.`;
+      ctx.report({
+        node: call,
+        range: { start: rangeOf(fn).start, end: rangeOf(call).end },
+        outcomes: splat.fallback
+          ? always('info', fitMessage(`\`${shown}\` seeds from OS entropy when no seed is configured`, 'This generator seeds from OS entropy when no seed is configured'), `${what} Such runs can never be repeated: make the fallback a fixed number, or at least log the seed it picked.`)
+          : always('warning', fitMessage(`\`${shown}\` seeds from OS entropy: no seed is set by default`, 'This generator seeds from OS entropy: no seed is set by default'), `${what} No two runs start from the same random state: give the seed a default value.`),
+      });
+      continue;
+    }
     const seed = seedArgument(call, ctx);
     if (!seed) continue;
     if (entropyOnNone(call, seed, ctx)) {

@@ -51,15 +51,18 @@ const rule: Rule = {
       if (given(loaderArgument(call, 'generator'))) return;
     }
     const what = sampler ? 'This `RandomSampler`' : 'This shuffling `DataLoader`';
-    ctx.report({
-      node: call.node,
-      range: callRange(call),
-      outcomes: always(
-        'info',
-        `${what} draws each epoch's sample order from torch's global generator`,
-        'The data order depends on every earlier use of that generator (model initialisation, dropout, other loaders) and changes when any of them does, or when a run resumes from a checkpoint. Pass `generator=g` with a `torch.Generator` seeded from the run seed.',
-      ),
-    });
+    const outcomes = always(
+      'info',
+      `${what} draws each epoch's sample order from torch's global generator`,
+      'The data order depends on every earlier use of that generator (model initialisation, dropout, other loaders) and changes when any of them does, or when a run resumes from a checkpoint. Pass `generator=g` with a `torch.Generator` seeded from the run seed.',
+    );
+    // No file of the program seeds torch: the order is different on every run.
+    const unseeded = {
+      severity: 'warning' as const,
+      message: `${what} shuffles with torch's global generator, which no file here seeds`,
+      detail: 'The data order is different on every run. Pass `generator=g` with a `torch.Generator` seeded from the run seed.',
+    };
+    ctx.report({ node: call.node, range: callRange(call), outcomes: Object.fromEntries(Object.entries(outcomes).map(([mode, o]) => [mode, { ...o, whenProgramUnseeded: unseeded }])) });
   },
   docs: `
 \`DataLoader(shuffle=True)\` builds a \`RandomSampler\`. Without \`generator=\`, the sampler draws a
@@ -70,7 +73,8 @@ main process, other loaders. A run resumed from a checkpoint does not restore th
 a different order from the uninterrupted run.
 
 With a seeded global generator and an unchanged program the order does repeat, so this is
-reported as information: the order is reproducible, but fragile.
+reported as information: the order is reproducible, but fragile. In \`bitexact check\`, a program
+none of whose files shows any seeding gets a warning: its order is different on every run.
 
 \`\`\`python
 loader = DataLoader(ds, batch_size=64, shuffle=True)          # BX304

@@ -3,11 +3,16 @@ import { callRange } from '../../calls.js';
 import { rangeOf } from '../../syntax.js';
 import type { Fix, Range } from '../../types.js';
 import { always, fitMessage, Rule, RuleContext } from '../rule.js';
-import { callsByName, consumerOf, isPath, loopDependsOnOrder, orderedUses, outermost, ownDescendants, sortedLater, writesItsOwnFile } from './shared.js';
+import { callsByName, collectsOnlyIntoOrderFree, consumerOf, isPath, loopDependsOnOrder, orderedUses, outermost, ownDescendants, sortedLater, writesItsOwnFile } from './shared.js';
 
 const MODULE_LISTINGS = new Set(['os.listdir', 'os.scandir', 'glob.glob', 'glob.iglob']);
 const PATH_METHODS = new Set(['Tensor.glob', 'Tensor.rglob', 'Tensor.iterdir']);
 const PATH_METHOD_NAMES = new Set(['glob', 'rglob', 'iterdir']);
+/**
+ * iopath's (and fvcore's) `PathManager`, the file-system layer of detectron2-style projects: its
+ * `ls` returns the entries as the backend lists them (for local paths, `os.listdir`'s order).
+ */
+const PATH_MANAGER = /(^|\.)(PathManager|g_pathmgr|path_manager|pathmgr)$/;
 /** Where does the listing's order end up mattering? undefined: nowhere (sorted, counted, cleanup). */
 function orderMatters(call: Node, ctx: RuleContext): boolean {
   // with os.scandir(d) as it: the entries are read through `it`.
@@ -33,11 +38,19 @@ function orderMatters(call: Node, ctx: RuleContext): boolean {
   }
 }
 
-/** `Path(...).glob(...)`: the engine does not dispatch methods of values it knows are not tensors, so they are found here, once per file. */
+/**
+ * `Path(...).glob(...)` and `PathManager.ls(...)`: the engine does not dispatch methods of values it
+ * knows are not tensors, so they are found here, once per file.
+ */
 function scanPathMethods(root: Node, ctx: RuleContext): void {
-  for (const call of callsByName(root, ctx, 'glob|rglob|iterdir', 'method')) {
+  for (const call of callsByName(root, ctx, 'glob|rglob|iterdir|ls', 'method')) {
     const fn = call.childForFieldName('function');
     const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+    if (method === 'ls') {
+      const receiver = fn!.childForFieldName('object')!;
+      if (PATH_MANAGER.test(ctx.scope.resolveExpression(receiver) ?? receiver.text)) check(call, 'PathManager.ls', { start: rangeOf(receiver).start, end: rangeOf(call).end }, ctx);
+      continue;
+    }
     if (!method || !PATH_METHOD_NAMES.has(method) || ctx.scope.resolveExpression(fn!) !== undefined) continue;
     if (!isPath(fn!.childForFieldName('object'), ctx)) continue;
     check(call, `Path.${method}`, { start: rangeOf(fn!.childForFieldName('attribute')!).start, end: rangeOf(call).end }, ctx);
@@ -45,16 +58,20 @@ function scanPathMethods(root: Node, ctx: RuleContext): void {
 }
 
 /** File extensions of training data: images, audio, video, arrays, shards, token files. */
-const DATA_EXTENSION = /\.(jpe?g|png|bmp|gif|webp|tiff?|wav|flac|mp3|ogg|mp4|avi|npy|npz|parquet|arrow|tfrecords?|jsonl|tar|idx|bin|h5|hdf5|lmdb|pcd|ply)\b/i;
+const DATA_EXTENSION = /\.(jpe?g|png|bmp|gif|webp|tiff?|wav|flac|mp3|ogg|mp4|avi|npy|npz|parquet|arrow|tfrecords?|jsonl|tar|idx|bin|h5|hdf5|lmdb|pcd|ply|zst)\b/i;
 /** Calls that read a data file (the sample behind a listed path). */
 const DATA_READERS = /(^|\.)(Image\.open|imread|imageio\.\w*read|load_image|np\.load|numpy\.load|torch\.load|torchaudio\.load|soundfile\.read|sf\.read|librosa\.load|read_parquet|read_csv|read_json|load_dataset|load_from_disk|h5py\.File|decode_image|read_image|read_file)$/;
 
-/** Is the call in a class that holds samples: a Dataset/DataPipe/Sampler, or one with `__getitem__`? */
+/**
+ * Is the call in a class that holds samples: a Dataset/DataPipe/Sampler (by its base, or a name
+ * ending so), or one with `__getitem__`? A name that only contains the word (`DatasetsArgs`, a
+ * configuration dataclass) is not one.
+ */
 function inDatasetClass(call: Node): boolean {
   for (let current = call.parent; current; current = current.parent) {
     if (current.type !== 'class_definition') continue;
-    const header = `${current.childForFieldName('name')?.text ?? ''}${current.childForFieldName('superclasses')?.text ?? ''}`;
-    if (/Dataset|DataPipe|Sampler/.test(header)) return true;
+    if (/(Dataset|DataPipe|Sampler)$/.test(current.childForFieldName('name')?.text ?? '')) return true;
+    if (/Dataset|DataPipe|Sampler/.test(current.childForFieldName('superclasses')?.text ?? '')) return true;
     return /\bdef\s+__getitem__\s*\(/.test(current.text);
   }
   return false;
@@ -77,6 +94,29 @@ function loopHandlesData(loop: Node): boolean {
 }
 
 /**
+ * Does a loop collect paths it names as data files: an `append` / `extend` / `yield` in its body
+ * (nested loops included: a listing of folders whose files the inner loop collects) and a string
+ * literal there naming a data extension (`suffix = "_image.png"`, `name + "_labels.png"`)?
+ */
+function collectsNamedDataFiles(loop: Node): boolean {
+  const body = loop.childForFieldName('body');
+  if (!body) return false;
+  const collects = ownDescendants(body, 'yield').length > 0 || ownDescendants(body, 'call').some((c) => {
+    const fn = c.childForFieldName('function');
+    return fn?.type === 'attribute' && ['append', 'extend'].includes(fn.childForFieldName('attribute')?.text ?? '');
+  });
+  return collects && ownDescendants(body, 'string').some((s) => DATA_EXTENSION.test(s.text));
+}
+
+/** `names = listing`, then `for name in names:` a loop that collects data files it names. */
+function feedsDataCollectingLoop(target: Node, statement: Node, ctx: RuleContext): boolean {
+  return orderedUses(target, statement, ctx).some((use) => {
+    const consumer = consumerOf(use, ctx);
+    return consumer.kind === 'loop' && collectsNamedDataFiles(consumer.loop);
+  });
+}
+
+/**
  * Where the order reaches data order: the listing is made in a class that holds samples (a
  * `Dataset`, or any class with `__getitem__`) and not only sorted after a slice; it is numbered or
  * paired by position (`enumerate`, `zip`); or it is walked by a loop that collects (or stored on an
@@ -90,9 +130,11 @@ function orderIsVisible(call: Node, ctx: RuleContext): boolean {
   if (consumer.kind === 'loop' && collectsOnlyIntoOrderFree(consumer.loop, ctx)) return false;
   if (inDatasetClass(call)) return !(consumer.kind === 'assigned' && sortedAfterSlice(consumer.target, consumer.statement, ctx));
   if ((consumer.kind === 'assigned' || consumer.kind === 'ordered' || consumer.kind === 'loop') && consumer.indexed) return true;
-  if (consumer.kind === 'loop') return listsDataFiles(call) || loopHandlesData(consumer.loop);
+  if (consumer.kind === 'loop') return listsDataFiles(call) || loopHandlesData(consumer.loop) || collectsNamedDataFiles(consumer.loop);
+  if (consumer.kind !== 'assigned') return false;
   // Stored on an object (`self.images = glob("*.png")`); returned, the receiver may still sort it.
-  return consumer.kind === 'assigned' && consumer.target.type === 'attribute' && listsDataFiles(call);
+  if (consumer.target.type === 'attribute') return listsDataFiles(call);
+  return feedsDataCollectingLoop(consumer.target, consumer.statement, ctx);
 }
 
 /** `names = listing`, then `kept = names[:k]` and `kept.sort()`: the order ends in the sort. */
@@ -107,26 +149,6 @@ function sortedAfterSlice(target: Node, statement: Node, ctx: RuleContext): bool
       return !!left && left.type === 'identifier' && sortedLater(left, assignment!, ctx);
     })
   );
-}
-
-/**
- * A loop whose only collecting is `names.append(...)` (or `extend`) into lists that are then only
- * sorted, counted or reduced (`max(steps)`, `sorted(files)`, `set(ids)`): the order stops there.
- */
-function collectsOnlyIntoOrderFree(loop: Node, ctx: RuleContext): boolean {
-  const body = loop.childForFieldName('body');
-  if (!body || ownDescendants(body, 'return_statement').length || ownDescendants(body, 'break_statement').length || ownDescendants(body, 'yield').length) return false;
-  const targets: Node[] = [];
-  for (const c of ownDescendants(body, 'call')) {
-    const fn = c.childForFieldName('function');
-    const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
-    if (method !== 'append' && method !== 'extend') continue;
-    const target = fn!.childForFieldName('object');
-    if (target?.type !== 'identifier') return false;
-    targets.push(target);
-  }
-  if (targets.length === 0 || ownDescendants(body, 'augmented_assignment').length) return false;
-  return targets.every((t) => sortedLater(t, loop, ctx) || orderedUses(t, loop, ctx).length === 0);
 }
 
 function check(call: Node, name: string, range: Range, ctx: RuleContext): void {
@@ -168,7 +190,7 @@ const rule: Rule = {
   facts: [
     { torch: '', source: 'docs', text: 'os.listdir and os.scandir return entries in arbitrary order; glob documents that whether its results are sorted depends on the file system' },
   ],
-  triggers: ['listdir', 'scandir', 'glob', 'iglob', 'rglob', 'iterdir'],
+  triggers: ['listdir', 'scandir', 'glob', 'iglob', 'rglob', 'iterdir', '.ls('],
   calls: [...MODULE_LISTINGS, ...PATH_METHODS],
   onCall(call, ctx) {
     if (MODULE_LISTINGS.has(call.callee)) check(call.node, call.callee, callRange(call), ctx);

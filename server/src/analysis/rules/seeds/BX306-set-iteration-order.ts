@@ -87,7 +87,8 @@ function passesThrough(value: Node, start: Node): boolean {
  * tuple or mapping built from the set and stored.
  */
 function readsOrder(consumer: Consumer, start: Node, kind: ElementKind, ctx: RuleContext): boolean {
-  const itself = (node: Node) => node.equals(outermost(start));
+  // The set itself, also when chosen by `a if c else b` and passed on as a whole.
+  const itself = (node: Node) => passesThrough(node, start);
   const strong = kind === 'str';
   switch (consumer.kind) {
     case 'sorted':

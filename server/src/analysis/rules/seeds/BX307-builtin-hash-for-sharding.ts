@@ -1,5 +1,5 @@
 import type { Node } from 'web-tree-sitter';
-import { callArguments } from '../../syntax.js';
+import { callArguments, formattedIntoString } from '../../syntax.js';
 import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { builtinName, callsByName, laterUses, outermost, resolvedCallee, scalarKind, TORCH_SEEDERS } from './shared.js';
 
@@ -8,8 +8,12 @@ const SEED_KEYWORDS = new Set(['seed', 'random_state', 'random_seed']);
 
 type Use = 'bucket' | 'seed';
 
-/** How a value is used: fed into a seed, or bucketed with `%` / `&`. Walks up through arithmetic. */
+/**
+ * How a value is used: fed into a seed, or bucketed with `%` / `&`. Walks up through arithmetic. A
+ * value only formatted into a string (a lock file's name) is neither.
+ */
 function useOf(node: Node, ctx: RuleContext): Use | undefined {
+  if (formattedIntoString(node)) return undefined;
   let current = outermost(node);
   let bucketed = false;
   const done = () => (bucketed ? 'bucket' : undefined);

@@ -3,7 +3,7 @@ import { CallSite, callRange } from '../../calls.js';
 import { rangeOf } from '../../syntax.js';
 import type { Fix } from '../../types.js';
 import { always, Rule, RuleContext } from '../rule.js';
-import { consumerOf, loopDependsOnOrder, orderedUses, sortedLater } from './shared.js';
+import { collectsOnlyIntoOrderFree, consumerOf, loopDependsOnOrder, orderedUses, sortedLater } from './shared.js';
 
 const CALLS = ['concurrent.futures.as_completed', 'asyncio.as_completed', 'Tensor.imap_unordered'];
 /** Containers whose iteration order is their insertion order (a set of futures is not: it follows their ids). */
@@ -60,8 +60,9 @@ const rule: Rule = {
         matters = true;
         break;
       case 'loop':
-        // results[key] = f.result() stores by key: that order does not leak.
-        matters = loopDependsOnOrder(consumer.loop, false, true);
+        // results[key] = f.result() stores by key: that order does not leak; nor does a list of
+        // (index, result) pairs later put back by their index.
+        matters = loopDependsOnOrder(consumer.loop, false, true) && !collectsOnlyIntoOrderFree(consumer.loop, ctx, true);
         break;
       case 'assigned':
         matters = !sortedLater(consumer.target, consumer.statement, ctx) && orderedUses(consumer.target, consumer.statement, ctx, true).length > 0;

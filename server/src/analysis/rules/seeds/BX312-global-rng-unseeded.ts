@@ -74,6 +74,20 @@ function trainingEntryRuns(node: Node, root: Node, ctx: RuleContext): boolean {
   return !!reach && within(node, reach.bodies);
 }
 
+/**
+ * Is `node` in a class with both `reset` and `step` methods: an environment (the gym interface,
+ * and the agent environments of RL trainers)? Its episodes should come from a seed it is given
+ * (`reset(seed=...)`, its own generator); drawn from an unseeded global generator, every run's
+ * episodes differ.
+ */
+function inEnvironment(node: Node): boolean {
+  const cls = enclosingClass(node);
+  const body = cls?.childForFieldName('body');
+  if (!body) return false;
+  const methods = new Set(body.namedChildren.map((c) => (c.type === 'decorated_definition' ? c.childForFieldName('definition') : c)).filter((d) => d?.type === 'function_definition').map((d) => d!.childForFieldName('name')?.text));
+  return methods.has('reset') && methods.has('step');
+}
+
 function runsInWorkers(node: Node): boolean {
   for (let fn = enclosingFunction(node); fn; fn = enclosingFunction(fn)) {
     if (WORKER_METHODS.has(fn.childForFieldName('name')?.text ?? '')) return true;
@@ -109,6 +123,7 @@ const rule: Rule = {
     if (handed) why = `This function is handed its own generator (\`${handed}\`), so this one draw follows the process's history instead of the seed. Draw from \`${handed}\`.`;
     else if (seedsTorchDirectly(root, ctx)) why = `The file seeds torch, which leaves this generator alone, so its values differ on every run. ${fix}`;
     else if (trainingEntryRuns(call.node, root, ctx)) why = `This training script's entry point runs it, so its values differ on every run. ${fix}`;
+    else if (inEnvironment(call.node)) why = `This environment's episodes (its \`reset\` / \`step\`) start from it, so they differ on every run. ${fix}`;
     if (!why) return;
     ctx.report({ node: call.node, range: callRange(call), outcomes: always('warning', message, why) });
   },
@@ -131,7 +146,9 @@ generator (no seeder, no seed helper, no seeding \`Trainer\`):
   and leaves this generator out;
 - the file's \`if __name__ == "__main__":\` entry point trains (as BX301 reads it) and runs the
   draw (directly or through the functions it calls or hands to \`mp.spawn\`); a data-generation
-  script that trains nothing is not reported.
+  script that trains nothing is not reported;
+- the draw is in an environment: a class with both \`reset\` and \`step\` methods (the gym
+  interface, an RL trainer's agent environment), whose episodes should come from a seed it is given.
 
 Other draws in a dataset's \`__getitem__\` / \`__iter__\`, a transform's \`__call__\`, or a
 \`Dataset\` / transform class are left to BX309 and BX303: DataLoader workers reseed both generators

@@ -47,6 +47,21 @@ export function trainingCall(call: Node, ctx: RuleContext): boolean {
   return false;
 }
 
+/**
+ * `trainer.fit(...)` / `trainer.train()` on an instance of a class named like a trainer
+ * (`RewardModelTrainer(...)`, `PPOTrainer(...)`), defined in another file: it trains, though this
+ * file shows no backward of its own. Whether it seeds torch is that class's business, so rules read
+ * it together with the program's seeding (program.ts programUnseeded).
+ */
+export function trainerRun(call: Node, ctx: RuleContext): boolean {
+  const method = methodName(call, ctx);
+  if (method !== 'fit' && method !== 'train') return false;
+  let receiver = receiverOf(call);
+  if (receiver?.type === 'identifier') receiver = ctx.values.definition(receiver)?.value;
+  if (receiver?.type !== 'call') return false;
+  return /Trainer$/.test(lastName(receiver.childForFieldName('function') ?? undefined));
+}
+
 const definitionOf = (child: Node) => (child.type === 'decorated_definition' ? child.childForFieldName('definition') : child);
 
 /** Walks what the entry point runs, stopping at the first call `stop` accepts (if given). */

@@ -237,6 +237,28 @@ export function orderedUses(target: Node, statement: Node, ctx: RuleContext, key
   return out;
 }
 
+/**
+ * A loop whose only collecting is `names.append(...)` (or `extend`) into lists that are then only
+ * sorted, counted or reduced (`max(steps)`, `sorted(files)`, `set(ids)`): the order stops there.
+ * With `keyedIsOrderFree`, a list whose items are later stored under a key they carry
+ * (`for i, ref in results: out[i] = ref`, results put back by their index) ends the order too.
+ */
+export function collectsOnlyIntoOrderFree(loop: Node, ctx: RuleContext, keyedIsOrderFree = false): boolean {
+  const body = loop.childForFieldName('body');
+  if (!body || ownDescendants(body, 'return_statement').length || ownDescendants(body, 'break_statement').length || ownDescendants(body, 'yield').length) return false;
+  const targets: Node[] = [];
+  for (const c of ownDescendants(body, 'call')) {
+    const fn = c.childForFieldName('function');
+    const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+    if (method !== 'append' && method !== 'extend') continue;
+    const target = fn!.childForFieldName('object');
+    if (target?.type !== 'identifier') return false;
+    targets.push(target);
+  }
+  if (targets.length === 0 || ownDescendants(body, 'augmented_assignment').length) return false;
+  return targets.every((t) => sortedLater(t, loop, ctx) || orderedUses(t, loop, ctx, keyedIsOrderFree).length === 0);
+}
+
 /** Text of a string literal's own characters, interpolations dropped (`f"--x {y}"` → `--x `). */
 export function stringText(node: Node): string | undefined {
   if (node.type === 'concatenated_string') {

@@ -49,6 +49,13 @@ export function scalarKind(node: Node | undefined | null, ctx: RuleContext, dept
       const builtin = builtinName(expr, ctx);
       if (builtin === 'len' || builtin === 'int' || builtin === 'float' || builtin === 'round' || builtin === 'abs' || builtin === 'ord' || builtin === 'id') return 'other';
       if (builtin && STR_CALLS.has(builtin)) return 'str';
+      // A frozenset or tuple hashes through its elements: `frozenset(d.items())` holds a dict's
+      // (name, value) pairs (the dedup idiom for dicts of settings), so it hashes like strings.
+      if (builtin === 'frozenset' || builtin === 'tuple') {
+        const [inner] = callArguments(expr).positional;
+        const items = inner && unparenthesize(inner).type === 'call' && methodName(unparenthesize(inner), ctx) === 'items';
+        return items || elementKind(inner, ctx, depth + 1) === 'str' ? 'str' : 'unknown';
+      }
       const resolved = resolvedCallee(expr, ctx);
       if (resolved && STR_CALLS.has(resolved)) return 'str';
       const method = methodName(expr, ctx);
