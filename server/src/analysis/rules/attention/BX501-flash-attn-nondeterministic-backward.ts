@@ -1,5 +1,8 @@
+import type { Node } from 'web-tree-sitter';
+import type { CallSite } from '../../calls.js';
 import { callRange, keywordFix } from '../../calls.js';
-import type { ModeOutcome, Rule } from '../rule.js';
+import { callArguments } from '../../syntax.js';
+import type { ModeOutcome, Rule, RuleContext } from '../rule.js';
 import { flagState } from './shared.js';
 
 /**
@@ -17,10 +20,61 @@ const FA2: Record<string, number> = {
 /** FlashAttention-3 (the `flash_attn_interface` module built from hopper/): flag far back. */
 const FA3: Record<string, number> = { flash_attn_func: 5, flash_attn_varlen_func: 5, flash_attn_qkvpacked_func: 5 };
 
+/**
+ * flash-attn 2's backward kernels, which ring and context-parallel attention call from their own
+ * autograd backward: `deterministic` is a required argument there (position 14 / 18 before 2.6,
+ * when the window was one argument).
+ */
+const FA2_BACKWARD: Record<string, number> = { _flash_attn_backward: 14, _flash_attn_varlen_backward: 18 };
+/** `flash_attn.modules.mha` imports the entry points from flash_attn and is imported from in turn. */
+const FA2_MODULES = ['flash_attn', 'flash_attn.flash_attn_interface', 'flash_attn.modules.mha'];
+
 const FIRST_POSITION = new Map<string, number>([
-  ...Object.entries(FA2).flatMap(([name, i]) => [[`flash_attn.${name}`, i], [`flash_attn.flash_attn_interface.${name}`, i]] as Array<[string, number]>),
+  ...Object.entries(FA2).flatMap(([name, i]) => FA2_MODULES.map((module) => [`${module}.${name}`, i] as [string, number])),
   ...Object.entries(FA3).map(([name, i]) => [`flash_attn_interface.${name}`, i] as [string, number]),
+  ...Object.entries(FA2_BACKWARD).map(([name, i]) => [`flash_attn.flash_attn_interface.${name}`, i] as [string, number]),
 ]);
+const BACKWARD_KERNELS = new Set(Object.keys(FA2_BACKWARD).map((name) => `flash_attn.flash_attn_interface.${name}`));
+/**
+ * A project's own wrapper named as a flash-attn entry point (`ring_flash_attn_varlen_func`,
+ * `llama3_flash_attn_varlen_kvpacked_func`): given `deterministic=False` it forwards the choice
+ * to flash-attn's backward.
+ */
+const WRAPPER_NAME = /flash_attn\w*_func$/;
+
+function report(call: CallSite, ctx: RuleContext): void {
+  const name = `\`${call.node.childForFieldName('function')?.text ?? call.callee}\``;
+  const why = `${name} adds up dQ, dK and dV with atomic adds in its backward unless it gets deterministic=True, so the gradients change in their low bits from run to run (the forward is unaffected)`;
+  const fix = 'pass deterministic=True (flash-attn 2.4.1+; a somewhat slower backward and more memory)';
+  const underMode: ModeOutcome = {
+    severity: 'error',
+    message: `${why}; flash-attn does not look at torch.use_deterministic_algorithms, so the mode leaves it nondeterministic without a word; ${fix}.`,
+  };
+  const quickFix = keywordFix(call, 'deterministic', 'True', 'Pass deterministic=True (slower backward, more memory)', 'unsafe');
+  ctx.report({
+    node: call.node,
+    range: callRange(call),
+    outcomes: { off: { severity: 'warning', message: `${why}; ${fix}.` }, on: underMode, warn: underMode },
+    fixes: quickFix ? [quickFix] : [],
+  });
+}
+
+/** Calls of project wrappers named like flash-attn entry points that pass `deterministic=` off. */
+function scanWrappers(root: Node, ctx: RuleContext): void {
+  if (!/flash_attn\w*_func\s*\(/.test(ctx.text)) return;
+  for (const node of root.descendantsOfType('call')) {
+    const fn = node.childForFieldName('function');
+    const last = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text;
+    if (!fn || !last || !WRAPPER_NAME.test(last)) continue;
+    const callee = ctx.scope.resolveExpression(fn);
+    // flash-attn's own functions are the calls above; another library's are not ours to judge.
+    if (callee && (FIRST_POSITION.has(callee) || /^flash_attn(_interface)?\./.test(callee))) continue;
+    const args = callArguments(node);
+    if (!args.keywords.has('deterministic') || ctx.runsWithoutGrad(node)) continue;
+    const call: CallSite = { node, callee: callee ?? fn.text, anchor: { start: node, end: node }, args };
+    if (flagState(call, 'deterministic', ctx) === 'off') report(call, ctx);
+  }
+}
 
 const rule: Rule = {
   id: 'BX501',
@@ -33,26 +87,15 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: 'Dao-AILab/flash-attention#414: the backward is not deterministic because it accumulates with atomic adds' },
     { torch: '', source: 'docs', text: "flash-attn reads only its own argument: torch.use_deterministic_algorithms(True) does not change which backward it runs" },
   ],
-  triggers: [...Object.keys(FA2)],
+  triggers: [...Object.keys(FA2), ...Object.keys(FA2_BACKWARD), 'flash_attn'],
   calls: [...FIRST_POSITION.keys()],
   onCall(call, ctx) {
-    if (ctx.runsWithoutGrad(call.node)) return;
+    // A backward kernel is the backward: it runs where autograd runs backward functions.
+    if (!BACKWARD_KERNELS.has(call.callee) && ctx.runsWithoutGrad(call.node)) return;
     if (flagState(call, 'deterministic', ctx, FIRST_POSITION.get(call.callee)) !== 'off') return;
-    const name = `\`${call.node.childForFieldName('function')?.text ?? call.callee}\``;
-    const why = `${name} adds up dQ, dK and dV with atomic adds in its backward unless it gets deterministic=True, so the gradients change in their low bits from run to run (the forward is unaffected)`;
-    const fix = 'pass deterministic=True (flash-attn 2.4.1+; a somewhat slower backward and more memory)';
-    const underMode: ModeOutcome = {
-      severity: 'error',
-      message: `${why}; flash-attn does not look at torch.use_deterministic_algorithms, so the mode leaves it nondeterministic without a word; ${fix}.`,
-    };
-    const quickFix = keywordFix(call, 'deterministic', 'True', 'Pass deterministic=True (slower backward, more memory)', 'unsafe');
-    ctx.report({
-      node: call.node,
-      range: callRange(call),
-      outcomes: { off: { severity: 'warning', message: `${why}; ${fix}.` }, on: underMode, warn: underMode },
-      fixes: quickFix ? [quickFix] : [],
-    });
+    report(call, ctx);
   },
+  onFile: scanWrappers,
   docs: `
 FlashAttention's forward pass is deterministic, but its backward pass accumulates the gradients
 of Q, K and V across thread blocks with atomic adds. The order of those float additions depends on

@@ -2,7 +2,8 @@ import type { Node } from 'web-tree-sitter';
 import { literalValue } from '../../syntax.js';
 import type { ModeOutcome, Rule, RuleContext } from '../rule.js';
 import { onlyServes, showsTraining } from '../../autograd.js';
-import { envWritesInFile, isImplementationSetting } from './shared.js';
+import { defaultLiteral } from '../../defaults.js';
+import { envWritesInFile, forwardedImplementations, isImplementationSetting } from './shared.js';
 
 const VARIABLE = 'FLASH_ATTENTION_DETERMINISTIC';
 const IMPLEMENTATIONS = new Set(['flash_attention_2', 'flash_attention_3']);
@@ -46,13 +47,16 @@ function fileSetsVariable(root: Node, ctx: RuleContext): boolean {
 
 function scan(root: Node, ctx: RuleContext): void {
   if (!/flash_attention_[23]|flash-attn/.test(ctx.text)) return;
-  const settings = root.descendantsOfType('string').filter((s) => isFlashImplementation(literalValue(s)) && isImplementationSetting(s, ctx));
+  const written = root.descendantsOfType('string').filter((s) => isFlashImplementation(literalValue(s)) && isImplementationSetting(s, ctx));
+  // A forwarded value (`attn_implementation=args.attn_implementation`) whose default is a flash implementation.
+  const forwarded = forwardedImplementations(root).filter((v) => isFlashImplementation(defaultLiteral(v, ctx)));
+  const settings = [...written, ...forwarded];
   if (settings.length === 0 || fileSetsVariable(root, ctx)) return;
   const trains = showsTraining(ctx.text);
   const serves = onlyServes(ctx.text);
   for (const node of settings) {
     if (ctx.runsWithoutGrad(node)) continue;
-    const impl = literalValue(node);
+    const impl = literalValue(node) ?? defaultLiteral(node, ctx);
     const why = `transformers calls flash-attn with deterministic=False for ${JSON.stringify(impl)} unless ${VARIABLE}=1 is in the environment when the model runs, so the attention backward adds gradients with atomics and they vary from run to run`;
     const fix = `set os.environ["${VARIABLE}"] = "1" early, before the model code is imported (transformers' enable_full_determinism does it for you), at the cost of a slightly slower backward`;
     const severity = trains ? 'warning' : 'info';
