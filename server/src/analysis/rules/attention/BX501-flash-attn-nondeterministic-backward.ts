@@ -109,18 +109,27 @@ That is why the finding is an error when the program turns the mode on.
 
 **What is reported.** Calls of \`flash_attn_func\`, \`flash_attn_qkvpacked_func\`,
 \`flash_attn_kvpacked_func\`, \`flash_attn_varlen_func\`, \`flash_attn_varlen_qkvpacked_func\` and
-\`flash_attn_varlen_kvpacked_func\` (imported from \`flash_attn\` or \`flash_attn.flash_attn_interface\`,
-under any alias, or through a lazy-import shim \`def f(*args, **kwargs)\` that imports one and
-returns \`impl(*args, **kwargs)\`), and FlashAttention-3's \`flash_attn_interface\` functions, where \`deterministic\` is
-missing, \`False\` or \`None\`, or a local name bound to one of those. Not reported:
+\`flash_attn_varlen_kvpacked_func\` (imported from \`flash_attn\`, \`flash_attn.flash_attn_interface\`
+or \`flash_attn.modules.mha\`, under any alias, or through a lazy-import shim \`def f(*args, **kwargs)\`
+that imports one and returns \`impl(*args, **kwargs)\`), FlashAttention-3's \`flash_attn_interface\`
+functions, and flash-attn 2's backward kernels \`_flash_attn_backward\` / \`_flash_attn_varlen_backward\`
+(which ring attention calls from its own backward: they are the backward, wherever they stand), where
+\`deterministic\` is missing, \`False\` or \`None\`, or a value that is off on the default path: a local
+name bound to one of those, a parameter or \`self.x\` whose default is False, an environment lookup
+whose fallback is off (\`os.getenv("FLASH_ATTENTION_DETERMINISTIC", "0") == "1"\`), or the key a
+\`**opts\` dict is given in the function (\`opts["deterministic"] = ...\`, \`opts.update({...})\`).
+A project's own function named like an entry point (\`ring_flash_attn_varlen_func\`) is reported
+when it is passed such an off value explicitly: it hands the flag to flash-attn. An import under
+another accelerator's flag (\`if is_npu_available:\`) does not hide the CUDA one. Not reported:
 
-- \`deterministic=<anything computed>\` (\`self.deterministic\`, \`cfg.deterministic\`, an environment
-  lookup): the caller already routes the choice through configuration;
-- calls under \`torch.no_grad()\` / \`torch.inference_mode()\`, which never run backward;
-- calls passing \`*args\` or \`**kwargs\`, or so many positional arguments that the flag may be among them
-  (a \`**opts\` dict built in the function from literal keys, none of them \`deterministic\`, passes
-  no flag and is reported);
-- \`flash_attn_with_kvcache\`, which has no backward.
+- \`deterministic=<anything computed>\` (\`cfg.deterministic\`, a lookup without a known fallback):
+  the caller already routes the choice through configuration;
+- calls under \`torch.no_grad()\` / \`torch.inference_mode()\`, or after \`assert k.requires_grad is False\`
+  in their block (a decoding branch), which never run backward;
+- calls passing \`*args\` or \`**kwargs\` filled elsewhere, or so many positional arguments that the flag
+  may be among them (a \`**opts\` dict built in the function from literal keys, none of them
+  \`deterministic\`, passes no flag and is reported);
+- \`flash_attn_with_kvcache\`, which has no backward, and the forward kernels.
 
 Module wrappers (\`flash_attn.modules.mha.FlashSelfAttention(deterministic=...)\`) are not checked.
 

@@ -99,9 +99,15 @@ does, and so do \`set_seed(seed, deterministic=True)\` and \`TrainingArguments(f
 **What is reported.** A string \`"flash_attention_2"\` / \`"flash_attention_3"\` used as the attention
 implementation anywhere in a file: \`from_pretrained(..., attn_implementation=...)\` on any model or
 config class, a config constructor, a \`{"attn_implementation": ...}\` dict, an assignment to
-\`config._attn_implementation\`, \`model.set_attn_implementation(...)\`, or an argparse / dataclass
-default for an \`attn_implementation\` option, or the default of a parameter named so
-(\`def __init__(self, model, attn_implementation="flash_attention_2")\`). It is not reported when the same file writes
+\`config._attn_implementation\`, \`model.set_attn_implementation(...)\` (or a project helper named \`_set_attn_impl\`), or an argparse /
+dataclass default for an \`attn_implementation\` option, or the default of a parameter named so
+(\`def __init__(self, model, attn_implementation="flash_attention_2")\`). A setting that forwards a
+value (\`attn_implementation=args.attn_implementation\`, \`config._attn_implementation = impl\`,
+\`impl = overrides.get("attn_implementation", "flash_attention_2")\`) is reported where that value is a
+flash implementation on the default path: the option's default in the file's argparse parser, a
+lookup's fallback, a parameter's default. Not a name only shown in a message (in an f-string, a tuple,
+a comparison), nor a model built with an evaluation config (\`ds_config=get_ds_eval_config()\`: a
+reference or reward model that runs forward only). It is not reported when the same file writes
 \`FLASH_ATTENTION_DETERMINISTIC\` (to \`"1"\` or to a computed value), calls \`enable_full_determinism\`,
 \`set_seed(..., deterministic=True)\`, or passes \`full_determinism=True\`. Only the backward pass is
 affected, so the finding is a warning when the file, or another file of the program on the
