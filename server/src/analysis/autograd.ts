@@ -132,7 +132,13 @@ function assertsTraining(condition: Node | null): boolean {
  */
 const ASSERTS_NO_GRAD = /^assert\s+(not\s+[\w.\[\]]+\.requires_grad|[\w.\[\]]+\.requires_grad\s*(is|==)\s*False)\b/;
 
+/** Per tree: does it hold such an assert at all (most files do not, and skip the block scans)? */
+const treesWithAsserts = new WeakMap<object, boolean>();
+
 function assertsNoGradBefore(block: Node, child: Node): boolean {
+  let any = treesWithAsserts.get(block.tree);
+  if (any === undefined) treesWithAsserts.set(block.tree, (any = block.tree.rootNode.descendantsOfType('assert_statement').some((a) => ASSERTS_NO_GRAD.test(a.text))));
+  if (!any) return false;
   for (const statement of block.namedChildren) {
     if (statement.startIndex >= child.startIndex) return false;
     if (statement.type === 'assert_statement' && ASSERTS_NO_GRAD.test(statement.text)) return true;
