@@ -57,7 +57,7 @@ describe('the mode by reachability', () => {
 });
 
 describe('a program that trains (program.ts programTrains)', () => {
-  const MODEL_FILE = 'from transformers import AutoModelForCausalLM\nclass Policy:\n    def __init__(self, name, attn_implementation="flash_attention_2"):\n        self.model = AutoModelForCausalLM.from_pretrained(name, attn_implementation=attn_implementation)\n';
+  const MODEL_FILE = 'from transformers import AutoModelForCausalLM\nclass Policy:\n    def __init__(self, name):\n        self.model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="flash_attention_2")\n';
   async function policySeverities(files: Record<string, string>): Promise<string[]> {
     const checker = await loadChecker();
     const s = settings({ select: ['BX502'] });

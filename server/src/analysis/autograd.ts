@@ -32,8 +32,9 @@ export function onlyServes(text: string): boolean {
 const NO_GRAD = new Set(['torch.no_grad', 'torch.inference_mode', 'torch.autograd.no_grad', 'torch.autograd.grad_mode.no_grad']);
 
 export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {
-  for (let current = parentOf(node); current; current = parentOf(current)) {
+  for (let current = parentOf(node), child = node; current; child = current, current = parentOf(current)) {
     const parent = parentOf(current);
+    if (current.type === 'block' && assertsNoGradBefore(current, child)) return true;
     if (current.type === 'block' && parent?.type === 'if_statement' && parent.childForFieldName('consequence')?.id === current.id) {
       if (assertsInference(parent.childForFieldName('condition'))) return true;
     } else if (current.type === 'block' && parent?.type === 'else_clause' && parentOf(parent)?.type === 'if_statement') {
@@ -124,6 +125,27 @@ function assertsTraining(condition: Node | null): boolean {
       return /^self\.training$/.test(condition.text);
   }
 }
+/**
+ * `assert kv.requires_grad is False` (`== False`, `assert not kv.requires_grad`) earlier in the
+ * block: the code below it runs only where no gradient is recorded (a decoding branch that checks it
+ * is never used in training), or the assert stops the program.
+ */
+const ASSERTS_NO_GRAD = /^assert\s+(not\s+[\w.\[\]]+\.requires_grad|[\w.\[\]]+\.requires_grad\s*(is|==)\s*False)\b/;
+
+/** Per tree: does it hold such an assert at all (most files do not, and skip the block scans)? */
+const treesWithAsserts = new WeakMap<object, boolean>();
+
+function assertsNoGradBefore(block: Node, child: Node): boolean {
+  let any = treesWithAsserts.get(block.tree);
+  if (any === undefined) treesWithAsserts.set(block.tree, (any = block.tree.rootNode.descendantsOfType('assert_statement').some((a) => ASSERTS_NO_GRAD.test(a.text))));
+  if (!any) return false;
+  for (const statement of block.namedChildren) {
+    if (statement.startIndex >= child.startIndex) return false;
+    if (statement.type === 'assert_statement' && ASSERTS_NO_GRAD.test(statement.text)) return true;
+  }
+  return false;
+}
+
 const AUTOGRAD_METHODS = new Set(['forward', 'backward', 'setup_context', 'jvp', 'vjp']);
 const AUTOGRAD_FUNCTION = /^torch\.autograd(\.function)?\.(Function|InplaceFunction)$/;
 

@@ -4,9 +4,12 @@
 // the default (values.ts selfAttributeValue). A parameter without a default, or anything computed, is
 // undefined: the caller decides, and the code cannot tell which path runs; except that a module-level
 // function's parameter takes the literal all its calls in the file agree on, and `config.x` the
-// default of the field `x` of the class `config` is annotated with (a config dataclass).
+// default of the field `x` of the class `config` is annotated with (a config dataclass). A lookup
+// with a fallback (`os.getenv("X", "0")`, `cfg.get("k", "v")`, `getattr(o, "k", False)`) has its
+// fallback: nothing set it on the default path. A comparison or a conditional expression of such
+// values, and a module-level constant read in a function, are followed too.
 import type { Node } from 'web-tree-sitter';
-import { argument, callArguments, enclosingFunction, Literal, literalValue, rootOf, unparenthesize } from './syntax.js';
+import { argument, callArguments, enclosingFunction, Literal, literalValue, moduleValue, rootOf, unparenthesize } from './syntax.js';
 import type { ValueHints } from './values.js';
 
 /**
@@ -34,14 +37,110 @@ export function defaultLiteral(node: Node | undefined, ctx: DefaultsContext, dep
     const byDefault = values.parameterDefault(expr);
     if (byDefault) return next(byDefault);
     ctx.readsBeyondFunction?.();
-    return agreedByCallers(expr, next);
+    if (isParameter(expr)) return agreedByCallers(expr, next);
+    // A name neither bound in its function nor a parameter: a module-level constant.
+    return enclosingFunction(expr) ? next(moduleValue(expr)) : undefined;
   }
   if (expr.type === 'attribute') {
     const set = values.selfAttributeValue(expr);
     if (set) return next(set);
     ctx.readsBeyondFunction?.();
-    return next(configFieldDefault(expr));
+    const field = configFieldDefault(expr);
+    return field ? next(field) : optionDefault(expr);
   }
+  if (expr.type === 'call') return lookupFallback(expr, next);
+  if (expr.type === 'comparison_operator') return comparedLiteral(expr, next);
+  if (expr.type === 'not_operator') {
+    const value = next(expr.childForFieldName('argument'));
+    return value === undefined ? undefined : !value;
+  }
+  if (expr.type === 'conditional_expression') {
+    // `a if cond else b`: the branch the condition picks on the default path.
+    const [then, condition, otherwise] = expr.namedChildren;
+    const test = next(condition);
+    return test === undefined ? undefined : next(test ? then : otherwise);
+  }
+  return undefined;
+}
+
+/**
+ * `args.lr` / `args.ds.attn_implementation` where the file's argparse parser declares the option
+ * (`parser.add_argument("--ds.attn_implementation", default="flash_attention_2")`, or its `dest=`):
+ * the option's default (False for `store_true`, True for `store_false`, else None). Two
+ * declarations of one destination that disagree tell nothing.
+ */
+function optionDefault(attribute: Node): Literal | undefined {
+  const text = attribute.text.replace(/\s+/g, '');
+  let found: Literal | undefined;
+  for (const [dest, value] of optionDefaults(rootOf(attribute))) {
+    if (!text.endsWith(`.${dest}`)) continue;
+    if (found !== undefined && found !== value) return undefined;
+    found = value;
+  }
+  return found;
+}
+
+const optionsOfTree = new WeakMap<object, Array<[string, Literal]>>();
+function optionDefaults(root: Node): Array<[string, Literal]> {
+  const known = optionsOfTree.get(root.tree);
+  if (known) return known;
+  const options: Array<[string, Literal]> = [];
+  if (root.text.includes('add_argument')) {
+    for (const call of root.descendantsOfType('call')) {
+      const fn = call.childForFieldName('function');
+      if (fn?.type !== 'attribute' || fn.childForFieldName('attribute')?.text !== 'add_argument') continue;
+      const args = callArguments(call);
+      const flags = args.positional.map((a) => literalValue(a)).filter((f): f is string => typeof f === 'string' && f.startsWith('-'));
+      const long = flags.find((f) => f.startsWith('--')) ?? flags[0];
+      const dest = literalValue(args.keywords.get('dest'));
+      const name = typeof dest === 'string' ? dest : long?.replace(/^-+/, '').replace(/-/g, '_');
+      if (!name) continue;
+      const action = literalValue(args.keywords.get('action'));
+      const byDefault = args.keywords.get('default');
+      const value = byDefault ? literalValue(byDefault) : action === 'store_true' ? false : action === 'store_false' ? true : null;
+      if (value !== undefined) options.push([name, value]);
+    }
+  }
+  optionsOfTree.set(root.tree, options);
+  return options;
+}
+
+function isParameter(name: Node): boolean {
+  const params = enclosingFunction(name)?.childForFieldName('parameters')?.namedChildren ?? [];
+  return params.some((p) => (p.type === 'identifier' ? p : p.childForFieldName('name') ?? p.namedChildren[0])?.text === name.text);
+}
+
+/** Environment lookups whose second argument is the value when the variable is unset. */
+const ENV_LOOKUPS = /^(os\.getenv|os\.environ\.get|environ\.get|getenv)$/;
+
+/**
+ * What a lookup gives when nothing set the key: `os.getenv(K, v)` / `os.environ.get(K, v)` (None
+ * without `v`), `d.get(k, v)` (None without `v`), `getattr(o, "k", v)`. The default path is the one
+ * where the user sets nothing.
+ */
+function lookupFallback(call: Node, valueOf: (n: Node | undefined) => Literal | undefined): Literal | undefined {
+  const fn = call.childForFieldName('function');
+  const args = callArguments(call);
+  if (!fn || args.hasSplat) return undefined;
+  const [first, second, third] = args.positional;
+  if (fn.type === 'identifier' && fn.text === 'getattr') return third ? valueOf(third) : undefined;
+  const isEnv = ENV_LOOKUPS.test(fn.text);
+  const isGet = fn.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'get';
+  if ((!isEnv && !isGet) || typeof literalValue(first) !== 'string') return undefined;
+  const fallback = second ?? args.keywords.get('default');
+  return fallback ? valueOf(fallback) : null;
+}
+
+/** `a == b`, `a != b`, `a is None`, `a is not None` of two values known on the default path. */
+function comparedLiteral(comparison: Node, valueOf: (n: Node | undefined) => Literal | undefined): Literal | undefined {
+  const [left, right] = comparison.namedChildren;
+  if (!left || !right || comparison.namedChildCount !== 2) return undefined;
+  const operator = comparison.text.slice(left.endIndex - comparison.startIndex, right.startIndex - comparison.startIndex).replace(/\s+/g, ' ').trim();
+  const a = valueOf(left);
+  const b = valueOf(right);
+  if (a === undefined || b === undefined) return undefined;
+  if (operator === '==' || operator === 'is') return a === b;
+  if (operator === '!=' || operator === 'is not') return a !== b;
   return undefined;
 }
 

@@ -61,15 +61,25 @@ function selfCallees(fn: Node, methods: Map<string, Node>, withoutGrad: (node: N
   return callees;
 }
 
+function moduleForward(fn: Node): boolean {
+  const first = fn.childForFieldName('parameters')?.namedChildren[0];
+  const name = first?.type === 'identifier' ? first.text : first?.childForFieldName('name')?.text ?? first?.namedChildren[0]?.text;
+  return /_forward$/.test(fn.childForFieldName('name')?.text ?? '') && name === 'module';
+}
+
 /**
  * Does the code stand on a class's forward path: in its `forward` (or `_forward`, `forward_*`), or
  * in a method that forward reaches through calls on `self` (an `attention(q, k, v)` helper it
  * delegates to)? A model's layers train unless shown otherwise, so their forward path is training code.
+ * A module-level `*_forward(module, query, key, value, ...)` is a layer's forward written outside
+ * its class (transformers' attention-interface functions, picked by the layer's configured
+ * implementation).
  */
 export function onForwardPath(node: Node, withoutGrad: (node: Node) => boolean): boolean {
   const fn = enclosingFunction(node);
   let klass: Node | null | undefined = fn?.parent;
   if (klass?.type === 'decorated_definition') klass = klass.parent;
+  if (fn && klass?.type === 'module') return moduleForward(fn);
   klass = klass?.type === 'block' ? klass.parent : undefined;
   if (!fn || klass?.type !== 'class_definition') return false;
   const methods = methodsOf(klass);

@@ -115,6 +115,7 @@ export class ImportScope {
 /** What an import statement binds: local name → qualified name. */
 export function importBindingsOf(node: Node): Array<[string, string]> {
   const out: Array<[string, string]> = [];
+  if (forOtherAccelerator(node)) return out;
   if (node.type === 'import_statement') {
     for (const child of node.namedChildren) {
       if (child.type === 'dotted_name') {
@@ -201,6 +202,26 @@ function inImportFallback(node: Node): boolean {
       const parts = flag ? dottedParts(flag) : undefined;
       if (parts && AVAILABILITY.test(parts[parts.length - 1]!)) return true;
     }
+  }
+  return false;
+}
+
+/**
+ * Another accelerator's backend: `if is_npu_available:` / `if is_torch_xpu_available():` around an
+ * import that rebinds a CUDA kernel's name (`npu_flash_attn_varlen_func as flash_attn_varlen_func`).
+ * bitexact's facts are CUDA's (roles.ts leaves such backends off the path), so the CUDA import is
+ * the one the names keep.
+ */
+const OTHER_ACCELERATOR = /(^|_)(npu|xpu|hpu|mlu|musa|ascend)(_|$)/i;
+
+function forOtherAccelerator(node: Node): boolean {
+  for (let current = parentOf(node); current && current.type !== 'function_definition'; current = parentOf(current)) {
+    const parent = parentOf(current);
+    if (current.type !== 'block' || parent?.type !== 'if_statement' || !current.equals(parent.childForFieldName('consequence')!)) continue;
+    let flag = parent.childForFieldName('condition');
+    if (flag?.type === 'call') flag = flag.childForFieldName('function');
+    const parts = flag ? dottedParts(flag) : undefined;
+    if (parts && OTHER_ACCELERATOR.test(parts[parts.length - 1]!)) return true;
   }
   return false;
 }

@@ -147,6 +147,18 @@ export function rootOf(node: Node): Node {
   return node.tree.rootNode;
 }
 
+/** The value of the last `NAME = ...` statement at module level, if any. */
+export function moduleValue(identifier: Node): Node | undefined {
+  let found: Node | undefined;
+  for (const statement of rootOf(identifier).namedChildren) {
+    const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
+    if (assignment?.type !== 'assignment') continue;
+    const left = assignment.childForFieldName('left');
+    if (left?.type === 'identifier' && left.text === identifier.text) found = assignment.childForFieldName('right') ?? undefined;
+  }
+  return found;
+}
+
 /** Per tree, node id → the function at or above that node (null: a class body or the module first). */
 const functionsAbove = new WeakMap<Tree, Map<number, Node | null>>();
 

@@ -2,7 +2,8 @@ import type { Node } from 'web-tree-sitter';
 import { literalValue } from '../../syntax.js';
 import { fitMessage, type ModeOutcome, type Rule, type RuleContext } from '../rule.js';
 import { onlyServes, showsTraining } from '../../autograd.js';
-import { envWritesInFile, isImplementationSetting } from './shared.js';
+import { defaultLiteral } from '../../defaults.js';
+import { envWritesInFile, forwardedImplementations, isImplementationSetting } from './shared.js';
 
 const VARIABLE = 'FLASH_ATTENTION_DETERMINISTIC';
 const IMPLEMENTATIONS = new Set(['flash_attention_2', 'flash_attention_3']);
@@ -46,13 +47,16 @@ function fileSetsVariable(root: Node, ctx: RuleContext): boolean {
 
 function scan(root: Node, ctx: RuleContext): void {
   if (!/flash_attention_[23]|flash-attn/.test(ctx.text)) return;
-  const settings = root.descendantsOfType('string').filter((s) => isFlashImplementation(literalValue(s)) && isImplementationSetting(s, ctx));
+  const written = root.descendantsOfType('string').filter((s) => isFlashImplementation(literalValue(s)) && isImplementationSetting(s, ctx));
+  // A forwarded value (`attn_implementation=args.attn_implementation`) whose default is a flash implementation.
+  const forwarded = forwardedImplementations(root).filter((v) => isFlashImplementation(defaultLiteral(v, ctx)));
+  const settings = [...written, ...forwarded];
   if (settings.length === 0 || fileSetsVariable(root, ctx)) return;
   const trains = showsTraining(ctx.text);
   const serves = onlyServes(ctx.text);
   for (const node of settings) {
     if (ctx.runsWithoutGrad(node)) continue;
-    const impl = literalValue(node);
+    const impl = literalValue(node) ?? defaultLiteral(node, ctx);
     const message = fitMessage(`\`${impl}\` gets flash-attn's atomic backward unless ${VARIABLE}=1`, `This setting gets flash-attn's atomic backward unless ${VARIABLE}=1`);
     const why = `transformers calls flash-attn with \`deterministic=False\` unless ${VARIABLE}=1 is in the environment when the model runs, so the attention backward adds gradients with atomics and they vary from run to run.`;
     const fix = `set \`os.environ["${VARIABLE}"] = "1"\` early, before the model code is imported (transformers' \`enable_full_determinism\` does it for you), at the cost of a slightly slower backward`;
@@ -97,9 +101,15 @@ does, and so do \`set_seed(seed, deterministic=True)\` and \`TrainingArguments(f
 **What is reported.** A string \`"flash_attention_2"\` / \`"flash_attention_3"\` used as the attention
 implementation anywhere in a file: \`from_pretrained(..., attn_implementation=...)\` on any model or
 config class, a config constructor, a \`{"attn_implementation": ...}\` dict, an assignment to
-\`config._attn_implementation\`, \`model.set_attn_implementation(...)\`, or an argparse / dataclass
-default for an \`attn_implementation\` option, or the default of a parameter named so
-(\`def __init__(self, model, attn_implementation="flash_attention_2")\`). It is not reported when the same file writes
+\`config._attn_implementation\`, \`model.set_attn_implementation(...)\` (or a project helper named \`_set_attn_impl\`), or an argparse /
+dataclass default for an \`attn_implementation\` option, or the default of a parameter named so
+(\`def __init__(self, model, attn_implementation="flash_attention_2")\`). A setting that forwards a
+value (\`attn_implementation=args.attn_implementation\`, \`config._attn_implementation = impl\`,
+\`impl = overrides.get("attn_implementation", "flash_attention_2")\`) is reported where that value is a
+flash implementation on the default path: the option's default in the file's argparse parser, a
+lookup's fallback, a parameter's default. Not a name only shown in a message (in an f-string, a tuple,
+a comparison), nor a model built with an evaluation config (\`ds_config=get_ds_eval_config()\`: a
+reference or reward model that runs forward only). It is not reported when the same file writes
 \`FLASH_ATTENTION_DETERMINISTIC\` (to \`"1"\` or to a computed value), calls \`enable_full_determinism\`,
 \`set_seed(..., deterministic=True)\`, or passes \`full_determinism=True\`. Only the backward pass is
 affected, so the finding is a warning when the file, or another file of the program on the

@@ -5,6 +5,7 @@ import type { CallSite } from '../../calls.js';
 import { callArguments, enclosingFunction, literalValue, Literal } from '../../syntax.js';
 import { formatSlowdown } from '../cost.js';
 import type { AssignmentSite, RuleContext } from '../rule.js';
+import { defaultLiteral } from '../../defaults.js';
 import { ENV_CALLS, envWriteOfAssignment as anyEnvWriteOfAssignment, envWritesOfCall as anyEnvWritesOfCall } from '../../env.js';
 
 export { ENV_CALLS };
@@ -65,27 +66,64 @@ export function envWritesInFile(root: Node, ctx: RuleContext, name: string): Arr
 
 /**
  * What a `deterministic=` style argument says: 'on' (literal True, or a value forwarded from
- * configuration, which the caller chose), 'off' (literal False/None, or absent, or a parameter or
- * `self.x` attribute whose default is False: the path a plain call or construction runs), 'unknown'
+ * configuration, which the caller chose), 'off' (literal False/None, or absent, or a value that is
+ * False on the default path: a parameter or `self.x` attribute whose default is False, an
+ * environment lookup whose fallback is off, `os.getenv("X", "0") == "1"`; defaults.ts), 'unknown'
  * (passed through **kwargs, or more positional arguments than `firstPosition`, the earliest
- * position the flag has had in any version).
+ * position the flag has had in any version). A `**opts` dict the function fills with the key
+ * (`opts["deterministic"] = v`, `opts.update({"deterministic": v})`) passes that value.
  */
 export function flagState(call: CallSite, name: string, ctx: RuleContext, firstPosition?: number): 'on' | 'off' | 'unknown' {
-  const node = call.args.keywords.get(name);
+  const node = call.args.keywords.get(name) ?? (call.args.hasSplat ? splatValue(call.node, name) : undefined);
   if (!node) {
     if (call.args.hasSplat && splatsMayPass(call.node, name, ctx)) return 'unknown';
     if (firstPosition !== undefined && call.args.positional.length > firstPosition) return 'unknown';
     return 'off';
   }
-  let value = literalValue(node);
-  if (value === undefined && node.type === 'identifier') {
-    const def = ctx.values.definition(node);
-    if (def && !def.unpacked) value = literalValue(def.value);
-    else if (!def) value = literalValue(ctx.values.parameterDefault(node));
-  }
-  if (value === undefined && node.type === 'attribute') value = literalValue(ctx.values.selfAttributeValue(node));
+  const value = defaultLiteral(node, ctx);
   if (value === undefined) return 'on';
   return value === true || value === 1 ? 'on' : 'off';
+}
+
+/**
+ * The value a `**d` splat of the call passes for keyword `name`: the last write of that key into
+ * `d` before the call in its function (`d = {"name": v}`, `d = dict(name=v)`, `d["name"] = v`,
+ * `d.update({"name": v})`, `d.update(name=v)`).
+ */
+function splatValue(call: Node, name: string): Node | undefined {
+  const args = call.childForFieldName('arguments')?.namedChildren ?? [];
+  const dicts = new Set(args.flatMap((a) => (a.type === 'dictionary_splat' && a.namedChildren[0]?.type === 'identifier' ? [a.namedChildren[0].text] : [])));
+  if (dicts.size === 0) return undefined;
+  const scope = enclosingFunction(call) ?? call.tree.rootNode;
+  const fromDict = (dict: Node | null | undefined): Node | undefined => {
+    if (dict?.type === 'dictionary') {
+      const pair = dict.namedChildren.find((p) => p.type === 'pair' && literalValue(p.childForFieldName('key')) === name);
+      return pair?.childForFieldName('value') ?? undefined;
+    }
+    if (dict?.type === 'call' && dict.childForFieldName('function')?.text === 'dict') return callArguments(dict).keywords.get(name);
+    return undefined;
+  };
+  let found: Node | undefined;
+  let at = -1;
+  const take = (value: Node | undefined, where: Node) => {
+    if (value && where.startIndex < call.startIndex && where.startIndex > at) {
+      found = value;
+      at = where.startIndex;
+    }
+  };
+  for (const assignment of scope.descendantsOfType('assignment')) {
+    const left = assignment.childForFieldName('left');
+    const right = assignment.childForFieldName('right');
+    if (left?.type === 'identifier' && dicts.has(left.text)) take(fromDict(right), assignment);
+    if (left?.type === 'subscript' && dicts.has(left.childForFieldName('value')?.text ?? '') && literalValue(left.childForFieldName('subscript')) === name) take(right ?? undefined, assignment);
+  }
+  for (const update of scope.descendantsOfType('call')) {
+    const fn = update.childForFieldName('function');
+    if (fn?.type !== 'attribute' || fn.childForFieldName('attribute')?.text !== 'update' || !dicts.has(fn.childForFieldName('object')?.text ?? '')) continue;
+    const updateArgs = callArguments(update);
+    take(updateArgs.keywords.get(name) ?? fromDict(updateArgs.positional[0]), update);
+  }
+  return found;
 }
 
 /**
@@ -148,6 +186,64 @@ function onlyInspectedConfig(call: Node | null | undefined): boolean {
   });
 }
 
+const SETS_IMPLEMENTATION = /^_?set_attn_impl(ementation)?$/;
+
+/**
+ * A name whose every later use in its function only describes it: inside an f-string, an element
+ * of a tuple or list display, a comparison (`logged_attn_implementation` printed in a warning). A
+ * value that is only shown never reaches a model.
+ */
+function onlyDescribed(target: Node | null): boolean {
+  if (target?.type !== 'identifier') return false;
+  const scope = enclosingFunction(target) ?? target.tree.rootNode;
+  const uses = scope.descendantsOfType('identifier').filter((id) => id.text === target.text && id.startIndex > target.endIndex);
+  return uses.length > 0 && uses.every((use) => {
+    const parent = use.parent;
+    if (parent?.type === 'tuple' || parent?.type === 'list' || parent?.type === 'set' || parent?.type === 'comparison_operator') return true;
+    for (let up: Node | null = parent; up && up.type !== 'expression_statement' && up.type !== 'block'; up = up.parent) if (up.type === 'interpolation') return true;
+    return false;
+  });
+}
+
+/**
+ * A model built for evaluation: an argument of its construction names an evaluation config
+ * (`ds_config=strategy.get_ds_eval_config(...)`, `eval_config`). Reference, EMA and reward
+ * models built so run forward only, so their attention backward never runs.
+ */
+function buildsEvalModel(call: Node | null | undefined): boolean {
+  if (call?.type !== 'call') return false;
+  return [...callArguments(call).keywords.values()].some((value) => /(^|[._])(get_)?(\w+_)?eval_config\b/.test(value.text));
+}
+
+/**
+ * Settings of the attention implementation that forward a value instead of writing it:
+ * `attn_implementation=args.attn_implementation`, `config._attn_implementation = impl`,
+ * `impl = cfg.get("attn_implementation", ...)`, `{"attn_implementation": impl}`. The values, for
+ * the rules to follow to the literal they have on the default path (defaults.ts).
+ */
+export function forwardedImplementations(root: Node): Node[] {
+  const found: Node[] = [];
+  const forwarded = (value: Node | null | undefined) => !!value && value.type !== 'string' && value.type !== 'concatenated_string' && literalValue(value) === undefined;
+  for (const keyword of root.descendantsOfType('keyword_argument')) {
+    const value = keyword.childForFieldName('value');
+    const call = keyword.parent?.parent;
+    if (keyword.childForFieldName('name')?.text !== 'attn_implementation' || !forwarded(value)) continue;
+    if (onlyInspectedConfig(call) || buildsEvalModel(call)) continue;
+    found.push(value!);
+  }
+  for (const assignment of root.descendantsOfType('assignment')) {
+    const left = assignment.childForFieldName('left');
+    const right = assignment.childForFieldName('right');
+    if (!left || !/attn_implementation$/.test(left.text) || !forwarded(right) || onlyDescribed(left)) continue;
+    found.push(right!);
+  }
+  for (const pair of root.descendantsOfType('pair')) {
+    const value = pair.childForFieldName('value');
+    if (literalValue(pair.childForFieldName('key')) === 'attn_implementation' && forwarded(value)) found.push(value!);
+  }
+  return found;
+}
+
 /** Is this string the value of a transformers attention-implementation setting? */
 export function isImplementationSetting(string: Node, ctx: RuleContext): boolean {
   // `"sdpa" if args.deterministic else "flash_attention_2"`: the setting is the whole expression.
@@ -178,10 +274,12 @@ export function isImplementationSetting(string: Node, ctx: RuleContext): boolean
     case 'typed_default_parameter':
       return endsWithName(parent.childForFieldName('name'));
     case 'assignment':
-      return endsWithName(parent.childForFieldName('left'));
+      return endsWithName(parent.childForFieldName('left')) && !onlyDescribed(parent.childForFieldName('left'));
     case 'argument_list': {
+      // model.set_attn_implementation(...), or a project helper named so (`_set_attn_impl(config, ...)`).
       const fn = parent.parent?.childForFieldName('function');
-      return fn?.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'set_attn_implementation' && ctx.scope.resolveExpression(fn) === undefined;
+      const last = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text;
+      return !!fn && SETS_IMPLEMENTATION.test(last ?? '') && ctx.scope.resolveExpression(fn) === undefined;
     }
     default:
       return false;
