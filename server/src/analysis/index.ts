@@ -106,16 +106,16 @@ export class Checker {
     }
   }
 
-  /**
-   * A project's own names for torch functions (project-aliases.ts): the files that import one are
-   * analysed again with them. Most programs have none, and pay a text search per file.
-   */
   /** The project names for torch functions that `files` define (project-aliases.ts), for checkProgram. */
   projectAliases(files: readonly SourceFile[]): ReadonlyMap<string, string> {
     const finals = new Set(this.analyzer.rules.flatMap((r) => (r.calls ?? []).map((c) => c.slice(c.lastIndexOf('.') + 1))));
     return projectAliases(files, (text) => this.parser.parse(text), finals);
   }
 
+  /**
+   * A project's own names for torch functions (project-aliases.ts): the files that import one are
+   * analysed again with them. Most programs have none, and pay a text search per file.
+   */
   private useProjectAliases(analyses: FileAnalysis[], files: readonly SourceFile[], aliases: ReadonlyMap<string, string>): void {
     if (aliases.size === 0) return;
     const record = Object.fromEntries(aliases);
