@@ -38,6 +38,11 @@ describe("a project's own names for torch functions", () => {
     expect(await headFindings(files)).toEqual(['6:BX123 warning']);
     // Imported from the defining module itself, or relatively from inside the package.
     expect(await headFindings({ ...files, 'models/head.py': HEAD.replace('kit.ops import', 'kit.ops.wrappers import') })).toEqual(['6:BX123 warning']);
+    // Through the package as a module, and from a torch import rather than an assignment.
+    const viaModule = 'from torch import nn\nfrom kit import ops\n\nclass Head(nn.Module):\n    def forward(self, x):\n        return ops.resize(x, scale_factor=2, mode="bicubic")\n';
+    expect(await headFindings({ ...files, 'models/head.py': viaModule })).toEqual(['6:BX123 warning']);
+    const imported = 'from torch.nn.functional import interpolate as resize\n';
+    expect(await headFindings({ 'kit/ops/wrappers.py': imported, 'kit/ops/__init__.py': 'from .wrappers import (\n    resize,\n)\n', 'models/head.py': HEAD })).toEqual(['6:BX123 warning']);
   });
 
   it('a project function of the same name, or an alias to something else, is not', async () => {

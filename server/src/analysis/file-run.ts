@@ -85,6 +85,8 @@ export class FileRun {
     };
     this.names = new Set([...rules.byCallee.keys(), ...MODE_SWITCHES].map((callee) => callee.slice(callee.lastIndexOf('.') + 1)));
     for (const local of scope.namesBoundTo(this.names)) this.names.add(local);
+    // `ops.resize(x)` where the project's `ops.resize` is F.interpolate: its last segment is a call name too.
+    for (const name of scope.projectNamesFor(this.names)) this.names.add(name);
   }
 
   /**

@@ -8,7 +8,7 @@ import { FileUses, NameUses, runsOnlyWithoutGrad } from './no-grad-callers.js';
 import { showsTraining } from './autograd.js';
 import { CallEdge, ProgramFile, ProgramView, programMode, programTrains, reachedSwitches } from './program.js';
 import { GrammarFiles, PythonParser, TextChange } from './parse.js';
-import { projectAliases } from './project-aliases.js';
+import { importsAlias, projectAliases } from './project-aliases.js';
 import { resolveFindings } from './resolve.js';
 import { RULES } from './rules/index.js';
 import type { Rule } from './rules/rule.js';
@@ -119,10 +119,8 @@ export class Checker {
   private useProjectAliases(analyses: FileAnalysis[], files: readonly SourceFile[], aliases: ReadonlyMap<string, string>): void {
     if (aliases.size === 0) return;
     const record = Object.fromEntries(aliases);
-    const names = [...new Set([...aliases.keys()].map((k) => k.slice(k.lastIndexOf('.') + 1)))];
-    const imports = new RegExp(`\\bimport\\b[^\\n]*\\b(?:${names.join('|')})\\b|^\\s+(?:${names.join('|')})\\b`, 'm');
     files.forEach((file, i) => {
-      if (!file.module || !imports.test(file.text)) return;
+      if (!importsAlias(file, aliases)) return;
       const project = { module: file.module, isPackage: file.isPackage, aliases: record };
       analyses[i] = this.analyzer.analyzeText(file.text, { torchVersion: file.settings.torchVersion, guardNames: file.settings.guardNames, callEdges: false, project });
     });

@@ -6,7 +6,7 @@
 // the files that import them are analysed with it (Checker.checkProgram, `bitexact check` only).
 // Cheap where there is nothing: only files with a module-level `name = a.b` line are parsed.
 import type { Node } from 'web-tree-sitter';
-import { ImportScope, importBindingsOf } from './scope.js';
+import { canonicalName, ImportScope } from './scope.js';
 import { absoluteName } from './module-names.js';
 import { dottedParts } from './syntax.js';
 
@@ -27,29 +27,29 @@ const MAX_ROUNDS = 4;
 
 /**
  * The project names that stand for torch names, over the files of one program. `finals`: the last
- * segments of the torch names rules call (`interpolate`): only those are worth an alias, and only
- * files that bind one of them at module level are parsed.
+ * segments of the torch names rules call (`interpolate`): only those are worth an alias. Imports
+ * are read from the text; only a file with a module-level `name = a.b.<final>` line is parsed.
  */
 export function projectAliases(files: readonly AliasSource[], parse: Parse, finals: ReadonlySet<string>): ProjectAliases {
   const aliases = new Map<string, string>();
   const names = [...finals].filter((f) => /^\w+$/.test(f)).join('|');
   if (!names) return aliases;
-  const binds = new RegExp(`^[A-Za-z_]\\w*\\s*=\\s*[A-Za-z_][\\w.]*\\.(?:${names})\\s*$|^from\\s+torch[\\w.]*\\s+import\\s[^\\n]*\\b(?:${names})\\b`, 'm');
-  const wanted = (target: string) => finals.has(target.slice(target.lastIndexOf('.') + 1));
+  const assigns = new RegExp(`^[A-Za-z_]\\w*\\s*=\\s*[A-Za-z_][\\w.]*\\.(?:${names})\\s*$`, 'm');
+  const wanted = (target: string) => target.startsWith('torch') && finals.has(target.slice(target.lastIndexOf('.') + 1));
   for (const file of files) {
-    if (!file.module || !binds.test(file.text)) continue;
-    for (const [name, target] of moduleLevelNames(file, parse, true)) if (wanted(target)) aliases.set(name, target);
+    if (!file.module) continue;
+    for (const [local, target] of fromImports(file)) if (wanted(target)) aliases.set(`${file.module}.${local}`, target);
+    if (assigns.test(file.text)) for (const [name, target] of assignedNames(file, parse)) if (wanted(target)) aliases.set(name, target);
   }
   if (aliases.size === 0) return aliases;
   // Re-exports of those names (`from .wrappers import interpolate` in a package's __init__.py), in rounds.
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const finals = new Set([...aliases.keys()].map((k) => k.slice(k.lastIndexOf('.') + 1)));
-    const word = new RegExp(`\\bimport\\b[^\\n]*\\b(${[...finals].join('|')})\\b|^\\s+(${[...finals].join('|')})\\b`, 'm');
     let added = false;
     for (const file of files) {
-      if (!file.module || !word.test(file.text)) continue;
-      for (const [name, target] of moduleLevelNames(file, parse, false)) {
+      if (!file.module) continue;
+      for (const [local, target] of fromImports(file)) {
         const resolved = aliases.get(target);
+        const name = `${file.module}.${local}`;
         if (resolved && !aliases.has(name)) {
           aliases.set(name, resolved);
           added = true;
@@ -61,25 +61,49 @@ export function projectAliases(files: readonly AliasSource[], parse: Parse, fina
   return aliases;
 }
 
-/**
- * The module-level names of a file with what they are bound to (imports made absolute): with
- * `torchOnly`, only those that resolve to torch names, and module-level `x = a.b` assignments too.
- */
-function moduleLevelNames(file: AliasSource, parse: Parse, torchOnly: boolean): Array<[string, string]> {
+/** The modules and packages holding an alias, per alias map. */
+const HELD = new WeakMap<ProjectAliases, Set<string>>();
+
+/** Does the file import one of the aliases, or a module or package holding one (`from pkg import layers`)? */
+export function importsAlias(file: AliasSource, aliases: ProjectAliases): boolean {
+  if (aliases.size === 0 || !file.module) return false;
+  let held = HELD.get(aliases);
+  if (!held) {
+    HELD.set(aliases, (held = new Set<string>()));
+    for (const key of aliases.keys()) for (let i = key.indexOf('.'); i > 0; i = key.indexOf('.', i + 1)) held.add(key.slice(0, i));
+  }
+  return fromImports(file).some(([, target]) => aliases.has(target) || held.has(target));
+}
+
+const FROM_IMPORT = /^from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)/gm;
+
+/** The module-level `from M import a, b as c` of a file, as [local name, absolute qualified name]. */
+function fromImports(file: AliasSource): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  if (!file.text.includes('import')) return out;
+  for (const match of file.text.matchAll(FROM_IMPORT)) {
+    const module = absoluteName(match[1]!, file.module, file.isPackage);
+    if (!module) continue;
+    const list = match[2]!.replace(/#[^\n]*/g, '').replace(/[()\\]/g, ' ');
+    for (const item of list.split(',')) {
+      const [name, alias] = item.trim().split(/\s+as\s+/);
+      if (!name || !/^\w+$/.test(name) || (alias !== undefined && !/^\w+$/.test(alias))) continue;
+      out.push([alias ?? name, canonicalName(module.endsWith('.') ? `${module}${name}` : `${module}.${name}`)]);
+    }
+  }
+  return out;
+}
+
+/** Module-level `name = a.b` assignments resolved through the file's imports, as [qualified name, target]. */
+function assignedNames(file: AliasSource, parse: Parse): Array<[string, string]> {
   const tree = parse(file.text);
   try {
     const scope = new ImportScope();
     const out: Array<[string, string]> = [];
     const statements = tree.rootNode.namedChildren;
     for (const statement of statements) {
-      if (statement.type !== 'import_statement' && statement.type !== 'import_from_statement') continue;
-      for (const [local, target] of importBindingsOf(statement)) {
-        scope.addImportBinding([local, target]);
-        const absolute = absoluteName(target, file.module, file.isPackage);
-        if (absolute && (!torchOnly || absolute.startsWith('torch.'))) out.push([`${file.module}.${local}`, absolute]);
-      }
+      if (statement.type === 'import_statement' || statement.type === 'import_from_statement') scope.addImport(statement);
     }
-    if (!torchOnly) return out;
     for (const statement of statements) {
       const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
       if (assignment?.type !== 'assignment') continue;
@@ -87,7 +111,7 @@ function moduleLevelNames(file: AliasSource, parse: Parse, torchOnly: boolean): 
       const right = assignment.childForFieldName('right');
       if (left?.type !== 'identifier' || !right || !dottedParts(right)) continue;
       const target = scope.resolveExpression(right);
-      if (target?.startsWith('torch.')) out.push([`${file.module}.${left.text}`, target]);
+      if (target) out.push([`${file.module}.${left.text}`, target]);
     }
     return out;
   } finally {

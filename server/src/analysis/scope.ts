@@ -114,6 +114,12 @@ export class ImportScope {
     }).map(([local]) => local);
   }
 
+  /** The last segments of the project's aliases (scope.ts ProjectContext) of names ending in `finals`. */
+  projectNamesFor(finals: ReadonlySet<string>): string[] {
+    if (!this.project) return [];
+    return Object.entries(this.project.aliases).filter(([, target]) => finals.has(target.slice(target.lastIndexOf('.') + 1))).map(([alias]) => alias.slice(alias.lastIndexOf('.') + 1));
+  }
+
   /** Whether a name was bound by an import (even if later rebound): such a name is a module, not a tensor. */
   isImportedName(name: string): boolean {
     return this.bindings.has(name) || this.ambiguous.has(name);
