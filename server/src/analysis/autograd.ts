@@ -70,8 +70,11 @@ const NO_BACKWARD_NAME = /^_*(generate|sample|decode|greedy|beam_search|speculat
  * gradient recording off, so what they call has no backward of its own.
  */
 const BACKWARD_NAME = /^_*(backward|bwd)$|_(backward|bwd)$/;
-/** Branches that run only when decoding or not training: `if is_decoding:`, `if not self.training:`. */
-const INFERENCE_CONDITION = /\b(is_)?decod\w*|\binference\w*|\bnot\s+self\.training\b|\buse_cache\b|\bis_generating\b/;
+/**
+ * Branches that run only when decoding or not training: `if is_decoding:`, `if not self.training:`.
+ * A `decoder` is a part of the model (`if self.decoder[f] is None:` picks a layer), not decoding.
+ */
+const INFERENCE_CONDITION = /\b(is_)?decod(?!er)\w*|\binference\w*|\bnot\s+self\.training\b|\buse_cache\b|\bis_generating\b/;
 /**
  * Does a condition hold only when decoding or not training? `if inference_params is not None:` and
  * `if use_cache and x:` do; `if inference_params is None:` (the training branch) and

@@ -11,7 +11,7 @@ import { NameUses, usesOf } from './no-grad-callers.js';
 import { LargeParts, Part, PartNodes, bindingsOf, collectParts, fileParts, partAt } from './parts.js';
 import { CALL_NAME_PATTERN, CallEdge, callEdgesOf } from './program.js';
 import type { Outcomes, Rule } from './rules/rule.js';
-import { importBindingsOf } from './scope.js';
+import { aliasTriggers, importBindingsOf } from './scope.js';
 import { Suppression, parseSuppressions } from './suppressions.js';
 import { parentOf } from './parents.js';
 import { rangeOf } from './syntax.js';
@@ -226,7 +226,7 @@ export class Analyzer {
   }
 
   analyzeText(text: string, options: AnalysisOptions): FileAnalysis {
-    if (!this.mayMatch(text)) return EMPTY;
+    if (!this.mayMatch(options.project ? text + aliasTriggers(options.project, text) : text)) return EMPTY;
     const tree = this.parser.parse(text);
     try {
       return this.analyzeTree(tree, text, options);
@@ -241,8 +241,10 @@ export class Analyzer {
    * the same either way (test/unit/incremental.test.ts).
    */
   analyzeTree(tree: Tree, text: string, options: AnalysisOptions, cache?: ChunkCache): FileAnalysis {
-    const active = this.activeRules(text);
-    const wanted = this.wantedCaptures(text, active);
+    // A project alias (`resize` for F.interpolate; project-aliases.ts) triggers the rules of what it stands for.
+    const triggers = options.project ? text + aliasTriggers(options.project, text) : text;
+    const active = this.activeRules(triggers);
+    const wanted = this.wantedCaptures(triggers, active);
     const query = this.collector(wanted);
     const root = tree.rootNode;
     const parts = fileParts(root);
@@ -255,7 +257,7 @@ export class Analyzer {
 
     // Import resolution is file-wide (see scope.ts), so every part adds to it, cached ones from memory.
     const scopeOps = parts.map((_, i) => (nodes[i] ? scopeOpsOf(nodes[i]!) : cached[i]!));
-    const scope = scopeFrom(scopeOps);
+    const scope = scopeFrom(scopeOps, options.project);
     const firstChunk = parts.findIndex((p) => p.chunk);
     const firstChunkRow = firstChunk >= 0 ? parts[firstChunk]!.node.startPosition.row : Infinity;
     const signature = cache ? contextSignature(parts, firstChunk, [JSON.stringify(options), active.ids, wanted.join(), scope.state()]) : '';

@@ -11,7 +11,7 @@ import { GuardFinder } from './guards.js';
 import { parentOf } from './parents.js';
 import type { PartNodes } from './parts.js';
 import type { AssignmentSite, Hit, Rule, RuleContext } from './rules/rule.js';
-import { AliasAssignment, ImportScope, aliasAssignmentOf, importBindingsOf } from './scope.js';
+import { AliasAssignment, ImportScope, ProjectContext, aliasAssignmentOf, importBindingsOf } from './scope.js';
 import { rangeOf } from './syntax.js';
 import { AssignmentsWithin, ValueHints } from './values.js';
 import type { TorchVersion } from './version.js';
@@ -24,6 +24,8 @@ export interface AnalysisOptions {
    * still unreached mode switch needs; Checker.checkProgram).
    */
   callEdges?: boolean;
+  /** The project's own names for torch functions and the file's module (scope.ts ProjectContext). */
+  project?: ProjectContext;
 }
 
 /** The rules a file's text can trigger, indexed for dispatch. */
@@ -93,6 +95,8 @@ export class FileRun {
     };
     this.names = new Set([...rules.byCallee.keys(), ...MODE_SWITCHES].map((callee) => callee.slice(callee.lastIndexOf('.') + 1)));
     for (const local of scope.namesBoundTo(this.names)) this.names.add(local);
+    // `ops.resize(x)` where the project's `ops.resize` is F.interpolate: its last segment is a call name too.
+    for (const name of scope.projectNamesFor(this.names)) this.names.add(name);
   }
 
   /**
@@ -178,8 +182,8 @@ export function scopeOpsOf(found: PartNodes): ScopeOps {
 }
 
 /** Import resolution from every part's operations, imports first (scope.ts reads aliases through them). */
-export function scopeFrom(ops: readonly ScopeOps[]): ImportScope {
-  const scope = new ImportScope();
+export function scopeFrom(ops: readonly ScopeOps[], project?: ProjectContext): ImportScope {
+  const scope = new ImportScope(project);
   for (const op of ops) for (const binding of op.imports) scope.addImportBinding(binding);
   for (const op of ops) for (const alias of op.aliases) scope.addAlias(alias);
   return scope;

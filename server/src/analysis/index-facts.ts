@@ -65,6 +65,16 @@ export function singletonDims(values: IndexValues, node: Node | undefined, depth
     if (subs.length === 2 && subs[0]?.type === 'slice' && subs[0].text.trim() === ':' && last?.type === 'none') return [1, -1];
     return [];
   }
+  if (expr.type === 'binary_operator') {
+    // A number plus, minus or times a tensor keeps the tensor's shape (`n - 1 - ids.argmax(1, keepdim=True)`).
+    const op = expr.childForFieldName('operator')?.text;
+    const left = expr.childForFieldName('left');
+    const right = expr.childForFieldName('right');
+    if (op !== '+' && op !== '-' && op !== '*') return [];
+    if (isNumber(values, left)) return singletonDims(values, right ?? undefined, depth + 1);
+    if (isNumber(values, right)) return singletonDims(values, left ?? undefined, depth + 1);
+    return [];
+  }
   if (expr.type !== 'call') return [];
   const fn = expr.childForFieldName('function');
   if (fn?.type !== 'attribute') return [];
@@ -182,6 +192,17 @@ const CONFIG_PATH = /(^|\.)(config|cfg|args|opt|opts|hparams|params|settings)\./
  * `x.numel()`) or a setting (`self.config.num_steps`). `stride // 2` between them is an offset,
  * not an index whose entries collide.
  */
+/** isScalarLike, also through names bound to such sizes (`width = x.size(1)`) and sums of them. */
+function isNumber(values: IndexValues, node: Node | null, depth = 0): boolean {
+  if (!node || depth > MAX_DEPTH) return false;
+  const expr = unparenthesize(node);
+  if (isScalarLike(expr)) return true;
+  if (expr.type === 'binary_operator') return isNumber(values, expr.childForFieldName('left'), depth + 1) && isNumber(values, expr.childForFieldName('right'), depth + 1);
+  if (expr.type !== 'identifier') return false;
+  const def = values.definition(expr);
+  return !!def && !def.unpacked && isNumber(values, def.value, depth + 1);
+}
+
 function isScalarLike(node: Node | null): boolean {
   if (!node) return false;
   const expr = unparenthesize(node);

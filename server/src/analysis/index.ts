@@ -8,6 +8,7 @@ import { FileUses, NameUses, runsOnlyWithoutGrad } from './no-grad-callers.js';
 import { showsTraining } from './autograd.js';
 import { CallEdge, ProgramFile, ProgramView, programMode, programTrains, programUnseeded, reachedSwitches, showsSeeding } from './program.js';
 import { GrammarFiles, PythonParser, TextChange } from './parse.js';
+import { importsAlias, projectAliases } from './project-aliases.js';
 import { resolveFindings } from './resolve.js';
 import { RULES } from './rules/index.js';
 import type { Rule } from './rules/rule.js';
@@ -19,6 +20,10 @@ export interface SourceFile {
   settings: Settings;
   /** A test, benchmark, docs or build file (roles.ts). */
   offPath: boolean;
+  /** Its Python module from the project root (`pkg.layers.wrappers`; module-names.ts), if it has one. */
+  module?: string;
+  /** It is a package's `__init__.py`. */
+  isPackage?: boolean;
 }
 
 export interface CheckedFile {
@@ -103,6 +108,26 @@ export class Checker {
     }
   }
 
+  /** The project names for torch functions that `files` define (project-aliases.ts), for checkProgram. */
+  projectAliases(files: readonly SourceFile[]): ReadonlyMap<string, string> {
+    const finals = new Set(this.analyzer.rules.flatMap((r) => (r.calls ?? []).map((c) => c.slice(c.lastIndexOf('.') + 1))));
+    return projectAliases(files, (text) => this.parser.parse(text), finals);
+  }
+
+  /**
+   * A project's own names for torch functions (project-aliases.ts): the files that import one are
+   * analysed again with them. Most programs have none, and pay a text search per file.
+   */
+  private useProjectAliases(analyses: FileAnalysis[], files: readonly SourceFile[], aliases: ReadonlyMap<string, string>): void {
+    if (aliases.size === 0) return;
+    const record = Object.fromEntries(aliases);
+    files.forEach((file, i) => {
+      if (!importsAlias(file, aliases)) return;
+      const project = { module: file.module, isPackage: file.isPackage, aliases: record };
+      analyses[i] = this.analyzer.analyzeText(file.text, { torchVersion: file.settings.torchVersion, guardNames: file.settings.guardNames, callEdges: false, project });
+    });
+  }
+
   /**
    * Drops the hits of backward-only rules in functions every call of which runs without gradients
    * (no-grad-callers.ts). Only the names of such hits' functions are looked up, in the files on the
@@ -147,10 +172,12 @@ export class Checker {
    * Checks files that form one program: deterministic mode turned on where the program's default
    * path runs it (e.g. in train.py, program.ts) applies to the ops in all of them (e.g. in model.py).
    */
-  checkProgram(files: readonly SourceFile[], analysed?: ReadonlyMap<SourceFile, FileAnalysis>): CheckedFile[] {
+  checkProgram(files: readonly SourceFile[], analysed?: ReadonlyMap<SourceFile, FileAnalysis>, aliases?: ReadonlyMap<string, string>): CheckedFile[] {
     const kept = files.filter((f) => !(f.offPath && f.settings.testCode === 'skip'));
     // `analysed`: the per-file analyses already made (by worker threads, cli/analysis-pool.ts).
     const analyses = kept.map((f) => analysed?.get(f) ?? this.analyzeForProgram(f.text, f.settings));
+    // `aliases`: collected over every checked file (a sub-project imports its parent's modules).
+    this.useProjectAliases(analyses, kept, aliases ?? this.projectAliases(kept));
     const program = analyses.map((a, i) => ({ offPath: kept[i]!.offPath, modeSettings: a.modeSettings, calls: [] as CallEdge[], trains: showsTraining(kept[i]!.text), seeds: showsSeeding(kept[i]!.text) }));
     this.addCallEdges(program, kept);
     this.dropWithoutGrad(analyses, kept);

@@ -3,6 +3,7 @@
 // what the code calls, not how it spells it. Resolution is flow-insensitive within a file: Python
 // code that rebinds `torch` or `F` to something else is rare enough not to pay for flow analysis.
 import type { Node } from 'web-tree-sitter';
+import { absoluteName } from './module-names.js';
 import { parentOf } from './parents.js';
 import { dottedParts } from './syntax.js';
 
@@ -33,7 +34,29 @@ export function canonicalName(qualified: string): string {
   return qualified;
 }
 
+/**
+ * The project around a file (`bitexact check`): the file's module, and the project's own names for
+ * torch functions (project-aliases.ts), so that `from pkg.layers import interpolate` resolves to
+ * `torch.nn.functional.interpolate` where `pkg/layers` says `interpolate = F.interpolate`.
+ */
+export interface ProjectContext {
+  module?: string;
+  isPackage?: boolean;
+  aliases: Readonly<Record<string, string>>;
+}
+
+/**
+ * The torch names a file's project aliases stand for, where the file mentions the alias (its last
+ * segment): added to the text that decides which rules run on the file.
+ */
+export function aliasTriggers(project: ProjectContext, text: string): string {
+  const extra = Object.entries(project.aliases).filter(([alias]) => text.includes(alias.slice(alias.lastIndexOf('.') + 1))).map(([, target]) => target);
+  return extra.length ? `\n${extra.join('\n')}\n` : '';
+}
+
 export class ImportScope {
+  constructor(private readonly project?: ProjectContext) {}
+
   /** Local name → fully qualified dotted name it stands for. */
   private readonly bindings = new Map<string, string>();
   /** Names bound more than once to different things: never resolved. */
@@ -63,7 +86,7 @@ export class ImportScope {
 
   /** Everything resolution depends on, as text: two scopes with equal states resolve every name alike. */
   state(): string {
-    return `${[...this.bindings].map(([local, target]) => `${local}=${target}`).join(',')}|${[...this.ambiguous].join(',')}`;
+    return `${this.project ? `${this.project.module}|${Object.keys(this.project.aliases).length}|` : ''}${[...this.bindings].map(([local, target]) => `${local}=${target}`).join(',')}|${[...this.ambiguous].join(',')}`;
   }
 
   /** Fully qualified name of a dotted expression rooted in an import, else undefined. */
@@ -77,12 +100,24 @@ export class ImportScope {
     if (root === undefined || this.ambiguous.has(root)) return undefined;
     const base = this.bindings.get(root);
     if (base === undefined) return undefined;
-    return canonicalName([base, ...rest].join('.'));
+    const qualified = canonicalName([base, ...rest].join('.'));
+    if (!this.project) return qualified;
+    const absolute = absoluteName(qualified, this.project.module, this.project.isPackage);
+    return (absolute !== undefined && Object.hasOwn(this.project.aliases, absolute) ? this.project.aliases[absolute] : undefined) ?? qualified;
   }
 
   /** Local names bound to something whose last segment is in `finals` (`sa` for `scatter_add as sa`). */
   namesBoundTo(finals: ReadonlySet<string>): string[] {
-    return [...this.bindings].filter(([, target]) => finals.has(target.slice(target.lastIndexOf('.') + 1))).map(([local]) => local);
+    return [...this.bindings].filter(([local]) => {
+      const target = this.resolveParts([local]) ?? '';
+      return finals.has(target.slice(target.lastIndexOf('.') + 1));
+    }).map(([local]) => local);
+  }
+
+  /** The last segments of the project's aliases (scope.ts ProjectContext) of names ending in `finals`. */
+  projectNamesFor(finals: ReadonlySet<string>): string[] {
+    if (!this.project) return [];
+    return Object.entries(this.project.aliases).filter(([, target]) => finals.has(target.slice(target.lastIndexOf('.') + 1))).map(([alias]) => alias.slice(alias.lastIndexOf('.') + 1));
   }
 
   /** A local name bound to exactly `target` (`torch` for `import torch`, `th` for `import torch as th`), for fixes that call it. */

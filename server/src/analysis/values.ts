@@ -13,6 +13,8 @@ import { calledFunction, returnedElement } from './returns.js';
 import { namedOffsets } from './value-names.js';
 import { isGradFreeFactory, methodKeepsGradFree, putsOnCpu, writtenInPlace } from './grad-values.js';
 import { factoryRank, shapeRank } from './shapes.js';
+import { isUniformFill } from './uniform-values.js';
+import { leastRank } from './min-rank.js';
 import { argument, callArguments, enclosingFunction, unparenthesize } from './syntax.js';
 
 export type DTypeClass = 'int' | 'float' | 'unknown';
@@ -245,6 +247,16 @@ export class ValueHints {
   /** The dimensions along which an index has size 1 (one index per row; index-facts.ts). */
   singletonDims(node: Node | undefined): number[] {
     return singletonDims(this, node);
+  }
+
+  /** Is every element the same number (`ones_like(x)`, `full(n, 1.0)`; uniform-values.ts)? */
+  uniform(node: Node | undefined): boolean {
+    return isUniformFill(this, this.scope, node);
+  }
+
+  /** The rank, or else the least rank the op that made the tensor gives it (interpolate: 3; min-rank.ts). */
+  leastRank(node: Node | undefined): number | undefined {
+    return this.of(node).rank ?? leastRank(this, this.scope, node);
   }
 
   /** Does an index repeat by construction (index-facts.ts)? */

@@ -4,6 +4,7 @@ import { SettingsOverrides } from '../analysis/config.js';
 import { applicableFix, applyFixes, FixSelection } from '../analysis/fixes.js';
 import type { FileAnalysis } from '../analysis/engine.js';
 import { Checker, SourceFile } from '../analysis/index.js';
+import { moduleOfPath } from '../analysis/module-names.js';
 import { editsByCell, NotebookSource, readNotebook, toCellRange, writeNotebook } from '../analysis/notebook.js';
 import type { Finding, Range } from '../analysis/types.js';
 import { SEVERITY_RANK } from '../analysis/types.js';
@@ -81,7 +82,9 @@ export async function runCheck(checker: Checker, options: CheckOptions): Promise
       options.note(`skipped ${display}: ${!read.ok ? read.reason : !notebook!.ok ? notebook!.reason : ''}`);
       continue;
     }
-    const base = { absolute, path: display, raw: read.raw, bom: read.bom, settings, root: resolver.projectRoot(absolute), offPath: resolver.isOffPath(absolute, settings) };
+    const root = resolver.projectRoot(absolute);
+    const module = moduleOfPath(path.relative(root, absolute));
+    const base = { absolute, path: display, raw: read.raw, bom: read.bom, settings, root, offPath: resolver.isOffPath(absolute, settings), module: module?.module, isPackage: module?.isPackage };
     if (notebook?.ok) files.push({ ...base, text: notebook.notebook.text, notebook: { source: notebook.notebook, json: notebook.json } });
     else files.push({ ...base, text: read.text });
   }
@@ -201,8 +204,9 @@ async function checkByProgram(checker: Checker, files: readonly LoadedFile[]) {
     if (group) group.push(i);
     else groups.set(key, [i]);
   });
+  const aliases = checker.projectAliases(files.filter((f) => !f.notebook));
   for (const indices of groups.values()) {
-    const checked = checker.checkProgram(indices.map((i) => files[i]!), analysed);
+    const checked = checker.checkProgram(indices.map((i) => files[i]!), analysed, aliases);
     indices.forEach((fileIndex, k) => (results[fileIndex] = checked[k]!));
   }
   return results;

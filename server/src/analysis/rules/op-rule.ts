@@ -63,6 +63,11 @@ export interface OpRuleSpec {
    * hazard, the tensor the gradient flows into: an integer one has no gradient.
    */
   accumulator?: (call: CallSite) => Node | undefined;
+  /**
+   * The values the op adds (or writes) into the accumulator: when all are one number (uniform-values.ts),
+   * every order of the additions gives the same sum, and every duplicate write the same value.
+   */
+  addends?: (call: CallSite) => Node | undefined;
   /** The index whose repeats make the op vary: an index that cannot repeat (values.ts) is no hazard. */
   index?: (call: CallSite) => Node | undefined;
   /** The dimension the op indexes along: an index of size 1 there (one per row) cannot repeat. */
@@ -120,7 +125,8 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
       if (spec.index && ctx.values.of(spec.index(call)).unique) return;
       if (spec.index && spec.dim && onePerRow(spec, call, ctx)) return;
       const exact = spec.accumulator && ctx.values.of(spec.accumulator(call)).dtype === 'int';
-      const byDefault: ByDefault = exact && behaviour.byDefault !== 'stable' ? 'stable' : behaviour.byDefault;
+      const sameAddends = !!spec.addends && ctx.values.uniform(spec.addends(call));
+      const byDefault: ByDefault = (exact || sameAddends) && behaviour.byDefault !== 'stable' ? 'stable' : behaviour.byDefault;
       const outcomes = outcomesFor(spec, { ...behaviour, byDefault }, opName(call, variant.label), formatTorchVersion(ctx.torchVersion), !!exact);
       if (Object.keys(outcomes).length === 0) return;
       if (outcomes.off?.severity === 'warning' && spec.evidence && !spec.evidence(call, ctx)) outcomes.off = { ...outcomes.off, severity: 'info' };

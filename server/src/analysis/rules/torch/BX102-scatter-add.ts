@@ -11,6 +11,7 @@ export default defineOpRule({
   accumulator: (call) => call.receiver ?? argument(call.args, 0, 'input'),
   // index(dim, index, ...) as a method, or torch.op(input, dim, index, ...): an index that cannot repeat is safe.
   index: (call) => argument(call.args, call.receiver ? 1 : 2, 'index'),
+  addends: (call) => argument(call.args, call.receiver ? 2 : 3, 'src'),
   dim: (call) => argument(call.args, call.receiver ? 0 : 1, 'dim'),
   sameRank: (call) => [call.receiver ?? argument(call.args, 0, 'input'), argument(call.args, call.receiver ? 2 : 3, 'src')],
   variants: {

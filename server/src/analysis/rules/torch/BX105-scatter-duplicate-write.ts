@@ -21,6 +21,8 @@ export default defineOpRule({
   accumulator: (call) => (reduceOf(call) ? (call.receiver ?? argument(call.args, 0, 'input')) : undefined),
   // index(dim, index, ...) as a method, or torch.op(input, dim, index, ...): an index that cannot repeat is safe.
   index: (call) => argument(call.args, call.receiver ? 1 : 2, 'index'),
+  // Duplicate writes of one value (a tensor of ones) leave the same value whichever lands last.
+  addends: (call) => argument(call.args, call.receiver ? 2 : 3, 'src'),
   // An overwrite is written for distinct positions (a one-hot, an inverse permutation, rows back in
   // place): a warning needs an index that repeats by construction, else info. Accumulating ops
   // (scatter_add_, index_add_) exist to meet repeats and keep their warning (bench/truth: 0 of 5

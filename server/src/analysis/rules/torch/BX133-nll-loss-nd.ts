@@ -9,9 +9,12 @@ import type { RuleContext } from '../rule.js';
 const REDUCE = 5;
 const REDUCTION = 6;
 
-/** Only inputs known to have 3+ dimensions take the nll_loss2d kernel; per-element losses never reduce. */
+/**
+ * Only inputs known to have 3+ dimensions take the nll_loss2d kernel (also the output of an op that
+ * returns 3+ dimensions, such as `F.interpolate`); per-element losses never reduce.
+ */
 function variant(call: CallSite, ctx: RuleContext): string | undefined {
-  const rank = ctx.values.of(argument(call.args, 0, 'input')).rank;
+  const rank = ctx.values.leastRank(argument(call.args, 0, 'input'));
   if (rank === undefined || rank < 3) return undefined;
   if (literalValue(argument(call.args, REDUCTION, 'reduction')) === 'none') return undefined;
   if (literalValue(argument(call.args, REDUCE, 'reduce')) === false) return undefined;

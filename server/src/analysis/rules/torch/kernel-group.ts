@@ -17,9 +17,10 @@ import BX131 from './BX131-reflection-pad-backward.js';
 import BX132 from './BX132-replication-pad-backward.js';
 import BX133 from './BX133-nll-loss-nd.js';
 import BX134 from './BX134-ctc-loss-backward.js';
+import BX137 from './BX137-roi-pooling-backward.js';
 import type { Rule } from '../rule.js';
 
 export const KERNEL_RULES: Rule[] = [
   BX118, BX119, BX120, BX121, BX122, BX123, BX124, BX125, BX126,
-  BX127, BX128, BX129, BX130, BX131, BX132, BX133, BX134,
+  BX127, BX128, BX129, BX130, BX131, BX132, BX133, BX134, BX137,
 ];
