@@ -1,0 +1,27 @@
+// textDocument/diagnostic (LSP 3.17 pull diagnostics): a full report, or 'unchanged' when the client
+// already holds what would be reported (its previousResultId).
+import { CancellationToken, DocumentDiagnosticParams, DocumentDiagnosticReport, DocumentDiagnosticReportKind, LSPErrorCodes, ResponseError } from 'vscode-languageserver/node';
+import crypto from 'node:crypto';
+import { toDiagnostic } from '../convert.js';
+import type { Session } from '../session.js';
+
+export async function documentDiagnostic(session: Session, params: DocumentDiagnosticParams, token: CancellationToken): Promise<DocumentDiagnosticReport> {
+  const entry = session.docs.get(params.textDocument.uri);
+  if (!entry) {
+    const cells = await session.cellFindings(params.textDocument.uri);
+    const items = (cells?.get(params.textDocument.uri) ?? []).map((f) => toDiagnostic(params.textDocument.uri, f));
+    return { kind: DocumentDiagnosticReportKind.Full, items };
+  }
+  // One turn of the event loop first: a $/cancelRequest sent right after the request (the client
+  // moved on) is read before the analysis starts, which cannot be interrupted once it runs.
+  await new Promise((resolve) => setImmediate(resolve));
+  if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
+  const findings = await session.findingsFor(entry);
+  if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
+  const items = session.diagnosticsOf(entry.document.uri, findings);
+  // Derived from what is reported, not from the version: a document closed and reopened at the same
+  // version with other content must not be told its old diagnostics still stand.
+  const resultId = crypto.createHash('sha256').update(JSON.stringify(items)).digest('base64url').slice(0, 22);
+  if (params.previousResultId === resultId) return { kind: DocumentDiagnosticReportKind.Unchanged, resultId };
+  return { kind: DocumentDiagnosticReportKind.Full, resultId, items };
+}
