@@ -15,6 +15,7 @@ import { executeCommand } from './requests/execute-command.js';
 import { hover } from './requests/hover.js';
 import { initialize, initialized } from './requests/initialize.js';
 import { pairSeries } from './requests/pair-series.js';
+import { STATS_METHOD, stats } from './requests/stats.js';
 import { Session } from './session.js';
 
 export { CHECK_WORKSPACE_COMMAND, SHOW_CONFIGURATION_COMMAND } from './requests/execute-command.js';
@@ -33,5 +34,6 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
   registerPairRuns(connection);
   connection.onExecuteCommand((params, token) => executeCommand(session, params, token));
   connection.onRequest(PAIR_SERIES_METHOD, (params: PairSeriesParams) => pairSeries(params));
+  connection.onRequest(STATS_METHOD, () => stats(session));
   connection.listen();
 }

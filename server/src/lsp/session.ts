@@ -3,15 +3,18 @@
 // told to pull again or is sent diagnostics. The request and notification modules (requests/,
 // notifications/) only translate between the protocol and this object.
 import { Connection, Diagnostic, NotebookDocument } from 'vscode-languageserver/node';
-import type { Checker } from '../analysis/index.js';
+import { Checker, ResolveMemo } from '../analysis/index.js';
 import { showsTraining } from '../analysis/autograd.js';
 import { loneFileView } from '../analysis/program.js';
+import type { Settings } from '../analysis/config.js';
+import type { FileAnalysis } from '../analysis/engine.js';
 import type { Finding } from '../analysis/types.js';
 import { sizeRefusal } from '../workspace/files.js';
-import { refusalDiagnostic, toDiagnostic } from './convert.js';
+import { toDiagnostic } from './convert.js';
 import { DocumentStore, OpenDocument } from './documents.js';
 import { NotebookStore } from './notebooks.js';
 import { PublishQueue } from './publish-queue.js';
+import { DocumentReports, Report } from './reports.js';
 import { DEFAULT_EDITOR_SETTINGS, EditorSettings, readEditorSettings } from './settings.js';
 import { workspaceScans } from './workspace-scan.js';
 import { uriToPath, WorkspaceModel } from './workspace.js';
@@ -27,6 +30,8 @@ interface CachedResult {
   findings: Finding[];
   /** Why the document was not checked (larger than max-file-size). */
   refused?: string;
+  /** From a quick analysis of a function that does not parse (FileAnalysis.provisional). */
+  provisional?: boolean;
 }
 
 export class Session {
@@ -34,6 +39,8 @@ export class Session {
   readonly notebooks: NotebookStore;
   readonly workspace = new WorkspaceModel();
   readonly scans: ReturnType<typeof workspaceScans>;
+  /** Each open document's last report: diagnostics converted once, and its resultId (reports.ts). */
+  readonly reports = new DocumentReports();
   /** Workspace folders (paths), from initialize. */
   folders: string[] = [];
   /** What the client supports, from initialize. */
@@ -45,6 +52,10 @@ export class Session {
   /** Bumped when settings or a project's mode change: every cached result is stale then. */
   private generation = 0;
   private readonly results = new Map<string, CachedResult>();
+  /** Per open document: its findings kept between analyses, so unchanged ones stay the same objects. */
+  private readonly memos = new Map<string, ResolveMemo>();
+  /** Findings made by the memos of documents since closed (stats). */
+  private closedMade = 0;
   private readonly editorCache = new Map<string, Promise<EditorSettings>>();
   private readonly settleTimers = new Map<string, NodeJS.Timeout>();
   /** Push mode: publish once per burst of changes (publish-queue.ts), never for a version that has moved on. */
@@ -98,7 +109,8 @@ export class Session {
   /**
    * The findings for a document's current version. An edit inside one function is analysed without
    * parsing the file when it can be (Checker.analyzeEdit); a full analysis (`settled`) follows once
-   * typing pauses and re-reports if it differs, which it should never.
+   * typing pauses and re-reports if it differs, which it should never, except after a keystroke that
+   * left the function unparseable, whose answer is provisional (it keeps the function's last findings).
    */
   async findingsFor(entry: OpenDocument, settled = false): Promise<Finding[]> {
     const { docs, workspace, checker } = this;
@@ -109,6 +121,7 @@ export class Session {
     if (entry !== docs.get(uri) || entry.document.version !== version) return this.findingsFor(docs.get(uri) ?? entry, settled);
     const generation = this.generation;
     let findings: Finding[] = [];
+    let provisional = false;
     if (editor.enable) {
       const effective = workspace.effectiveSettings(uri, editor);
       for (const p of effective.problems) this.log('warn', p);
@@ -122,19 +135,39 @@ export class Session {
       }
       const quick = !settled && entry.edits?.length && entry.chunks ? checker.analyzeEdit(text, entry.edits, settings, entry.chunks) : undefined;
       if (quick) this.scheduleSettle(uri);
-      const analysis = quick ?? (checker.mayMatch(text) ? checker.analyzeTree(docs.treeOf(entry), text, settings, entry.chunks) : checker.analyze(text, settings));
-      entry.edits = [];
       const file = uriToPath(uri);
+      const analysis = quick ?? this.fullAnalysis(entry, text, settings, file);
+      provisional = !!analysis.provisional;
+      // The quick analysis works from the chunk cache's layout (its last clean text): the edits since.
+      const layout = entry.chunks?.layout;
+      if (!layout || layout.text === text) entry.edits = [];
       if (file && workspace.setProgramFacts(file, analysis, text, settings)) {
         this.generation++;
         this.refreshOthers(uri);
       }
       const offPath = workspace.isOffPath(file, settings);
       const program = file ? workspace.programView(file) : loneFileView({ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) });
-      findings = checker.resolve(analysis, text, settings, program, offPath);
+      let memo = this.memos.get(uri);
+      if (!memo) this.memos.set(uri, (memo = new ResolveMemo()));
+      findings = checker.resolve(analysis, text, settings, program, offPath, memo);
     }
-    this.results.set(uri, { version, generation: this.generation, findings });
+    this.results.set(uri, { version, generation: this.generation, findings, ...(provisional ? { provisional } : {}) });
     return findings;
+  }
+
+  /**
+   * The whole file analysed. Its calls are read only when they can matter, as the CLI reads them
+   * (Checker.addCallEdges): when this file or another of its project switches the mode (program.ts
+   * reachability). Reading them is a query over the whole file, as long as the rest of an analysis
+   * of an edit; a switch appearing later bumps the generation, and open files are analysed again.
+   */
+  private fullAnalysis(entry: OpenDocument, text: string, settings: Settings, file: string | undefined): FileAnalysis {
+    const { checker } = this;
+    if (!checker.mayMatch(text)) return checker.analyze(text, settings);
+    const tree = this.docs.treeOf(entry);
+    const analysis = checker.analyzeTree(tree, text, settings, entry.chunks, false);
+    const callsMatter = !file || analysis.modeSettings.length > 0 || this.workspace.hasSwitches(file);
+    return { ...analysis, calls: callsMatter ? checker.callsOfTree(tree) : [] };
   }
 
   /** The findings of the last analysis of `uri`, whatever version it was of. */
@@ -160,7 +193,9 @@ export class Session {
     if (!entry || !quick || quick.version !== entry.document.version) return;
     const findings = await this.findingsFor(entry, true);
     if (JSON.stringify(findings) === JSON.stringify(quick.findings)) return;
-    this.log('warn', `bitexact: the quick analysis of ${uri} differed from the full one; re-reporting`);
+    // A provisional answer (a function that did not parse kept its last findings) may well differ.
+    if (quick.provisional) this.log('debug', `bitexact: ${uri} parsed again in full after a syntax error; re-reporting`);
+    else this.log('warn', `bitexact: the quick analysis of ${uri} differed from the full one; re-reporting`);
     if (!this.pull) this.schedulePublish(uri);
     else if (this.refreshSupport) void this.connection.languages.diagnostics.refresh();
   }
@@ -197,8 +232,19 @@ export class Session {
 
   /** The findings as diagnostics, and the reason the document was not checked, if it was not. */
   diagnosticsOf(uri: string, findings: readonly Finding[]): Diagnostic[] {
-    const refused = this.results.get(uri)?.refused;
-    return [...(refused ? [refusalDiagnostic(refused)] : []), ...findings.map((f) => toDiagnostic(uri, f))];
+    return this.reportOf(uri, findings).items;
+  }
+
+  /** The findings' report: its diagnostics and a resultId that changes only when they do. */
+  reportOf(uri: string, findings: readonly Finding[]): Report {
+    return this.reports.report(uri, findings, this.results.get(uri)?.refused);
+  }
+
+  /** Work done so far, counted (requests/stats.ts). */
+  stats(): { conversions: number; findingsMade: number } {
+    let findingsMade = this.closedMade;
+    for (const memo of this.memos.values()) findingsMade += memo.made;
+    return { conversions: this.reports.conversions, findingsMade };
   }
 
   /** A document was closed: nothing more is analysed or published for it. */
@@ -207,6 +253,9 @@ export class Session {
     this.publishes.forget(uri);
     this.docs.closed(uri);
     this.results.delete(uri);
+    this.closedMade += this.memos.get(uri)?.made ?? 0;
+    this.memos.delete(uri);
+    this.reports.forget(uri);
     this.editorCache.delete(uri);
     if (!this.pull) void this.connection.sendDiagnostics({ uri, diagnostics: [] });
   }

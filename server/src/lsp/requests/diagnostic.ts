@@ -1,7 +1,6 @@
 // textDocument/diagnostic (LSP 3.17 pull diagnostics): a full report, or 'unchanged' when the client
 // already holds what would be reported (its previousResultId).
 import { CancellationToken, DocumentDiagnosticParams, DocumentDiagnosticReport, DocumentDiagnosticReportKind, LSPErrorCodes, ResponseError } from 'vscode-languageserver/node';
-import crypto from 'node:crypto';
 import { toDiagnostic } from '../convert.js';
 import type { Session } from '../session.js';
 
@@ -18,10 +17,9 @@ export async function documentDiagnostic(session: Session, params: DocumentDiagn
   if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
   const findings = await session.findingsFor(entry);
   if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
-  const items = session.diagnosticsOf(entry.document.uri, findings);
-  // Derived from what is reported, not from the version: a document closed and reopened at the same
-  // version with other content must not be told its old diagnostics still stand.
-  const resultId = crypto.createHash('sha256').update(JSON.stringify(items)).digest('base64url').slice(0, 22);
+  // The resultId changes only when a diagnostic does (reports.ts), and never repeats: a document closed
+  // and reopened at the same version with other content is not told its old diagnostics still stand.
+  const { resultId, items } = session.reportOf(entry.document.uri, findings);
   if (params.previousResultId === resultId) return { kind: DocumentDiagnosticReportKind.Unchanged, resultId };
   return { kind: DocumentDiagnosticReportKind.Full, resultId, items };
 }
