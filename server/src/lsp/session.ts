@@ -134,7 +134,9 @@ export class Session {
         return [];
       }
       const quick = !settled && entry.edits?.length && entry.chunks ? checker.analyzeEdit(text, entry.edits, settings, entry.chunks) : undefined;
+      // A full analysis is what the settle would do: it is not needed then.
       if (quick) this.scheduleSettle(uri);
+      else this.cancelSettle(uri);
       const file = uriToPath(uri);
       const analysis = quick ?? this.fullAnalysis(entry, text, settings, file);
       provisional = !!analysis.provisional;
@@ -183,6 +185,11 @@ export class Session {
   private scheduleSettle(uri: string): void {
     clearTimeout(this.settleTimers.get(uri));
     this.settleTimers.set(uri, setTimeout(() => void this.settle(uri), SETTLE_MS).unref());
+  }
+
+  private cancelSettle(uri: string): void {
+    clearTimeout(this.settleTimers.get(uri));
+    this.settleTimers.delete(uri);
   }
 
   /** The full analysis after a pause in typing; re-reports when it disagrees with the quick one. */
@@ -249,7 +256,7 @@ export class Session {
 
   /** A document was closed: nothing more is analysed or published for it. */
   closed(uri: string): void {
-    clearTimeout(this.settleTimers.get(uri));
+    this.cancelSettle(uri);
     this.publishes.forget(uri);
     this.docs.closed(uri);
     this.results.delete(uri);
