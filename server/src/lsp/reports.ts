@@ -20,10 +20,19 @@ interface Kept extends Report {
   byFinding: Map<Finding, Diagnostic>;
 }
 
+/** What is kept of an idle document's report: its id, and a digest of its diagnostics to compare with. */
+interface Compact {
+  resultId: string;
+  digest: string;
+}
+
+const digestOf = (items: readonly Diagnostic[]) => crypto.createHash('sha256').update(JSON.stringify(items)).digest('base64url');
+
 export class DocumentReports {
   /** Findings converted to diagnostics so far (work done; tests and the bench read it). */
   conversions = 0;
   private readonly last = new Map<string, Kept>();
+  private readonly compact = new Map<string, Compact>();
   /** Result ids are unique to this server process: a client's id from an earlier one never matches. */
   private readonly prefix = crypto.randomBytes(6).toString('base64url');
   private count = 0;
@@ -52,14 +61,30 @@ export class DocumentReports {
       items.push(diagnostic);
     }
     const same = !!prev && prev.items.length === items.length && items.every((d, i) => d === prev.items[i]);
-    const kept: Kept = { resultId: same ? prev.resultId : `${this.prefix}.${++this.count}`, items, findings, refused, byFinding };
+    const idle = this.compact.get(uri);
+    this.compact.delete(uri);
+    const resultId = same ? prev.resultId : idle && digestOf(items) === idle.digest ? idle.resultId : `${this.prefix}.${++this.count}`;
+    const kept: Kept = { resultId, items, findings, refused, byFinding };
     this.last.set(uri, kept);
     return kept;
+  }
+
+  /**
+   * The document is idle (its tree was freed, documents.ts): its diagnostics are let go, but for a
+   * digest, so that a pull after a refresh that changed nothing in it is still 'unchanged'. Its next
+   * analysis remakes every finding anyway (its chunk cache went with the tree).
+   */
+  idle(uri: string): void {
+    const kept = this.last.get(uri);
+    if (!kept) return;
+    this.compact.set(uri, { resultId: kept.resultId, digest: digestOf(kept.items) });
+    this.last.delete(uri);
   }
 
   /** The document closed: its next report, if it is opened again, gets a new result id. */
   forget(uri: string): void {
     this.last.delete(uri);
+    this.compact.delete(uri);
   }
 
   /** The last report's diagnostics whose findings are not in `findings`, by the finding's content. */

@@ -72,7 +72,7 @@ export class Session {
     readonly connection: Connection,
     readonly checker: Checker,
   ) {
-    this.docs = new DocumentStore(checker.parser);
+    this.docs = new DocumentStore(checker.parser, (uri) => this.idle(uri));
     this.notebooks = new NotebookStore(checker);
     this.scans = workspaceScans({
       connection,
@@ -252,6 +252,16 @@ export class Session {
     let findingsMade = this.closedMade;
     for (const memo of this.memos.values()) findingsMade += memo.made;
     return { conversions: this.reports.conversions, findingsMade };
+  }
+
+  /**
+   * A document's tree and chunk cache were freed (documents.ts: it is not among the recently edited):
+   * its next analysis makes every finding afresh, so what was kept to reuse them is let go too.
+   */
+  private idle(uri: string): void {
+    this.closedMade += this.memos.get(uri)?.made ?? 0;
+    this.memos.delete(uri);
+    this.reports.idle(uri);
   }
 
   /** A document was closed: nothing more is analysed or published for it. */
