@@ -12,6 +12,8 @@ import rpc from 'vscode-languageserver-protocol/node';
 import { writeDenseFile, writeRealisticFile } from './realistic-corpus.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// BENCH_SERVER_ROOT: another built checkout's server, measured by this bench (before/after figures).
+const serverRoot = process.env.BENCH_SERVER_ROOT ? path.resolve(process.env.BENCH_SERVER_ROOT) : root;
 const dir = path.join(os.tmpdir(), 'bitexact-bench-lsp');
 fs.rmSync(dir, { recursive: true, force: true });
 fs.mkdirSync(dir, { recursive: true });
@@ -19,7 +21,7 @@ const files = Array.from({ length: 50 }, (_, i) => path.join(dir, `model_${Strin
 for (const file of files) writeRealisticFile(file, 5000);
 
 async function startServer(cwd) {
-  const child = spawn(process.execPath, [...(process.env.SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean), path.join(root, 'bin/bitexact.cjs'), 'lsp', '--stdio'], { cwd, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(process.env.SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean), path.join(serverRoot, 'bin/bitexact.cjs'), 'lsp', '--stdio'], { cwd, stdio: ['pipe', 'pipe', 'inherit'] });
   const connection = rpc.createProtocolConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
   connection.onRequest('window/workDoneProgress/create', () => null);
   connection.listen();
@@ -73,7 +75,9 @@ console.log(`bitexact LSP bench: ${text.split('\n').length} lines, ${first.items
 let version = 1;
 async function timeEdits(edits, target = uri) {
   const latencies = [];
-  const before = await connection.sendRequest('bitexact/stats');
+  // A server without bitexact/stats (an older build) is timed all the same.
+  const stats = () => connection.sendRequest('bitexact/stats').catch(() => undefined);
+  const before = await stats();
   let previousResultId;
   for (const change of edits) {
     const start = process.hrtime.bigint();
@@ -86,9 +90,9 @@ async function timeEdits(edits, target = uri) {
   latencies.sort((a, b) => a - b);
   const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
   // Work, not time: findings converted to diagnostics per edit (bitexact/stats).
-  const after = await connection.sendRequest('bitexact/stats');
-  const perEdit = (after.conversions - before.conversions) / edits.length;
-  return `p50 ${pct(50).toFixed(1)} ms, p95 ${pct(95).toFixed(1)} ms, max ${latencies.at(-1).toFixed(1)} ms, ${perEdit.toFixed(1)} conversions/edit`;
+  const after = await stats();
+  const work = after && before ? `, ${((after.conversions - before.conversions) / edits.length).toFixed(1)} conversions/edit` : '';
+  return `p50 ${pct(50).toFixed(1)} ms, p95 ${pct(95).toFixed(1)} ms, max ${latencies.at(-1).toFixed(1)} ms${work}`;
 }
 const typeAndDelete = (line, character) => [
   { range: { start: { line, character }, end: { line, character } }, text: 'x' },
