@@ -1,7 +1,7 @@
 // `npm run bench:lsp`: edit-to-diagnostics latency through a real stdio LSP client on a 5,000-line
 // file (p50/p95 over 200 one-character edits, each followed by a diagnostics pull), the same on a
-// file of as many lines dense with findings (about 700), and the server's
-// RSS after opening 50 such files. Targets: p95 <= 15 ms, RSS <= 200 MB. SERVER_NODE_ARGS passes node
+// file of as many lines dense with findings (about 700), and the server's RSS after opening 50
+// ordinary files of 5,000 lines, and (another server) 50 dense ones. Targets: p95 <= 15 ms, RSS <= 200 MB. SERVER_NODE_ARGS passes node
 // options to the server (e.g. --max-old-space-size=100 shows how much of the RSS is uncollected garbage).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,23 +12,51 @@ import rpc from 'vscode-languageserver-protocol/node';
 import { writeDenseFile, writeRealisticFile } from './realistic-corpus.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// BENCH_SERVER_ROOT: another built checkout's server, measured by this bench (before/after figures).
+const serverRoot = process.env.BENCH_SERVER_ROOT ? path.resolve(process.env.BENCH_SERVER_ROOT) : root;
 const dir = path.join(os.tmpdir(), 'bitexact-bench-lsp');
 fs.rmSync(dir, { recursive: true, force: true });
 fs.mkdirSync(dir, { recursive: true });
 const files = Array.from({ length: 50 }, (_, i) => path.join(dir, `model_${String(i).padStart(2, '0')}.py`));
 for (const file of files) writeRealisticFile(file, 5000);
 
-const child = spawn(process.execPath, [...(process.env.SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean), path.join(root, 'bin/bitexact.cjs'), 'lsp', '--stdio'], { cwd: dir, stdio: ['pipe', 'pipe', 'inherit'] });
-const connection = rpc.createProtocolConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
-connection.onRequest('window/workDoneProgress/create', () => null);
-connection.listen();
-await connection.sendRequest(rpc.InitializeRequest.type, {
-  processId: process.pid,
-  rootUri: pathToFileURL(dir).href,
-  workspaceFolders: [{ uri: pathToFileURL(dir).href, name: 'bench' }],
-  capabilities: { textDocument: { diagnostic: {} } },
-});
-await connection.sendNotification(rpc.InitializedNotification.type, {});
+async function startServer(cwd) {
+  const child = spawn(process.execPath, [...(process.env.SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean), path.join(serverRoot, 'bin/bitexact.cjs'), 'lsp', '--stdio'], { cwd, stdio: ['pipe', 'pipe', 'inherit'] });
+  const connection = rpc.createProtocolConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+  connection.onRequest('window/workDoneProgress/create', () => null);
+  connection.listen();
+  await connection.sendRequest(rpc.InitializeRequest.type, {
+    processId: process.pid,
+    rootUri: pathToFileURL(cwd).href,
+    workspaceFolders: [{ uri: pathToFileURL(cwd).href, name: 'bench' }],
+    capabilities: { textDocument: { diagnostic: {} } },
+  });
+  await connection.sendNotification(rpc.InitializedNotification.type, {});
+  return { child, connection };
+}
+async function stopServer({ child, connection }) {
+  await connection.sendRequest('shutdown');
+  await connection.sendNotification('exit');
+  // Let the server exit on its own (a --cpu-prof in SERVER_NODE_ARGS is written at exit), then make sure.
+  await new Promise((resolve) => {
+    child.once('exit', resolve);
+    setTimeout(resolve, 5000).unref();
+  });
+  child.kill();
+}
+const rssMbOf = (child) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024;
+/** Opens every file and pulls its diagnostics; the server's RSS then. */
+async function rssWithOpen(server, paths) {
+  for (const file of paths) {
+    const u = pathToFileURL(file).href;
+    await server.connection.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri: u, languageId: 'python', version: 1, text: fs.readFileSync(file, 'utf8') } });
+    await server.connection.sendRequest(rpc.DocumentDiagnosticRequest.type, { textDocument: { uri: u } });
+  }
+  return rssMbOf(server.child);
+}
+
+const server = await startServer(dir);
+const { child, connection } = server;
 
 const pull = (uri) => connection.sendRequest(rpc.DocumentDiagnosticRequest.type, { textDocument: { uri } });
 const uri = pathToFileURL(files[0]).href;
@@ -47,6 +75,9 @@ console.log(`bitexact LSP bench: ${text.split('\n').length} lines, ${first.items
 let version = 1;
 async function timeEdits(edits, target = uri) {
   const latencies = [];
+  // A server without bitexact/stats (an older build) is timed all the same.
+  const stats = () => connection.sendRequest('bitexact/stats').catch(() => undefined);
+  const before = await stats();
   let previousResultId;
   for (const change of edits) {
     const start = process.hrtime.bigint();
@@ -58,7 +89,10 @@ async function timeEdits(edits, target = uri) {
   }
   latencies.sort((a, b) => a - b);
   const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
-  return `p50 ${pct(50).toFixed(1)} ms, p95 ${pct(95).toFixed(1)} ms, max ${latencies.at(-1).toFixed(1)} ms`;
+  // Work, not time: findings converted to diagnostics per edit (bitexact/stats).
+  const after = await stats();
+  const work = after && before ? `, ${((after.conversions - before.conversions) / edits.length).toFixed(1)} conversions/edit` : '';
+  return `p50 ${pct(50).toFixed(1)} ms, p95 ${pct(95).toFixed(1)} ms, max ${latencies.at(-1).toFixed(1)} ms${work}`;
 }
 const typeAndDelete = (line, character) => [
   { range: { start: { line, character }, end: { line, character } }, text: 'x' },
@@ -97,21 +131,17 @@ console.log(`edit -> diagnostics, (d) dense file, typing inside function bodies:
 const denseAcross = Array.from({ length: 100 }, (_, k) => Math.floor(((k + 0.5) * (lines.length - 1)) / 100)).flatMap((line) => typeAndDelete(line, lines[line].length));
 console.log(`edit -> diagnostics, (e) dense file, typing at the end of lines of every kind: ${await timeEdits(denseAcross, denseUri)} (target p95 <= 15 ms)`);
 
-for (const [i, file] of files.entries()) {
-  if (i === 0) continue;
-  const u = pathToFileURL(file).href;
-  await connection.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri: u, languageId: 'python', version: 1, text: fs.readFileSync(file, 'utf8') } });
-  await pull(u);
-}
-const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
-const rssMb = Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
+const rssMb = await rssWithOpen(server, files.slice(1));
 console.log(`server RSS with ${files.length} open files of ~5,000 lines: ${rssMb.toFixed(0)} MB (target <= 200 MB)`);
-await connection.sendRequest('shutdown');
-await connection.sendNotification('exit');
-// Let the server exit on its own (a --cpu-prof in SERVER_NODE_ARGS is written at exit), then make sure.
-await new Promise((resolve) => {
-  child.once('exit', resolve);
-  setTimeout(resolve, 5000).unref();
-});
-child.kill();
+await stopServer(server);
+
+// (f) A fresh server with 50 files as dense as (d), each with ~750 findings.
+const denseDir = path.join(dir, 'dense');
+fs.mkdirSync(denseDir);
+const denseFiles = Array.from({ length: 50 }, (_, i) => path.join(denseDir, `dense_${String(i).padStart(2, '0')}.py`));
+for (const file of denseFiles) fs.copyFileSync(denseFile, file);
+const denseServer = await startServer(denseDir);
+const denseRss = await rssWithOpen(denseServer, denseFiles);
+console.log(`server RSS with ${denseFiles.length} open dense files (~750 findings each): ${denseRss.toFixed(0)} MB (target <= 200 MB)`);
+await stopServer(denseServer);
 process.exit(0);

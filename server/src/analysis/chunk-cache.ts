@@ -2,7 +2,7 @@
 // parts.ts), the hits of the rules that read only that function, keyed by its text and valid while
 // the file's context (imports, aliases, module-level code, active rules, options) is unchanged.
 import type { ModeSetting } from './facts.js';
-import type { ActiveRules, ScopeOps } from './file-run.js';
+import type { ActiveRules, AnalysisOptions, ScopeOps } from './file-run.js';
 import type { ImportScope } from './scope.js';
 import type { Suppression } from './suppressions.js';
 import type { Fix, Range } from './types.js';
@@ -33,6 +33,8 @@ export interface LayoutPart extends ScopeOps {
  */
 export interface Layout {
   text: string;
+  /** The analysis options it was made with (JSON): other options, other results. */
+  options: string;
   signature: string;
   active: ActiveRules;
   wanted: string[];
@@ -64,7 +66,11 @@ export interface ChunkEntry extends ScopeOps {
  * and the one that repairs it then find the function's entry again.
  */
 export class ChunkCache {
-  /** The last analysis part by part, when the next edit inside a function may be analysed alone. */
+  /**
+   * The last analysis that could be kept part by part (clean syntax, function-local hits): an edit of
+   * its text inside one function may be analysed alone. Older than the document's text while a
+   * keystroke has broken the file's syntax (engine.ts).
+   */
   layout: Layout | undefined;
   private older = new Map<string, ChunkEntry>();
   private last = new Map<string, ChunkEntry>();
@@ -96,6 +102,11 @@ export class ChunkCache {
   }
 }
 
+/** The options that decide an analysis's results, as a key (whether call edges are read does not). */
+export function optionsKey(options: AnalysisOptions): string {
+  return JSON.stringify({ ...options, callEdges: undefined });
+}
+
 /**
  * The result of a chunk that started at `fromRow` moved to `toRow`: its own ranges move with it;
  * ranges above the file's first chunk (an import a fix adds) stay (isMovable admits no others).
@@ -107,6 +118,19 @@ export function shiftResult(result: ChunkResult, fromRow: number, toRow: number)
     range.start.line < fromRow
       ? range
       : { start: { line: range.start.line + delta, column: range.start.column }, end: { line: range.end.line + delta, column: range.end.column } },
+  );
+}
+
+/**
+ * The result of a function whose text changed at `at` by `rowDelta` lines (a provisional answer,
+ * chunk-edit.ts): ranges from `at` on move by whole rows, those before it stay.
+ */
+export function shiftAfter(result: ChunkResult, at: { line: number; column: number }, rowDelta: number): ChunkResult {
+  if (rowDelta === 0) return result;
+  return mapRanges(result, (range) =>
+    range.start.line < at.line || (range.start.line === at.line && range.start.column < at.column)
+      ? range
+      : { start: { line: range.start.line + rowDelta, column: range.start.column }, end: { line: range.end.line + rowDelta, column: range.end.column } },
   );
 }
 

@@ -5,7 +5,7 @@
 // It declines (undefined) whenever the answer could differ from a full analysis; the caller then
 // parses the file. The server re-checks with a full analysis once typing pauses.
 import type { Query } from 'web-tree-sitter';
-import { ChunkCache, ChunkResult, isMovable, shiftResult } from './chunk-cache.js';
+import { ChunkCache, ChunkResult, Layout, isMovable, optionsKey, shiftAfter, shiftResult } from './chunk-cache.js';
 import { FileAnalysis, chunkKey, mergeResults } from './engine.js';
 import { ActiveRules, AnalysisOptions, FileRun, scopeFrom, scopeOpsOf } from './file-run.js';
 import type { PythonParser, TextChange } from './parse.js';
@@ -20,10 +20,13 @@ export interface ChunkEditHost {
   collector(types: string[]): Query;
 }
 
-/** The analysis of `text`, reached from the cache's layout by `edits` (in order), or undefined. */
+/**
+ * The analysis of `text`, reached from the cache's layout by `edits` (in order, since the layout's
+ * text: they only say where to look; what is outside the edited function is compared), or undefined.
+ */
 export function analyzeChunkEdit(host: ChunkEditHost, text: string, edits: readonly TextChange[], options: AnalysisOptions, cache: ChunkCache): FileAnalysis | undefined {
   const layout = cache.layout;
-  if (!layout || edits.length === 0) return undefined;
+  if (!layout || edits.length === 0 || layout.options !== optionsKey(options)) return undefined;
   // The edits must turn the analysed text into this one, all inside one function.
   let k = -1;
   let end = 0;
@@ -44,6 +47,7 @@ export function analyzeChunkEdit(host: ChunkEditHost, text: string, edits: reado
     text.endsWith(layout.text.slice(part.end));
   if (!unchanged) return undefined;
   const chunkText = text.slice(part.start, end);
+  if (readsItsClassInit(layout.parts, k, layout.text, chunkText)) return undefined;
   // The same trigger words in the function before and after: the file's active rules are the same
   // (the cheap check); otherwise they are worked out from the whole text.
   const { active, wanted } = layout;
@@ -60,9 +64,10 @@ export function analyzeChunkEdit(host: ChunkEditHost, text: string, edits: reado
     // Still exactly one clean function over exactly the edited range: then the full parse has the
     // same subtree there (the rest of the file is unchanged and parsed cleanly last time).
     const root = tree.rootNode;
+    if (root.hasError) return provisional(layout, k, layout.text.slice(part.start, part.end), chunkText, endRow - part.endRow);
     const [definition, ...rest] = root.namedChildren;
     const fn = definition?.type === 'decorated_definition' ? definition.childForFieldName('definition') : definition;
-    if (root.hasError || rest.length > 0 || fn?.type !== 'function_definition' || definition!.startIndex !== part.start || definition!.endIndex !== end) return undefined;
+    if (rest.length > 0 || fn?.type !== 'function_definition' || definition!.startIndex !== part.start || definition!.endIndex !== end) return undefined;
     const found: PartNodes = new Map(wanted.map((name) => [name, []]));
     for (const capture of host.collector(wanted).captures(root)) found.get(capture.name)!.push(capture.node);
     // Import resolution must stay as it was (else every function's context changed). Most edits leave
@@ -97,4 +102,37 @@ export function analyzeChunkEdit(host: ChunkEditHost, text: string, edits: reado
   } finally {
     tree.delete();
   }
+}
+
+/**
+ * A keystroke that leaves the edited function unparseable (most keystrokes of a new statement do):
+ * tree-sitter's recovery from it in the whole file costs a full re-parse (30-60 ms for 5,000 lines),
+ * and its findings there are a guess anyway. Until typing pauses and the full analysis reports, the
+ * function keeps the hits of its last clean text, those after the edit moved with the lines typed,
+ * and the layout keeps that text: the keystroke that repairs the function is a quick one.
+ */
+function provisional(layout: Layout, k: number, before: string, after: string, rowDelta: number): FileAnalysis {
+  let same = 0;
+  while (same < before.length && before.charCodeAt(same) === after.charCodeAt(same)) same++;
+  const part = layout.parts[k]!;
+  // Where the text first changed: hits from there on move with the lines typed, those before stay.
+  const lines = before.slice(0, same).split('\n');
+  const at = { line: part.startRow + lines.length - 1, column: (lines.length === 1 ? part.startColumn : 0) + lines.at(-1)!.length };
+  const results = layout.parts.map((p, i) => (i < k ? p.result : i === k ? shiftAfter(p.result, at, rowDelta) : shiftResult(p.result, p.startRow, p.startRow + rowDelta)));
+  return { ...mergeResults(results), syntaxErrors: [], provisional: true };
+}
+
+const INIT = /^(?:@[^\n]*\n\s*)*(?:async\s+)?def\s+__init__\b/;
+
+/**
+ * A method whose findings may follow what its class's `__init__` assigns to `self` (values.ts
+ * selfAttributeValue: `self.cache = {}` is a dict, not a tensor), or that `__init__` itself, which
+ * the other methods read: the lone parse of the function cannot see the class, so the file is
+ * analysed whole.
+ */
+function readsItsClassInit(parts: ReadonlyArray<{ start: number; end: number; chunk: boolean; container: number }>, k: number, oldText: string, chunkText: string): boolean {
+  const part = parts[k]!;
+  if (part.container === 0) return false;
+  if (INIT.test(chunkText)) return true;
+  return /\bself\s*\./.test(chunkText) && parts.some((p, i) => i !== k && p.chunk && p.container === part.container && INIT.test(oldText.slice(p.start, p.end)));
 }

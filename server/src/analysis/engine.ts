@@ -1,7 +1,7 @@
 // text → tree → facts (imports, guards, values) → rules → candidate hits. One walk over the tree
 // collects every node any rule needs; rules are dispatched by canonical callee name.
 import type { Node, Query, Tree } from 'web-tree-sitter';
-import { ChunkCache, ChunkResult, isMovable, shiftResult } from './chunk-cache.js';
+import { ChunkCache, ChunkResult, isMovable, optionsKey, shiftResult } from './chunk-cache.js';
 import type { ModeSetting } from './facts.js';
 import { ActiveRules, AnalysisOptions, FileRun, PartOutput, RuleError, scopeFrom, scopeOpsOf } from './file-run.js';
 import { isEarlyExit } from './guards.js';
@@ -50,6 +50,11 @@ export interface FileAnalysis {
    * when the caller reads them later (AnalysisOptions.callEdges).
    */
   calls?: CallEdge[];
+  /**
+   * Set on an analysis of one edited function that no longer parses (chunk-edit.ts): its hits are
+   * those of its last clean text, until the full analysis that follows once typing pauses.
+   */
+  provisional?: true;
 }
 
 const COLLECTED = ['call', 'assignment', 'augmented_assignment', 'import_statement', 'import_from_statement', 'comment', 'matmul'];
@@ -206,11 +211,16 @@ export class Analyzer {
   callsOf(text: string): CallEdge[] {
     const tree = this.parser.parse(text);
     try {
-      this.callNames ??= this.parser.query(CALL_NAME_PATTERN);
-      return callEdgesOf(tree.rootNode, this.callNames);
+      return this.callsOfTree(tree);
     } finally {
       tree.delete();
     }
+  }
+
+  /** The unconditional calls of a parsed file (program.ts). */
+  callsOfTree(tree: Tree): CallEdge[] {
+    this.callNames ??= this.parser.query(CALL_NAME_PATTERN);
+    return callEdgesOf(tree.rootNode, this.callNames);
   }
 
   /** The uses of `names` in a file (no-grad-callers.ts), with the file's imports resolved. */
@@ -305,34 +315,36 @@ export class Analyzer {
     const syntaxErrors = root.hasError ? syntaxErrorRanges(root) : [];
     if (cache) {
       cache.commit();
-      cache.layout =
-        reusable && syntaxErrors.length === 0
-          ? {
-              text,
-              signature,
-              active,
-              wanted,
-              scope,
-              firstChunkRow,
-              parts: parts.map((p, i) => ({
-                ...scopeOps[i]!,
-                start: p.start,
-                end: p.end,
-                startRow: p.node.startPosition.row,
-                startColumn: p.node.startPosition.column,
-                endRow: p.node.endPosition.row,
-                chunk: p.chunk,
-                container: p.container,
-                result: results[i]!,
-              })),
-            }
-          : undefined;
+      // A file that cannot be analysed by parts now (a keystroke broke its syntax) keeps the last
+      // layout that could: the keystroke that repairs it is then an edit of that text (chunk-edit.ts
+      // checks that everything outside the edited function is as that text had it).
+      if (reusable && syntaxErrors.length === 0) {
+        cache.layout = {
+          text,
+          options: optionsKey(options),
+          signature,
+          active,
+          wanted,
+          scope,
+          firstChunkRow,
+          parts: parts.map((p, i) => ({
+            ...scopeOps[i]!,
+            start: p.start,
+            end: p.end,
+            startRow: p.node.startPosition.row,
+            startColumn: p.node.startPosition.column,
+            endRow: p.node.endPosition.row,
+            chunk: p.chunk,
+            container: p.container,
+            result: results[i]!,
+          })),
+        };
+      }
     }
     const merged = mergeResults(results);
     const analysis: FileAnalysis = { ...merged, candidates: [...merged.candidates, ...other], syntaxErrors, ...(run.errors.length > 0 ? { ruleErrors: run.errors } : {}) };
     if (options.callEdges === false) return analysis;
-    this.callNames ??= this.parser.query(CALL_NAME_PATTERN);
-    return { ...analysis, calls: callEdgesOf(root, this.callNames) };
+    return { ...analysis, calls: this.callsOfTree(tree) };
   }
 
   /**

@@ -7,9 +7,10 @@ import type { ModeSetting } from './facts.js';
 import { FileUses, NameUses, runsOnlyWithoutGrad } from './no-grad-callers.js';
 import { showsTraining } from './autograd.js';
 import { CallEdge, ProgramFile, ProgramView, programMode, programTrains, programUnseeded, reachedSwitches, showsSeeding } from './program.js';
+import type { Tree } from 'web-tree-sitter';
 import { GrammarFiles, PythonParser, TextChange } from './parse.js';
 import { importsAlias, projectAliases } from './project-aliases.js';
-import { resolveFindings } from './resolve.js';
+import { ResolveMemo, resolveFindings } from './resolve.js';
 import { RULES } from './rules/index.js';
 import type { Rule } from './rules/rule.js';
 import type { DeterministicMode, Finding } from './types.js';
@@ -58,9 +59,17 @@ export class Checker {
     return this.analyzer.analyzeText(text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames });
   }
 
-  /** With a `cache` kept per document, functions unchanged since the last call are not analysed again. */
-  analyzeTree(tree: Parameters<Analyzer['analyzeTree']>[0], text: string, settings: Settings, cache?: ChunkCache): FileAnalysis {
-    return this.analyzer.analyzeTree(tree, text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames }, cache);
+  /**
+   * With a `cache` kept per document, functions unchanged since the last call are not analysed again.
+   * `callEdges: false` leaves out the file's calls (callsOfTree reads them when they matter).
+   */
+  analyzeTree(tree: Tree, text: string, settings: Settings, cache?: ChunkCache, callEdges = true): FileAnalysis {
+    return this.analyzer.analyzeTree(tree, text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames, ...(callEdges ? {} : { callEdges }) }, cache);
+  }
+
+  /** The unconditional calls of a parsed file (program.ts). */
+  callsOfTree(tree: Tree): CallEdge[] {
+    return this.analyzer.callsOfTree(tree);
   }
 
   /**
@@ -76,8 +85,9 @@ export class Checker {
     return this.analyzer.analyzeText(text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames, callEdges: false });
   }
 
-  resolve(analysis: FileAnalysis, text: string, settings: Settings, program: ProgramView, offPath: boolean): Finding[] {
-    return resolveFindings(analysis, text, { settings, mode: effectiveMode(settings, program.mode), programTrains: program.trains, programUnseeded: program.unseeded === true, rules: this.rules, offPath });
+  /** With a `memo` kept per document, unchanged candidates give the same Finding objects as last time. */
+  resolve(analysis: FileAnalysis, text: string, settings: Settings, program: ProgramView, offPath: boolean, memo?: ResolveMemo): Finding[] {
+    return resolveFindings(analysis, text, { settings, mode: effectiveMode(settings, program.mode), programTrains: program.trains, programUnseeded: program.unseeded === true, rules: this.rules, offPath }, memo);
   }
 
   /**
@@ -199,6 +209,7 @@ export function effectiveMode(settings: Settings, detected: DeterministicMode): 
 
 export type { ModeSetting };
 export { ChunkCache } from './chunk-cache.js';
+export { ResolveMemo } from './resolve.js';
 export { programMode, programTrains, showsTraining };
 export type { ProgramView };
 export { isOffPath } from './roles.js';

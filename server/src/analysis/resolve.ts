@@ -22,6 +22,46 @@ export interface ResolveOptions {
   offPath: boolean;
 }
 
+/**
+ * What resolveFindings keeps of one document between analyses (the language server keeps one per
+ * open document): the finding made of each candidate. A candidate that is the same object as last
+ * time (its function unchanged: the chunk cache hands back the same result, chunk-cache.ts), in the
+ * same settings, mode and role, on the same line text (the suppression fix reads it), gives the same
+ * Finding object, so the server converts and compares only the findings that did change.
+ */
+export class ResolveMemo {
+  /** Findings made afresh rather than taken from the memo (work done; tests count it). */
+  made = 0;
+  private context = '';
+  private kept = new Map<Candidate, { line: string; finding: Finding }>();
+  private next = new Map<Candidate, { line: string; finding: Finding }>();
+
+  /** Starts one resolve; a context other than the last one's drops every kept finding. */
+  begin(context: string): void {
+    if (context !== this.context) this.kept.clear();
+    this.context = context;
+    this.next = new Map();
+  }
+
+  get(candidate: Candidate, line: string): Finding | undefined {
+    const kept = this.kept.get(candidate);
+    if (kept?.line !== line) return undefined;
+    this.next.set(candidate, kept);
+    return kept.finding;
+  }
+
+  set(candidate: Candidate, line: string, finding: Finding): void {
+    this.made++;
+    this.next.set(candidate, { line, finding });
+  }
+
+  /** Ends one resolve: only the candidates it saw are kept. */
+  end(): void {
+    this.kept = this.next;
+    this.next = new Map();
+  }
+}
+
 // Notes on where a hit sits go to the finding's detail: the message stays one short sentence.
 const OFF_PATH_NOTE = 'Off the CUDA training path (test, benchmark, docs, build or other-device code), so reported as info; `test-code = "report"` in `[tool.bitexact]` reports it in full.';
 const GUARD_NOTE = {
@@ -35,9 +75,11 @@ export function joinDetail(...parts: Array<string | undefined>): string | undefi
   return kept.length ? kept.join('\n\n') : undefined;
 }
 
-export function resolveFindings(analysis: FileAnalysis, text: string, options: ResolveOptions): Finding[] {
+export function resolveFindings(analysis: FileAnalysis, text: string, options: ResolveOptions, memo?: ResolveMemo): Finding[] {
   const { settings, rules } = options;
   if (options.offPath && settings.testCode === 'skip') return [];
+  // Everything a finding depends on besides its candidate and line (`rules` is fixed per Checker).
+  memo?.begin(JSON.stringify([settings, options.mode, options.programTrains, options.programUnseeded === true, options.offPath]));
   const capped = options.offPath && settings.testCode === 'info';
   const lines = text.split('\n');
   const used = new Set<Suppression>();
@@ -51,13 +93,19 @@ export function resolveFindings(analysis: FileAnalysis, text: string, options: R
       used.add(suppression);
       continue;
     }
+    const line = lines[candidate.range.start.line] ?? '';
+    const kept = memo?.get(candidate, line);
+    if (kept) {
+      findings.push(kept);
+      continue;
+    }
     const outcome = pickOutcome(candidate, options.mode, options.programTrains, options.programUnseeded === true);
     if (!outcome) continue;
     const override = settings.severity[candidate.rule.id];
     const severity = override && override !== 'off' ? override : outcome.severity;
     const loud = capped && SEVERITY_RANK[severity] > SEVERITY_RANK.info;
     const detail = joinDetail(outcome.detail, loud ? OFF_PATH_NOTE : undefined);
-    findings.push({
+    const finding: Finding = {
       rule: candidate.rule.id,
       name: candidate.rule.name,
       severity: loud ? 'info' : severity,
@@ -66,9 +114,12 @@ export function resolveFindings(analysis: FileAnalysis, text: string, options: R
       range: candidate.range,
       guard: candidate.guard,
       ...(candidate.guardCondition ? { guardCondition: candidate.guardCondition } : {}),
-      fixes: [...candidate.fixes, ...(outcome.fixes ?? []), suppressionFix(candidate.rule.id, candidate.range.start.line, lines)],
-    });
+      fixes: [...candidate.fixes, ...(outcome.fixes ?? []), suppressionFix(candidate.rule.id, line, candidate.range.start.line)],
+    };
+    memo?.set(candidate, line, finding);
+    findings.push(finding);
   }
+  memo?.end();
   for (const suppression of analysis.suppressions) {
     for (const id of suppression.ids) {
       if (!rules.has(id)) {
@@ -132,8 +183,8 @@ function pushMeta(findings: Finding[], rules: ReadonlyMap<string, Rule>, setting
 }
 
 /** Appends the id to an existing `# bitexact: ignore[...]` on the line, or adds a new comment. */
-function suppressionFix(id: string, line: number, lines: string[]): Fix {
-  const text = (lines[line] ?? '').replace(/\r$/, '');
+function suppressionFix(id: string, lineText: string, line: number): Fix {
+  const text = lineText.replace(/\r$/, '');
   const existing = /#\s*bitexact:\s*ignore\[([^\]]*)\]/.exec(text);
   if (existing) {
     const column = existing.index + existing[0].length - 1;

@@ -33,7 +33,11 @@ export class DocumentStore {
   /** Most recently edited first: their trees stay, the rest are freed (wasm memory is the cost). */
   private readonly recent: string[] = [];
 
-  constructor(private readonly parser: PythonParser) {}
+  /** `idle`: told of each document whose tree and chunks were freed (it is not being edited now). */
+  constructor(
+    private readonly parser: PythonParser,
+    private readonly idle: (uri: string) => void = () => {},
+  ) {}
 
   get(uri: string): OpenDocument | undefined {
     return this.open.get(uri);
@@ -107,6 +111,7 @@ export class DocumentStore {
           other.tree = undefined;
           other.chunks = undefined;
           other.treeStale = false;
+          this.idle(stale);
         }
       }
       break;

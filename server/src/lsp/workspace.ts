@@ -75,11 +75,12 @@ export class WorkspaceModel {
     const trained = (f: ProgramFile | undefined) => !!f && f.trains && !f.offPath;
     if (trained(before) !== trained(facts)) return true;
     // New calls matter only where something switches the mode (typing calls must not refresh every file).
-    return JSON.stringify(before?.calls ?? []) !== JSON.stringify(facts.calls) && this.hasSwitches(file);
+    // A quick analysis keeps the same calls array: nothing to compare (the file's calls are many).
+    return before?.calls !== facts.calls && JSON.stringify(before?.calls ?? []) !== JSON.stringify(facts.calls) && this.hasSwitches(file);
   }
 
   /** Does any known file of the project of `file` switch the mode (so its calls matter to others)? */
-  private hasSwitches(file: string): boolean {
+  hasSwitches(file: string): boolean {
     const root = this.projects.projectRoot(file);
     for (const [other, facts] of this.programFiles) if (facts.modeSettings.length && this.projects.projectRoot(other) === root) return true;
     return false;

@@ -1,0 +1,39 @@
+// textDocument/codeAction and codeAction/resolve: quick fixes from the diagnostics' data, and
+// fix-all, whose edit is computed on resolve (or at once for a client that cannot resolve edits).
+import { CodeAction, CodeActionKind, CodeActionParams, Diagnostic } from 'vscode-languageserver/node';
+import { FIX_ALL_KIND, FixAllData, fixAllAction, fixAllEdits, quickFixes } from '../actions.js';
+import type { Session } from '../session.js';
+
+export async function codeActions(session: Session, params: CodeActionParams): Promise<CodeAction[]> {
+  const { docs, notebooks } = session;
+  const entry = docs.get(params.textDocument.uri);
+  if (!entry) {
+    // A notebook cell: its quick fixes (fix-all is for files).
+    const cell = notebooks.cellDocument(params.textDocument.uri);
+    const notebook = notebooks.notebookOf(params.textDocument.uri);
+    if (!cell || !notebook) return [];
+    return quickFixes(cell, params.context.diagnostics as Diagnostic[], notebooks.headerCell(notebook) ?? cell);
+  }
+  const only = params.context.only;
+  const wants = (kind: string) => !only || only.some((o) => kind === o || kind.startsWith(`${o}.`));
+  const actions: CodeAction[] = [];
+  if (wants(CodeActionKind.QuickFix)) actions.push(...quickFixes(entry.document, params.context.diagnostics as Diagnostic[]));
+  if (wants(FIX_ALL_KIND)) {
+    const action = fixAllAction(entry.document);
+    actions.push(session.resolveEdits ? action : await resolveFixAll(session, action));
+  }
+  return actions;
+}
+
+export function resolveCodeAction(session: Session, action: CodeAction): CodeAction | Promise<CodeAction> {
+  return action.kind === FIX_ALL_KIND ? resolveFixAll(session, action) : action;
+}
+
+async function resolveFixAll(session: Session, action: CodeAction): Promise<CodeAction> {
+  const data = action.data as FixAllData | undefined;
+  const entry = data && session.docs.get(data.uri);
+  if (!data || !entry || entry.document.version !== data.version) return action;
+  const findings = await session.findingsFor(entry);
+  const editor = await session.editorSettings(data.uri);
+  return { ...action, edit: { changes: { [data.uri]: fixAllEdits(entry.document.getText(), findings, editor.unsafeFixes) } } };
+}

@@ -1,0 +1,25 @@
+// textDocument/diagnostic (LSP 3.17 pull diagnostics): a full report, or 'unchanged' when the client
+// already holds what would be reported (its previousResultId).
+import { CancellationToken, DocumentDiagnosticParams, DocumentDiagnosticReport, DocumentDiagnosticReportKind, LSPErrorCodes, ResponseError } from 'vscode-languageserver/node';
+import { toDiagnostic } from '../convert.js';
+import type { Session } from '../session.js';
+
+export async function documentDiagnostic(session: Session, params: DocumentDiagnosticParams, token: CancellationToken): Promise<DocumentDiagnosticReport> {
+  const entry = session.docs.get(params.textDocument.uri);
+  if (!entry) {
+    const cells = await session.cellFindings(params.textDocument.uri);
+    const items = (cells?.get(params.textDocument.uri) ?? []).map((f) => toDiagnostic(params.textDocument.uri, f));
+    return { kind: DocumentDiagnosticReportKind.Full, items };
+  }
+  // One turn of the event loop first: a $/cancelRequest sent right after the request (the client
+  // moved on) is read before the analysis starts, which cannot be interrupted once it runs.
+  await new Promise((resolve) => setImmediate(resolve));
+  if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
+  const findings = await session.findingsFor(entry);
+  if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
+  // The resultId changes only when a diagnostic does (reports.ts), and never repeats: a document closed
+  // and reopened at the same version with other content is not told its old diagnostics still stand.
+  const { resultId, items } = session.reportOf(entry.document.uri, findings);
+  if (params.previousResultId === resultId) return { kind: DocumentDiagnosticReportKind.Unchanged, resultId };
+  return { kind: DocumentDiagnosticReportKind.Full, resultId, items };
+}

@@ -1,0 +1,35 @@
+// initialize / initialized: what the client supports, what the server offers.
+import { CodeActionKind, InitializeParams, InitializeResult, TextDocumentSyncKind } from 'vscode-languageserver/node';
+import packageJson from '../../../../package.json';
+import { FIX_ALL_KIND } from '../actions.js';
+import { NOTEBOOK_SELECTOR } from '../notebooks.js';
+import type { Session } from '../session.js';
+import { readEditorSettings } from '../settings.js';
+import { uriToPath } from '../workspace.js';
+import { SERVER_COMMANDS } from './execute-command.js';
+
+export function initialize(session: Session, params: InitializeParams): InitializeResult {
+  const caps = params.capabilities;
+  session.pull = !!caps.textDocument?.diagnostic;
+  session.refreshSupport = !!caps.workspace?.diagnostics?.refreshSupport;
+  session.configurationSupport = !!caps.workspace?.configuration;
+  session.resolveEdits = !!caps.textDocument?.codeAction?.resolveSupport?.properties.includes('edit');
+  session.folders = (params.workspaceFolders?.map((f) => f.uri) ?? (params.rootUri ? [params.rootUri] : [])).flatMap((u) => uriToPath(u) ?? []);
+  session.globalEditor = readEditorSettings(params.initializationOptions?.settings ?? {}).settings;
+  return {
+    capabilities: {
+      textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
+      notebookDocumentSync: { notebookSelector: NOTEBOOK_SELECTOR },
+      ...(session.pull ? { diagnosticProvider: { identifier: 'bitexact', interFileDependencies: true, workspaceDiagnostics: false } } : {}),
+      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, FIX_ALL_KIND], resolveProvider: true },
+      hoverProvider: true,
+      executeCommandProvider: { commands: [...SERVER_COMMANDS] },
+    },
+    serverInfo: { name: 'bitexact', version: packageJson.version },
+  };
+}
+
+export function initialized(session: Session): void {
+  session.log('info', `bitexact ${packageJson.version}: ${session.pull ? 'pull' : 'push'} diagnostics, ${session.checker.rules.size} rules`);
+  void session.scans.scanModes();
+}

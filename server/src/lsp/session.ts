@@ -1,0 +1,315 @@
+// The language server's state and its analysis policy: which documents are open, what was last found
+// in each, when an edit is analysed quickly (one function) and when in full, and when the client is
+// told to pull again or is sent diagnostics. The request and notification modules (requests/,
+// notifications/) only translate between the protocol and this object.
+import { Connection, Diagnostic, NotebookDocument } from 'vscode-languageserver/node';
+import { Checker, ResolveMemo } from '../analysis/index.js';
+import { showsTraining } from '../analysis/autograd.js';
+import { loneFileView } from '../analysis/program.js';
+import type { Settings } from '../analysis/config.js';
+import type { FileAnalysis } from '../analysis/engine.js';
+import type { Finding } from '../analysis/types.js';
+import { sizeRefusal } from '../workspace/files.js';
+import { toDiagnostic } from './convert.js';
+import { DocumentStore, OpenDocument } from './documents.js';
+import { NotebookStore } from './notebooks.js';
+import { PublishQueue } from './publish-queue.js';
+import { DocumentReports, Report } from './reports.js';
+import { DEFAULT_EDITOR_SETTINGS, EditorSettings, readEditorSettings } from './settings.js';
+import { workspaceScans } from './workspace-scan.js';
+import { uriToPath, WorkspaceModel } from './workspace.js';
+
+export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+/** Quiet time after a quick analysis (Checker.analyzeEdit) before the full one that confirms it. */
+const SETTLE_MS = 250;
+
+interface CachedResult {
+  version: number;
+  generation: number;
+  findings: Finding[];
+  /** Why the document was not checked (larger than max-file-size). */
+  refused?: string;
+  /** From a quick analysis of a function that does not parse (FileAnalysis.provisional). */
+  provisional?: boolean;
+}
+
+export class Session {
+  readonly docs: DocumentStore;
+  readonly notebooks: NotebookStore;
+  readonly workspace = new WorkspaceModel();
+  readonly scans: ReturnType<typeof workspaceScans>;
+  /** Each open document's last report: diagnostics converted once, and its resultId (reports.ts). */
+  readonly reports = new DocumentReports();
+  /** Workspace folders (paths), from initialize. */
+  folders: string[] = [];
+  /** What the client supports, from initialize. */
+  pull = false;
+  refreshSupport = false;
+  configurationSupport = false;
+  resolveEdits = false;
+  globalEditor = DEFAULT_EDITOR_SETTINGS;
+  /** Bumped when settings or a project's mode change: every cached result is stale then. */
+  private generation = 0;
+  private readonly results = new Map<string, CachedResult>();
+  /** Per open document: its findings kept between analyses, so unchanged ones stay the same objects. */
+  private readonly memos = new Map<string, ResolveMemo>();
+  /** Findings made by the memos of documents since closed (stats). */
+  private closedMade = 0;
+  private readonly editorCache = new Map<string, Promise<EditorSettings>>();
+  private readonly settleTimers = new Map<string, NodeJS.Timeout>();
+  /** Push mode: publish once per burst of changes (publish-queue.ts), never for a version that has moved on. */
+  private readonly publishes = new PublishQueue(async (uri) => {
+    const entry = this.docs.get(uri);
+    if (!entry) return;
+    const version = entry.document.version;
+    const findings = await this.findingsFor(entry);
+    if (this.docs.get(uri)?.document.version !== version) return this.schedulePublish(uri);
+    void this.connection.sendDiagnostics({ uri, version, diagnostics: this.diagnosticsOf(uri, findings) });
+  });
+
+  constructor(
+    readonly connection: Connection,
+    readonly checker: Checker,
+  ) {
+    this.docs = new DocumentStore(checker.parser, (uri) => this.idle(uri));
+    this.notebooks = new NotebookStore(checker);
+    this.scans = workspaceScans({
+      connection,
+      checker,
+      docs: this.docs,
+      workspace: this.workspace,
+      folders: () => this.folders,
+      globalEditor: () => this.globalEditor,
+      editorSettings: (uri) => this.editorSettings(uri),
+      findingsFor: (entry) => this.findingsFor(entry),
+      refreshAll: () => this.refreshAll(),
+      log: (level, message) => this.log(level, message),
+    });
+  }
+
+  log(level: LogLevel, message: string): void {
+    if (LOG_LEVELS.indexOf(level) <= LOG_LEVELS.indexOf(this.globalEditor.logLevel)) this.connection.console[level === 'debug' ? 'log' : level](message);
+  }
+
+  editorSettings(uri: string): Promise<EditorSettings> {
+    if (!this.configurationSupport) return Promise.resolve(this.globalEditor);
+    let cached = this.editorCache.get(uri);
+    if (!cached) {
+      cached = this.connection.workspace.getConfiguration({ scopeUri: uri, section: 'bitexact' }).then((raw) => {
+        const { settings, problems } = readEditorSettings(raw);
+        for (const p of problems) this.log('warn', p);
+        return settings;
+      });
+      this.editorCache.set(uri, cached);
+    }
+    return cached;
+  }
+
+  /**
+   * The findings for a document's current version. An edit inside one function is analysed without
+   * parsing the file when it can be (Checker.analyzeEdit); a full analysis (`settled`) follows once
+   * typing pauses and re-reports if it differs, which it should never, except after a keystroke that
+   * left the function unparseable, whose answer is provisional (it keeps the function's last findings).
+   */
+  async findingsFor(entry: OpenDocument, settled = false): Promise<Finding[]> {
+    const { docs, workspace, checker } = this;
+    const { uri, version } = entry.document;
+    const cached = this.results.get(uri);
+    if (!settled && cached && cached.version === version && cached.generation === this.generation) return cached.findings;
+    const editor = await this.editorSettings(uri);
+    if (entry !== docs.get(uri) || entry.document.version !== version) return this.findingsFor(docs.get(uri) ?? entry, settled);
+    const generation = this.generation;
+    let findings: Finding[] = [];
+    let provisional = false;
+    if (editor.enable) {
+      const effective = workspace.effectiveSettings(uri, editor);
+      for (const p of effective.problems) this.log('warn', p);
+      const text = entry.document.getText();
+      const settings = effective.settings;
+      const refused = sizeRefusal(Buffer.byteLength(text), settings.maxFileSize);
+      if (refused) {
+        this.log('warn', `bitexact: not checking ${uri}: ${refused}`);
+        this.results.set(uri, { version, generation, findings: [], refused });
+        return [];
+      }
+      const quick = !settled && entry.edits?.length && entry.chunks ? checker.analyzeEdit(text, entry.edits, settings, entry.chunks) : undefined;
+      // A full analysis is what the settle would do: it is not needed then.
+      if (quick) this.scheduleSettle(uri);
+      else this.cancelSettle(uri);
+      const file = uriToPath(uri);
+      const analysis = quick ?? this.fullAnalysis(entry, text, settings, file);
+      provisional = !!analysis.provisional;
+      // The quick analysis works from the chunk cache's layout (its last clean text): the edits since.
+      const layout = entry.chunks?.layout;
+      if (!layout || layout.text === text) entry.edits = [];
+      if (file && workspace.setProgramFacts(file, analysis, text, settings)) {
+        this.generation++;
+        this.refreshOthers(uri);
+      }
+      const offPath = workspace.isOffPath(file, settings);
+      const program = file ? workspace.programView(file) : loneFileView({ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) });
+      let memo = this.memos.get(uri);
+      if (!memo) this.memos.set(uri, (memo = new ResolveMemo()));
+      findings = checker.resolve(analysis, text, settings, program, offPath, memo);
+    }
+    this.results.set(uri, { version, generation: this.generation, findings, ...(provisional ? { provisional } : {}) });
+    return findings;
+  }
+
+  /**
+   * The whole file analysed. Its calls are read only when they can matter, as the CLI reads them
+   * (Checker.addCallEdges): when this file or another of its project switches the mode (program.ts
+   * reachability). Reading them is a query over the whole file, as long as the rest of an analysis
+   * of an edit; a switch appearing later bumps the generation, and open files are analysed again.
+   */
+  private fullAnalysis(entry: OpenDocument, text: string, settings: Settings, file: string | undefined): FileAnalysis {
+    const { checker } = this;
+    if (!checker.mayMatch(text)) return checker.analyze(text, settings);
+    const tree = this.docs.treeOf(entry);
+    const analysis = checker.analyzeTree(tree, text, settings, entry.chunks, false);
+    const callsMatter = !file || analysis.modeSettings.length > 0 || this.workspace.hasSwitches(file);
+    return { ...analysis, calls: callsMatter ? checker.callsOfTree(tree) : [] };
+  }
+
+  /** The findings of the last analysis of `uri`, whatever version it was of. */
+  lastFindings(uri: string): Finding[] | undefined {
+    return this.results.get(uri)?.findings;
+  }
+
+  /** A push publish is waiting or under way for `uri`: the document is being typed into. */
+  isTyping(uri: string): boolean {
+    return this.publishes.isPending(uri);
+  }
+
+  private scheduleSettle(uri: string): void {
+    clearTimeout(this.settleTimers.get(uri));
+    this.settleTimers.set(uri, setTimeout(() => void this.settle(uri), SETTLE_MS).unref());
+  }
+
+  private cancelSettle(uri: string): void {
+    clearTimeout(this.settleTimers.get(uri));
+    this.settleTimers.delete(uri);
+  }
+
+  /** The full analysis after a pause in typing; re-reports when it disagrees with the quick one. */
+  private async settle(uri: string): Promise<void> {
+    this.settleTimers.delete(uri);
+    const entry = this.docs.get(uri);
+    const quick = this.results.get(uri);
+    if (!entry || !quick || quick.version !== entry.document.version) return;
+    const findings = await this.findingsFor(entry, true);
+    if (JSON.stringify(findings) === JSON.stringify(quick.findings)) return;
+    // A provisional answer (a function that did not parse kept its last findings) may well differ.
+    if (quick.provisional) this.log('debug', `bitexact: ${uri} parsed again in full after a syntax error; re-reporting`);
+    else this.log('warn', `bitexact: the quick analysis of ${uri} differed from the full one; re-reporting`);
+    if (!this.pull) this.schedulePublish(uri);
+    else if (this.refreshSupport) void this.connection.languages.diagnostics.refresh();
+  }
+
+  private refreshOthers(changedUri: string): void {
+    if (this.pull) {
+      if (this.refreshSupport) void this.connection.languages.diagnostics.refresh();
+    } else {
+      for (const entry of this.docs.all()) if (entry.document.uri !== changedUri) this.schedulePublish(entry.document.uri);
+    }
+  }
+
+  /** Settings changed: every result is stale; the client pulls again, or every document is published. */
+  refreshAll(): void {
+    this.generation++;
+    if (this.pull) {
+      if (this.refreshSupport) void this.connection.languages.diagnostics.refresh();
+    } else {
+      for (const entry of this.docs.all()) this.schedulePublish(entry.document.uri);
+    }
+  }
+
+  /** The editor's or pyproject's configuration changed (`raw`: the new `bitexact` section, if sent). */
+  configurationChanged(raw?: unknown): void {
+    if (raw !== undefined) this.globalEditor = readEditorSettings(raw).settings;
+    this.editorCache.clear();
+    this.workspace.reloadConfiguration();
+    this.refreshAll();
+  }
+
+  schedulePublish(uri: string): void {
+    if (!this.pull) this.publishes.schedule(uri);
+  }
+
+  /** The findings as diagnostics, and the reason the document was not checked, if it was not. */
+  diagnosticsOf(uri: string, findings: readonly Finding[]): Diagnostic[] {
+    return this.reportOf(uri, findings).items;
+  }
+
+  /** The findings' report: its diagnostics and a resultId that changes only when they do. */
+  reportOf(uri: string, findings: readonly Finding[]): Report {
+    return this.reports.report(uri, findings, this.results.get(uri)?.refused);
+  }
+
+  /** Work done so far, counted (requests/stats.ts). */
+  stats(): { conversions: number; findingsMade: number } {
+    let findingsMade = this.closedMade;
+    for (const memo of this.memos.values()) findingsMade += memo.made;
+    return { conversions: this.reports.conversions, findingsMade };
+  }
+
+  /**
+   * A document's tree and chunk cache were freed (documents.ts: it is not among the recently edited):
+   * its next analysis makes every finding afresh, so what was kept to reuse them is let go too.
+   */
+  private idle(uri: string): void {
+    this.closedMade += this.memos.get(uri)?.made ?? 0;
+    this.memos.delete(uri);
+    this.reports.idle(uri);
+  }
+
+  /** A document was closed: nothing more is analysed or published for it. */
+  closed(uri: string): void {
+    this.cancelSettle(uri);
+    this.publishes.forget(uri);
+    this.docs.closed(uri);
+    this.results.delete(uri);
+    this.closedMade += this.memos.get(uri)?.made ?? 0;
+    this.memos.delete(uri);
+    this.reports.forget(uri);
+    this.editorCache.delete(uri);
+    if (!this.pull) void this.connection.sendDiagnostics({ uri, diagnostics: [] });
+  }
+
+  /** Findings of the notebook holding `cellUri`, by cell document URI; undefined for no notebook cell. */
+  async cellFindings(cellUri: string): Promise<Map<string, Finding[]> | undefined> {
+    const notebook = this.notebooks.notebookOf(cellUri);
+    return notebook && this.notebookFindings(notebook);
+  }
+
+  notebookFindings(notebook: NotebookDocument): Promise<Map<string, Finding[]>> {
+    return this.notebooks.findings(notebook, this.generation, async () => {
+      const editor = await this.editorSettings(notebook.uri);
+      if (!editor.enable) return undefined;
+      const { settings } = this.workspace.effectiveSettings(notebook.uri, editor);
+      return { settings, offPath: this.workspace.isOffPath(uriToPath(notebook.uri), settings) };
+    });
+  }
+
+  /**
+   * A cell edit can change other cells' findings (a seed, a mode switch). A pull client pulls the
+   * cells it changed (and every cell when cells move); the others are refreshed only when their
+   * findings did change, not on every keystroke. A push client gets every cell published.
+   */
+  async notebookChanged(notebook: NotebookDocument, edited: ReadonlySet<string>): Promise<void> {
+    const before = this.notebooks.lastFindings(notebook.uri);
+    const byCell = await this.notebookFindings(notebook);
+    if (!this.pull) {
+      for (const cell of notebook.cells) void this.connection.sendDiagnostics({ uri: cell.document, diagnostics: (byCell.get(cell.document) ?? []).map((f) => toDiagnostic(cell.document, f)) });
+      return;
+    }
+    const same = (uri: string) => JSON.stringify(before?.get(uri) ?? []) === JSON.stringify(byCell.get(uri) ?? []);
+    if (this.refreshSupport && before && notebook.cells.some((c) => !edited.has(c.document) && !same(c.document))) void this.connection.languages.diagnostics.refresh();
+  }
+
+  notebookClosed(notebook: NotebookDocument): void {
+    this.notebooks.forget(notebook.uri);
+    if (!this.pull) for (const cell of notebook.cells) void this.connection.sendDiagnostics({ uri: cell.document, diagnostics: [] });
+  }
+}
