@@ -8,7 +8,7 @@
 import type { Node } from 'web-tree-sitter';
 import type { CallSite } from '../calls.js';
 import { parentOf } from '../parents.js';
-import type { Fix } from '../types.js';
+import type { Fix, Range } from '../types.js';
 import type { RuleContext } from './rule.js';
 
 const SAVED = '_bx_det_mode';
@@ -17,15 +17,9 @@ export function deterministicAround(call: CallSite, ctx: RuleContext): Fix[] {
   // Building a module (`nn.Conv2d(...)`) runs no kernel: its hazard is in the calls made later.
   if (/^torch\.nn\.[A-Z]\w*$/.test(call.callee)) return [];
   const torch = ctx.scope.localNameOf('torch');
-  const statement = statementOf(call.node);
+  const statement = oneLineStatement(call, ctx);
   if (!torch || !statement) return [];
-  const start = statement.startPosition;
-  const lines = ctx.text.split('\n');
-  const line = lines[start.row];
-  if (line === undefined || statement.endPosition.row !== start.row) return [];
-  const indent = line.slice(0, start.column);
-  if (indent.trim() !== '') return []; // another statement shares the line (`a = 1; x.index_add_(...)`)
-  const body = line.slice(start.column);
+  const { indent, body } = statement;
   const text = [
     `${SAVED} = ${torch}.are_deterministic_algorithms_enabled(), ${torch}.is_deterministic_algorithms_warn_only_enabled()`,
     `${torch}.use_deterministic_algorithms(True)`,
@@ -34,16 +28,28 @@ export function deterministicAround(call: CallSite, ctx: RuleContext): Fix[] {
     'finally:',
     `    ${torch}.use_deterministic_algorithms(${SAVED}[0], warn_only=${SAVED}[1])`,
   ].map((l, i) => (i === 0 ? l : `${indent}${l}`)).join('\n');
-  return [
-    {
-      title: 'Run this statement with deterministic algorithms on (slower), restoring the mode after',
-      safety: 'unsafe',
-      edits: [{ range: { start: { line: start.row, column: start.column }, end: { line: start.row, column: line.length } }, newText: text }],
-    },
-  ];
+  return [{ title: 'Run this statement with deterministic algorithms on (slower), restoring the mode after', safety: 'unsafe', edits: [{ range: statement.range, newText: text }] }];
 }
 
-/** The simple statement (an expression or an assignment) the call is, or whose right side it is, in a function's body. */
+/**
+ * The one-line statement in a function body that `call` is (or is the right side of), with its
+ * indentation and text and the range from its first character to the end of its line: what a fix
+ * wraps (a try/finally here, a `with sdpa_kernel(...)` in BX504).
+ */
+export function oneLineStatement(call: CallSite, ctx: RuleContext): { indent: string; body: string; range: Range } | undefined {
+  // A call behind a determinism guard already has its deterministic path: nothing to wrap.
+  if (ctx.guardOf(call.node) !== 'none') return undefined;
+  const statement = statementOf(call.node);
+  if (!statement) return undefined;
+  const start = statement.startPosition;
+  const line = ctx.text.split('\n')[start.row];
+  if (line === undefined || statement.endPosition.row !== start.row) return undefined;
+  const indent = line.slice(0, start.column);
+  if (indent.trim() !== '') return undefined; // another statement shares the line (`a = 1; x.index_add_(...)`)
+  return { indent, body: line.slice(start.column), range: { start: { line: start.row, column: start.column }, end: { line: start.row, column: line.length } } };
+}
+
+/** The simple statement (an expression, an assignment, a `return`) the call is, or whose right side it is, in a function's body. */
 function statementOf(call: Node): Node | undefined {
   let node: Node = call;
   let parent = parentOf(node);
@@ -52,7 +58,7 @@ function statementOf(call: Node): Node | undefined {
     node = parent;
     parent = parentOf(node);
   }
-  if (parent?.type !== 'expression_statement') return undefined;
+  if (parent?.type !== 'expression_statement' && !(parent?.type === 'return_statement' && node.equals(call))) return undefined;
   const block = parentOf(parent);
   if (block?.type !== 'block') return undefined;
   for (let up = parentOf(block); up; up = parentOf(up)) if (up.type === 'function_definition') return parent;

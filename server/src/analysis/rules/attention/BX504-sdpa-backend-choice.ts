@@ -7,6 +7,8 @@ import { fitMessage, type ModeOutcome, type Outcomes, type Rule, type RuleContex
 import { onForwardPath } from '../../members.js';
 import { onlyServes, showsTraining } from '../../autograd.js';
 import { isImplementationSetting, moduleValue, SDPA_SLOWDOWN, slowdownRange } from './shared.js';
+import { oneLineStatement } from '../mode-around.js';
+import type { Fix } from '../../types.js';
 
 type Backend = 'FLASH_ATTENTION' | 'EFFICIENT_ATTENTION' | 'CUDNN_ATTENTION' | 'MATH';
 const BACKENDS = new Set<string>(['FLASH_ATTENTION', 'EFFICIENT_ATTENTION', 'CUDNN_ATTENTION', 'MATH']);
@@ -134,6 +136,19 @@ function isContextCall(expr: Node | null | undefined, ctx: RuleContext): boolean
   const fn = expr?.type === 'call' ? expr.childForFieldName('function') : undefined;
   const callee = fn ? ctx.scope.resolveExpression(fn) : undefined;
   return !!callee && CONTEXTS.has(callee);
+}
+
+/**
+ * `with torch.nn.attention.sdpa_kernel(SDPBackend.MATH):` around the statement: the math backend's
+ * backward is plain matmuls, stable run to run (measured), and only this call pays for it (slower,
+ * more memory than the fused backends). Unsafe for that cost.
+ */
+function mathBackendFix(call: CallSite, ctx: RuleContext): Fix[] {
+  const torch = ctx.scope.localNameOf('torch');
+  const statement = oneLineStatement(call, ctx);
+  if (!torch || !statement) return [];
+  const text = `with ${torch}.nn.attention.sdpa_kernel(${torch}.nn.attention.SDPBackend.MATH):\n${statement.indent}    ${statement.body}`;
+  return [{ title: 'Run this call on the math backend (sdpa_kernel(SDPBackend.MATH)): slower, reproducible', safety: 'unsafe', edits: [{ range: statement.range, newText: text }] }];
 }
 
 /** The `sdpa_kernel(...)` calls a `with` statement enters directly (`with sdpa_kernel(...):`). */
@@ -325,6 +340,7 @@ const rule: Rule = {
         severity: onForwardPath(call.node, (n) => ctx.runsWithoutGrad(n)) && !experimental ? 'warning' : 'info',
         message: fitMessage(`${shown} runs fused attention, whose backward varies run to run`, 'This call runs fused attention, whose backward varies run to run'),
         detail: `On recent NVIDIA GPUs it runs the flash or memory-efficient backend. ${MEASURED}${experimental ? ' This branch runs only when its experimental switch is turned on.' : ''} If this program must reproduce, ${MODE} fixes it (${COST}).`,
+        fixes: mathBackendFix(call, ctx),
       };
       ctx.report({ node: call.node, range: callRange(call), outcomes: { off: note } });
       return;
