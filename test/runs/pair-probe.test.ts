@@ -37,13 +37,16 @@ describe.skipIf(shouldSkip('pair --probe', prereq))('bitexact pair --probe', { t
 
   it('with --preset det, the probe and the deterministic mode both apply; bad options are usage errors', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-pair-probe-'));
-    const r = runCli(['pair', '--probe', 'modules', '--probe-steps', '2-3', '--preset', 'det', '--no-check', '--format', 'json', '--out', 'runs', '--', 'python3', TRAINER], dir);
+    const r = runCli(['pair', '--probe', 'modules', '--probe-steps', '2-3', '--preset', 'det', '--no-check', '--no-observer', '--format', 'json', '--out', 'runs', '--', 'python3', TRAINER], dir);
     const report = JSON.parse(r.stdout);
     expect(report.runs[0].env.BITEXACT_TORCH_HOOKS).toBe('deterministic,probe');
     expect(report.localisation[0].divergence).toBeUndefined();
     const pairDir = path.join(dir, 'runs', fs.readdirSync(path.join(dir, 'runs'))[0]!);
     const steps = new Set(fs.readFileSync(path.join(pairDir, 'probe-1/rank_0.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).step));
     expect(steps).toEqual(new Set([2, 3]));
+    // --no-observer: the pair is not re-run without the probe.
+    expect(report).not.toHaveProperty('observer');
+    expect(fs.existsSync(path.join(pairDir, 'observer'))).toBe(false);
     expect(runCli(['pair', '--probe', 'layers', '--', 'true'], dir)).toMatchObject({ status: 2, stderr: expect.stringContaining("--probe must be modules or ops, not 'layers'") });
     expect(runCli(['pair', '--probe-steps', '2', '--', 'true'], dir)).toMatchObject({ status: 2, stderr: expect.stringContaining('--probe-steps needs --probe modules') });
   });
@@ -52,7 +55,7 @@ describe.skipIf(shouldSkip('pair --probe', prereq))('bitexact pair --probe', { t
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-pair-probe-ops-'));
     const trainer = path.join(ROOT, 'test/fixtures/probe/ops_trainer.py');
     const env = ['--env', 'BITEXACT_TEST_OPS_PERTURB=1', '--env', 'BITEXACT_RUN=1', '--env-b', 'BITEXACT_RUN=2'];
-    const r = runCli(['pair', '--probe', 'ops', '--probe-steps', '2', '--no-check', ...env, '--format', 'json', '--out', 'runs', '--', 'python3', trainer], dir);
+    const r = runCli(['pair', '--probe', 'ops', '--probe-steps', '2', '--no-check', '--no-observer', ...env, '--format', 'json', '--out', 'runs', '--', 'python3', trainer], dir);
     const report = JSON.parse(r.stdout);
     const line = fs.readFileSync(trainer, 'utf8').split('\n').findIndex((l) => l.includes('combined.index_add_(')) + 1;
     expect(report.localisation[0]).toMatchObject({ rank: 0, divergence: { step: 2, phase: 'forward', kind: 'op-output', module: 'combine', op: 'aten.index_add_.default', source: { path: trainer, line } } });

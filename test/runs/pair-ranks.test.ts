@@ -15,14 +15,15 @@ const SITE = path.join(ROOT, 'python/sitecustomize');
 const gloo = spawnSync('python3', ['-c', 'import torch.distributed as d; assert d.is_available() and d.is_gloo_available()'], { encoding: 'utf8' }).status === 0;
 const prereq = { missing: gloo ? [] : ['python3 cannot import torch with gloo (pip install torch==2.13.0+cpu)'] };
 
-// Every torchrun starts three Pythons that import torch; the pair starts six torchruns (the pair, its
-// ops re-run, the observer's), two at a time (--parallel; --standalone gives each its own port).
+// Every torchrun starts three Pythons that import torch; the pair starts four torchruns (the pair and
+// its ops re-run; --no-observer: the observer re-run is tested in pair-probe.test.ts), two at a time
+// (--parallel; --standalone gives each its own port).
 describe.skipIf(shouldSkip('pair --probe with two ranks', prereq))('two ranks', { timeout: 400_000 }, () => {
   it('pair --probe modules: rank 1 diverged first, in the experts module; the ops re-run says rank 0 diverged through the all-reduce', () => {
     assertPresent('pair --probe with two ranks', prereq);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-pair-ranks-'));
     const command = ['python3', '-m', 'torch.distributed.run', '--standalone', '--nproc-per-node', '2', TRAIN, '--tiny', '--steps', '1', '--batch', '4', '--seq', '16'];
-    const r = runCli(['pair', '--probe', 'modules', '--parallel', '--no-check', '--env', 'BITEXACT_REHEARSAL_RANK=1', '--format', 'json', '--out', 'runs', '--', ...command], dir);
+    const r = runCli(['pair', '--probe', 'modules', '--parallel', '--no-check', '--no-observer', '--env', 'BITEXACT_REHEARSAL_RANK=1', '--format', 'json', '--out', 'runs', '--', ...command], dir);
     const report = JSON.parse(r.stdout);
     const pairDir = path.join(dir, 'runs', fs.readdirSync(path.join(dir, 'runs'))[0]!);
     for (const k of [1, 2]) expect(fs.readdirSync(path.join(pairDir, `probe-${k}`)).sort()).toEqual(['rank_0.jsonl', 'rank_1.jsonl']);

@@ -57,6 +57,8 @@ Options:
   --tee                also show each run's output on stderr as it arrives
   --no-check           when the runs differ, do not run bitexact check on the command's Python
                        scripts and the files they import (it lists the suspects it finds there)
+  --no-observer        with --probe, do not re-run the pair without the probe (observer/), which
+                       shows the probe changed no verdict (it doubles the pair's cost)
   --with-fix RULE@PATH:LINE
                        run the pair in a copy of the working directory with that finding's fix
                        applied (its first fix, safe or unsafe); the workspace is left as it is
@@ -98,6 +100,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
         stderr: { type: 'boolean', default: false },
         parallel: { type: 'boolean', default: false },
         'no-check': { type: 'boolean', default: false },
+        'no-observer': { type: 'boolean', default: false },
         'with-fix': { type: 'string' },
       },
     });
@@ -131,6 +134,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
       requireBitwise: values['require-bitwise']!,
       stderrMetrics: values.stderr!,
       check: !values['no-check'],
+      ...(values['no-observer'] ? { observer: false } : {}),
       ...(values['with-fix'] !== undefined ? { withFix: parseWithFix(values['with-fix']) } : {}),
     });
     options = { ...session, format: checkFormat(values.format), tee: values.tee! };

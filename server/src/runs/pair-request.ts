@@ -29,6 +29,8 @@ export type PairSettings = Omit<PairRunParams, 'id' | 'probe' | 'probeSteps' | '
   stderrMetrics?: boolean;
   /** Run bitexact check on the command's code when the runs differ (default true). */
   check?: boolean;
+  /** Re-run a probed pair without the probe to show the probe changed nothing (default true). */
+  observer?: boolean;
   /** The run configuration a re-run repeats (kept in meta.json; the command is the one given). */
   label?: string;
 };
@@ -161,6 +163,7 @@ export function resolvePair(p: PairSettings): Omit<PairSessionOptions, 'signal' 
     stderrMetrics: p.stderrMetrics === true,
     parallel: p.parallel === true,
     ...(p.check !== false ? { checker: bundledCli() } : {}),
+    ...(p.observer === false ? { observer: false } : {}),
     ...(p.withFix ? { withFix: { ...p.withFix, path: path.resolve(p.cwd, p.withFix.path) }, workspace: p.cwd, fixer: bundledCli() } : {}),
   };
 }

@@ -46,6 +46,8 @@ export interface PairSessionOptions {
   /** python/sitecustomize, for the det preset, fill=off and the probe. */
   sitecustomizeDir?: string;
   probe?: ProbeSpec;
+  /** false: a probed pair is not re-run without the probe (observer/). */
+  observer?: boolean;
   timeoutMs?: number;
   logFormat: LogFormat | 'auto';
   /** `--metrics PATH` as given (relative to cwd; `{k}` is the run number). */
@@ -270,10 +272,13 @@ async function probeFollowUp(options: PairSessionOptions, pairDir: string, local
       text += `\n${narrowText(narrowed)}`;
       json.narrow = { dir: narrowed.dir, step, ...(narrowed.localisation ? { localisation: narrowed.localisation } : { error: narrowed.error ?? 'no localisation' }) };
     }
-    tell({ kind: 'message', level: 'note', text: 'observer validity: re-running the pair without the probe' });
-    const observed = await observerValidity({ ...rerun, pairDir, runs: options.runs, logFormat: options.logFormat });
-    text += `\n${observerText(observed)}`;
-    json.observer = { dir: observed.dir, changed: observed.changed, differences: observed.differences, withProbe: observed.withProbe, withoutProbe: observed.withoutProbe };
+    // --no-observer: a run that costs hours is not repeated only to show the probe changed nothing.
+    if (options.observer !== false) {
+      tell({ kind: 'message', level: 'note', text: 'observer validity: re-running the pair without the probe' });
+      const observed = await observerValidity({ ...rerun, pairDir, runs: options.runs, logFormat: options.logFormat });
+      text += `\n${observerText(observed)}`;
+      json.observer = { dir: observed.dir, changed: observed.changed, differences: observed.differences, withProbe: observed.withProbe, withoutProbe: observed.withoutProbe };
+    }
   } catch (error) {
     text += `\nthe probe's follow-up runs failed: ${(error as Error).message}\n`;
   }
