@@ -42,11 +42,21 @@ export function oneLineStatement(call: CallSite, ctx: RuleContext): { indent: st
   const statement = statementOf(call.node);
   if (!statement) return undefined;
   const start = statement.startPosition;
-  const line = ctx.text.split('\n')[start.row];
+  const line = linesOf(ctx.text)[start.row];
   if (line === undefined || statement.endPosition.row !== start.row) return undefined;
   const indent = line.slice(0, start.column);
   if (indent.trim() !== '') return undefined; // another statement shares the line (`a = 1; x.index_add_(...)`)
   return { indent, body: line.slice(start.column), range: { start: { line: start.row, column: start.column }, end: { line: start.row, column: line.length } } };
+}
+
+/**
+ * The text's lines, split once per text: the fixes of a file with many findings read one line each,
+ * and a split per hit (the editor re-resolves on keystrokes) would grow with findings × file size.
+ */
+let split: { text: string; lines: string[] } | undefined;
+function linesOf(text: string): string[] {
+  if (split?.text !== text) split = { text, lines: text.split('\n') };
+  return split.lines;
 }
 
 /** The simple statement (an expression, an assignment, a `return`) the call is, or whose right side it is, in a function's body. */
