@@ -15,9 +15,8 @@ import { isGradFreeFactory, methodKeepsGradFree, putsOnCpu, writtenInPlace } fro
 import { factoryRank, shapeRank } from './shapes.js';
 import { isUniformFill } from './uniform-values.js';
 import { leastRank } from './min-rank.js';
+import { type DTypeClass, FLOAT_DTYPES, FLOAT_FACTORIES, FLOAT_METHODS, INT_DTYPES, INT_FACTORIES, INT_METHODS, LIKE_FACTORIES, listDtype, literalValueOf, NOT_TENSOR, SHAPE_METHODS, SPARSE_MAKERS, UNIQUE_INDICES, VALUES_AND_INDICES } from './value-vocabulary.js';
 import { argument, callArguments, enclosingFunction, unparenthesize } from './syntax.js';
-
-export type DTypeClass = 'int' | 'float' | 'unknown';
 
 export interface ValueHint {
   dtype: DTypeClass;
@@ -40,21 +39,7 @@ export interface ValueHint {
 
 const UNKNOWN: ValueHint = { dtype: 'unknown', origin: 'unknown' };
 
-const INT_DTYPES = /^(u?int(8|16|32|64)|long|int|short|bool|uint8|int8|byte|char)$/;
-const FLOAT_DTYPES = /^(float(16|32|64)?|double|half|bfloat16|complex(32|64|128)?|cfloat|cdouble|float8_\w+)$/;
-const INT_METHODS = new Set(['long', 'int', 'short', 'byte', 'char', 'bool', 'argmax', 'argmin', 'argsort', 'nonzero', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'all', 'any', 'isnan', 'isinf', 'isfinite', 'logical_and', 'logical_or', 'logical_not']);
-const FLOAT_METHODS = new Set(['float', 'half', 'double', 'bfloat16', 'softmax', 'log_softmax', 'sigmoid', 'exp', 'sqrt', 'rsqrt', 'mean']);
-const INT_FACTORIES = new Set(['randint', 'randperm', 'argsort', 'argmax', 'argmin', 'nonzero', 'bincount', 'searchsorted', 'bucketize', 'randint_like']);
-const FLOAT_FACTORIES = new Set(['randn', 'rand', 'randn_like', 'rand_like', 'normal', 'linspace', 'logspace', 'zeros', 'ones', 'empty', 'eye']);
-const LIKE_FACTORIES = new Set(['zeros_like', 'ones_like', 'empty_like', 'clone', 'abs', 'neg', 'cumsum']);
-const SHAPE_METHODS = new Set(['view', 'reshape', 'expand', 'permute', 'new_zeros', 'new_empty', 'new_ones']);
-const SPARSE_MAKERS = /(^|\.)(to_sparse(_csr|_csc|_coo|_bsr|_bsc)?|sparse_(coo|csr|csc|bsr|bsc|compressed)_tensor)$/;
-/** Tensor methods and attributes whose result is not a tensor. */
-const NOT_TENSOR = new Set(['item', 'tolist', 'numpy', 'size', 'dim', 'numel', 'nelement', 'element_size', 'stride', 'data_ptr', 'shape', 'dtype', 'device', 'ndim', 'is_cuda', 'requires_grad', 'names']);
 const MAX_DEPTH = 6;
-/** Tuple results whose second element is an index without repeats (per row). */
-const UNIQUE_INDICES = /(^|\.)(topk|sort)$/;
-
 interface Binding {
   /** The assigned expression; for unpacking, the whole right-hand side. */
   value: Node | undefined;
@@ -62,9 +47,6 @@ interface Binding {
   position?: number;
   end: number;
 }
-
-/** Calls returning (values, indices): the second element of the result is an integer tensor. */
-const VALUES_AND_INDICES = /(^|\.)(topk|sort|max|min|median|nanmedian|mode|kthvalue|cummax|cummin)$/;
 
 /** The assignments inside a scope's text range (more is harmless: each is bound to its own scope). */
 export type AssignmentsWithin = (scope: Node) => readonly Node[];
@@ -435,19 +417,4 @@ export class ValueHints {
     if (name === 'tensor' || name === 'as_tensor') return listDtype(args.positional[0]);
     return 'unknown';
   }
-}
-
-/** Literal constants (numbers, strings, True/None) are never tensors. */
-function literalValueOf(node: Node): boolean {
-  return ['integer', 'float', 'string', 'concatenated_string', 'true', 'false', 'none'].includes(node.type);
-}
-
-function listDtype(node: Node | undefined): DTypeClass {
-  if (!node) return 'unknown';
-  if (node.type === 'integer' || node.type === 'true' || node.type === 'false') return 'int';
-  if (node.type === 'float') return 'float';
-  if (node.type !== 'list' && node.type !== 'tuple') return 'unknown';
-  const kinds = new Set(node.namedChildren.map((c) => listDtype(c)));
-  if (kinds.has('float')) return 'float';
-  return kinds.size === 1 && kinds.has('int') ? 'int' : 'unknown';
 }
