@@ -7,6 +7,7 @@ import { registerRunCommands } from './runs.js';
 import { DivergenceView } from './divergence-view.js';
 import { PairLauncher } from './pair-launcher.js';
 import { RunsView } from './runs-view.js';
+import { registerRulePages, rulePageMiddleware } from './rule-pages.js';
 
 let client: LanguageClient | undefined;
 
@@ -28,6 +29,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/pyproject.toml') },
     initializationOptions: { settings: vscode.workspace.getConfiguration('bitexact') },
     outputChannel: output,
+    // Rule links open the rendered, read-only page (rule-pages.ts), not the markdown source.
+    middleware: rulePageMiddleware(),
   };
   client = new LanguageClient('bitexact', 'bitexact', serverOptions, clientOptions);
   const started = client.start();
@@ -55,6 +58,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ...registerRunCommands(context, launcher),
     ...RunsView.register(divergence.view, launcher),
     ...divergence.disposables,
+    ...registerRulePages(vscode.Uri.joinPath(context.extensionUri, 'dist', 'rules')),
     vscode.languages.onDidChangeDiagnostics(updateStatus),
     vscode.window.onDidChangeActiveTextEditor(updateStatus),
     vscode.commands.registerCommand('bitexact.restart', async () => {

@@ -21,6 +21,7 @@ const SUITE = 'e2e vscode';
 const SCREENSHOT = path.join(ROOT, 'test/e2e/artifacts/vscode-diagnostics-hover.png');
 const RUNS_SCREENSHOT = path.join(ROOT, 'test/e2e/artifacts/vscode-runs-view.png');
 const NOTEBOOK_SCREENSHOT = path.join(ROOT, 'test/e2e/artifacts/vscode-notebook.png');
+const RULE_PAGE_SCREENSHOT = path.join(ROOT, 'test/e2e/artifacts/vscode-rule-page.png');
 const pre = prerequisites();
 const skip = shouldSkip(SUITE, pre);
 
@@ -101,6 +102,20 @@ describe('VS Code (code-server) with the packaged extension', () => {
         const fileRow = texts.find((t) => /^moe\.py\b/.test(t.trim()));
         expect(fileRow?.replace(/\s+/g, ' ')).toMatch(new RegExp(`^moe\\.py ${moe.length}$`));
         mark('problems');
+
+        // The rule's code in the Problems row links to its page: rendered (VS Code's markdown
+        // renderer, in a webview without scripts) and read-only, never the markdown source.
+        await rows.filter({ hasText: 'BX102' }).first().locator('a').filter({ hasText: 'BX102' }).first().click();
+        const pageTab = page.locator('.tabs-container .tab').filter({ hasText: 'BX102 scatter-add-cuda' });
+        await pageTab.first().waitFor({ timeout: 15_000 });
+        const rulePage = page.locator('iframe.webview.ready').last().contentFrame().locator('iframe#active-frame').contentFrame();
+        await rulePage.locator('body[data-rule-page] h1').first().waitFor({ timeout: 15_000 });
+        expect(plain(await rulePage.locator('h2').first().innerText())).toBe('Torch-version facts');
+        expect(await page.locator('.tabs-container .tab').filter({ hasText: 'BX102.md' }).count()).toBe(0);
+        fs.mkdirSync(path.dirname(RULE_PAGE_SCREENSHOT), { recursive: true });
+        await page.screenshot({ path: RULE_PAGE_SCREENSHOT });
+        await pageTab.first().locator('.codicon-close').click();
+        mark('rule page');
 
         // Hover the flagged call with the mouse.
         await page.keyboard.press('Control+1'); // back to the editor
