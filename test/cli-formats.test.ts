@@ -42,6 +42,40 @@ describe('bitexact check output formats', () => {
     expect(lines.some((l) => l.includes(' [*] '))).toBe(true);
   });
 
+  it('says why a guarded finding is info, with the line of its guard, in text, concise and github output', () => {
+    // Written here: a float scatter on the default branch of a determinism flag, and one with no guard.
+    fs.writeFileSync(
+      path.join(project, 'combine.py'),
+      [
+        'import torch',
+        '',
+        'def combine(out, idx, src, deterministic):',
+        '    if deterministic:',
+        '        return out.index_put((idx,), src, accumulate=False)',
+        '    else:',
+        '        return out.scatter_add_(0, idx, src.float())',
+        '',
+        'def plain(out, idx, src):',
+        '    return out.scatter_add_(0, idx, src.float())',
+        '',
+      ].join('\n'),
+    );
+    const json = JSON.parse(runCli(['check', '--format', 'json', 'combine.py'], project).stdout);
+    const guarded = json.diagnostics.filter((d: { guard: string }) => d.guard === 'default-branch');
+    expect(guarded.map((d: { rule: string; range: { start: { line: number } } }) => `${d.rule}:${d.range.start.line}`)).toEqual(['BX102:7']);
+    const note = 'runs only with determinism off; the code has a deterministic path (condition on line 4)';
+    const text = runCli(['check', 'combine.py'], project).stdout.split('\n');
+    const at = text.findIndex((l) => l.startsWith('combine.py:7:'));
+    expect(text[at + 1]).toBe(`    guard: ${note}`);
+    // The unguarded call says nothing of a guard.
+    expect(text.filter((l) => l.includes('guard:'))).toHaveLength(1);
+    const concise = runCli(['check', '--format', 'concise', 'combine.py'], project).stdout.split('\n');
+    expect(concise.find((l) => l.startsWith('combine.py:7:'))).toMatch(new RegExp(`\\[guard: ${note.replace(/[()]/g, '\\$&')}\\]$`));
+    expect(concise.find((l) => l.startsWith('combine.py:10:'))).not.toContain('guard');
+    const github = runCli(['check', '--format', 'github', 'combine.py'], project).stdout.split('\n');
+    expect(github.find((l) => l.includes(',line=7,'))).toMatch(/^::notice .*\(guard: runs only with determinism off; the code has a deterministic path \(condition on line 4\)\)$/);
+  });
+
   it('--statistics counts findings per rule, most first', () => {
     const json = JSON.parse(runCli(['check', '--format', 'json'], project).stdout);
     const expected = new Map<string, number>();

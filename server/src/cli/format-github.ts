@@ -3,7 +3,7 @@
 // Escaping follows the runner's toolkit (`%`, CR and LF in the message; also `:` and `,` in the
 // properties), so a message never ends an annotation early.
 import type { Severity } from '../analysis/types.js';
-import { allFindings, CheckReport } from './output.js';
+import { allFindings, CheckReport, guardNote } from './output.js';
 
 const COMMAND: Record<Severity, string> = { error: 'error', warning: 'warning', info: 'notice', hint: 'notice' };
 
@@ -17,15 +17,17 @@ function escapeProperty(text: string): string {
 
 export function formatGithub(report: CheckReport): string {
   return allFindings(report)
-    .map(({ path, finding, cell, range }) => {
+    .map((located) => {
+      const { path, finding, cell, range } = located;
       const title = `${finding.rule} ${finding.name}`;
       // A notebook's lines are its cell's: the annotation goes on the file and the message says where.
       const where =
         cell === undefined
           ? `,line=${range.start.line + 1},col=${range.start.column + 1},endLine=${range.end.line + 1},endColumn=${range.end.column + 1}`
           : '';
+      const guard = guardNote(located);
       const prefix = cell === undefined ? '' : `cell ${cell}, line ${range.start.line + 1}: `;
-      return `::${COMMAND[finding.severity]} file=${escapeProperty(path)}${where},title=${escapeProperty(title)}::${escapeData(prefix + finding.message)}\n`;
+      return `::${COMMAND[finding.severity]} file=${escapeProperty(path)}${where},title=${escapeProperty(title)}::${escapeData(prefix + finding.message + (guard ? ` (guard: ${guard})` : ''))}\n`;
     })
     .join('');
 }

@@ -2,7 +2,7 @@
 // and terminals turn into links, then the fix on offer and a summary.
 import { applicableFix } from '../analysis/fixes.js';
 import type { Severity } from '../analysis/types.js';
-import { allFindings, CheckReport, displayLocation } from './output.js';
+import { allFindings, CheckReport, displayLocation, guardNote } from './output.js';
 
 export interface TextStyle {
   color: boolean;
@@ -21,6 +21,8 @@ export function formatText(report: CheckReport, style: TextStyle): string {
     counts[finding.severity]++;
     const where = displayLocation(located);
     lines.push(`${paint(1, where)}: ${paint(1, finding.rule)} ${paint(SEVERITY_COLOR[finding.severity], finding.severity)} ${finding.message}`);
+    const guard = guardNote(located);
+    if (guard) lines.push(`    ${paint(36, 'guard')}: ${guard}`);
     const fix = applicableFix(finding, { unsafe: true });
     if (!fix) continue;
     if (fix.safety === 'safe') safe++;

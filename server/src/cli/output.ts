@@ -45,3 +45,17 @@ export function displayLocation(located: { path: string; cell?: number; range: R
   const { line, column } = located.range.start;
   return `${located.path}:${located.cell !== undefined ? `cell ${located.cell}:` : ''}${line + 1}:${column + 1}`;
 }
+
+/**
+ * Why a guarded finding is reported as it is, in a few words with the guard's line (people see the
+ * severity drop to info and need the reason where they read the message); undefined when unguarded.
+ */
+export function guardNote(located: Located): string | undefined {
+  const { finding } = located;
+  if (finding.guard === 'none') return undefined;
+  const condition = finding.guardCondition && located.locate(finding.guardCondition);
+  const at = condition ? ` (condition on ${condition.cell !== undefined ? `cell ${condition.cell}, ` : ''}line ${condition.range.start.line + 1})` : '';
+  return finding.guard === 'default-branch'
+    ? `runs only with determinism off; the code has a deterministic path${at}`
+    : `on the deterministic path${at}, where it still breaks determinism`;
+}
