@@ -31,6 +31,13 @@ import bitexact_probe
 
 _META_KEY = "bitexact_probe"
 
+# Outputs whose bytes no computation wrote: the attention kernels' RNG state and placeholder
+# outputs (named so in their schemas: `_scaled_dot_product_efficient_attention` returns
+# `philox_seed`, `philox_offset`; the flash kernels `rng_state`, `unused`, `debug_attn_mask`). With
+# dropout off they are allocated and left uninitialised, so their bytes differ between two runs that
+# computed the same thing; an H200 pair parted at them before its real first divergence. Not recorded.
+_UNWRITTEN_OUTPUTS = frozenset({"philox_seed", "philox_offset", "rng_state", "unused", "debug_attn_mask"})
+
 
 class OpsProbe(bitexact_probe.Probe):
     def __init__(self, torch, out_dir, steps=""):
@@ -43,6 +50,7 @@ class OpsProbe(bitexact_probe.Probe):
         # tagged with their source at the next op (tensor, source, module).
         self.untagged = []
         self.writes = {}
+        self.unwritten = {}
         self.collective_inputs = {}
 
     # --- where an op comes from ----------------------------------------------------------------
@@ -64,6 +72,15 @@ class OpsProbe(bitexact_probe.Probe):
             self.writes[func] = positions
         return [args[i] if i < len(args) else kwargs.get(name) for i, name in positions]
 
+    def unwritten_outputs(self, func, out):
+        """The ids of the tensors among `out` that the op's schema names as unwritten (_UNWRITTEN_OUTPUTS)."""
+        flags = self.unwritten.get(func)
+        if flags is None:
+            flags = self.unwritten[func] = [r.name in _UNWRITTEN_OUTPUTS for r in func._schema.returns]
+        if not any(flags) or not isinstance(out, (tuple, list)) or len(out) != len(flags):
+            return ()
+        return {id(value) for value, skip in zip(out, flags) if skip}
+
     def on_op(self, func, out, args, kwargs):
         torch = self.torch
         self.tag_nodes()
@@ -80,9 +97,11 @@ class OpsProbe(bitexact_probe.Probe):
         if not tensors:
             # In-place ops that return nothing (the optimizers' _foreach_add_, ...): their written arguments.
             tensors = list(bitexact_probe._tensors(self.written(func, args, kwargs)))
+        unwritten = self.unwritten_outputs(func, out)
         for index, tensor in enumerate(tensors):
-            # Sparse, nested and meta tensors have no plain bytes to digest on the device.
-            if tensor.layout != torch.strided or tensor.device.type == "meta":
+            # Sparse, nested and meta tensors have no plain bytes to digest on the device. An
+            # unwritten output keeps its index, so the other outputs are numbered as before.
+            if tensor.layout != torch.strided or tensor.device.type == "meta" or id(tensor) in unwritten:
                 continue
             self.record("op-output", phase, module, tensor, index, source, op=name)
             # Below autograd an output has no grad_fn (nor requires_grad) yet: look again at the next op.
