@@ -3,7 +3,7 @@
 // beside its logs gets the same section after its logs' comparison, as `bitexact pair --probe` wrote it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { localisationText, localisePair } from '../runs/probe-run.js';
+import { insideDivergence, localisationText, localisePair } from '../runs/probe-run.js';
 import { isProbeDirectory, localiseDirectories } from '../runs/probe-trace.js';
 
 /** Both paths are probe directories: compare them as traces, not as logs. */
@@ -28,8 +28,12 @@ export function compareProbeDirectories(a: string, b: string, format: 'text' | '
 }
 
 /** A pair directory's probe-1/ and probe-2/, localised (nothing when it has none). */
-export function pairProbes(dir: string | undefined): { text: string; localisation?: unknown } {
+export function pairProbes(dir: string | undefined): { text: string; localisation?: unknown; inside?: ReturnType<typeof insideDivergence> } {
   if (dir === undefined || !fs.existsSync(path.join(dir, 'probe-1')) || !fs.existsSync(path.join(dir, 'probe-2'))) return { text: '' };
   const probed = localisePair(dir);
-  return { text: `\n${localisationText(probed)}`, localisation: probed.localisation ?? (probed.error ? { error: probed.error } : undefined) };
+  return {
+    text: `\n${localisationText(probed)}`,
+    localisation: probed.localisation ?? (probed.error ? { error: probed.error } : undefined),
+    inside: insideDivergence(probed.localisation),
+  };
 }

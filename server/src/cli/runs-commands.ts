@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { RunInput, compareRuns } from '../runs/compare.js';
-import { judge } from '../runs/verdict.js';
+import { judge, withInsideDivergence } from '../runs/verdict.js';
 import { ProbeUsageError } from '../runs/probe-run.js';
 import { displayPath as displaySessionPath } from '../runs/pair-session.js';
 import { LOG_FORMATS, LogFormat, isLogFormat } from '../runs/formats/detect.js';
@@ -147,10 +147,11 @@ export async function runCompareCommand(args: string[]): Promise<number> {
     return options.exportGolden !== undefined && !exportGolden(options.exportGolden, inputs[0]!) ? 2 : judged.exitCode;
   }
   const comparison = compareRuns(inputs);
-  const judged = judge(comparison, { requireBitwise: options.requireBitwise });
+  // A pair directory's probe traces count in its verdict as they did when the pair ran.
+  const probes = pairProbes(options.variantsOf);
+  const judged = withInsideDivergence(judge(comparison, { requireBitwise: options.requireBitwise }), probes.inside);
   let exitCode: number = judged.exitCode;
   const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
-  const probes = pairProbes(options.variantsOf);
   const localisation = probes.localisation;
   process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, judged, { cost, ...(localisation ? { localisation } : {}) }) : reportText(comparison, reportRuns, judged, cost) + probes.text);
   if (options.exportGolden !== undefined && !exportGolden(options.exportGolden, inputs[0]!)) exitCode = 2;

@@ -15,7 +15,7 @@ import { AppliedFix, FixedCopy, FixRequest, fixText, makeFixedCopy } from './fix
 import { MetricsFiles } from './pair-metrics.js';
 import { firstDivergentStep, narrowText, narrowToOps } from './narrow.js';
 import { observerText, observerValidity } from './observer.js';
-import { ProbeSpec, localisationText, localisePair } from './probe-run.js';
+import { ProbeSpec, insideDivergence, localisationText, localisePair } from './probe-run.js';
 import type { Localisation } from './probe-trace.js';
 import { LogRequest, WorkerEntry, readLogFiles, readRequest } from './read-logs.js';
 import { ReportExtras, ReportRun, reportObject, reportText } from './report.js';
@@ -23,7 +23,7 @@ import type { Report } from './report-schema.js';
 import type { ParsedLog } from './series.js';
 import type { MetaSettings, MetaVariant } from './pair-meta.js';
 import { VariantsOutcome, variantsReport } from './variants.js';
-import { Judgement, judge } from './verdict.js';
+import { Judgement, judge, withInsideDivergence } from './verdict.js';
 import { RunProgress } from './progress.js';
 
 /** How often a run's progress is told at most (its output is read back every 50 ms). */
@@ -220,6 +220,7 @@ async function runPairIn(options: PairSessionOptions, fix?: AppliedFix): Promise
   if (pair.metaError) tell({ kind: 'message', level: 'error', text: `${pair.metaError}: it does not say how the runs ended` });
   const broken = unlogged?.logError ?? (pair.metaError ? 'meta.json could not be updated' : undefined);
   const cancelled = options.signal?.aborted === true;
+  const probed = options.probe ? localisePair(pair.dir) : {};
   let comparison: Comparison;
   let judged: Judgement;
   let body: string;
@@ -232,12 +233,12 @@ async function runPairIn(options: PairSessionOptions, fix?: AppliedFix): Promise
   } else {
     comparison = compareRuns(inputs);
     judged = judge(comparison, { requireBitwise: options.requireBitwise, cancelled, expectedRuns: total, ...(broken ? { broken } : {}) });
+    judged = withInsideDivergence(judged, insideDivergence(probed.localisation));
     cost = settingsCost(reportRuns, inputs.map((input) => input.log));
     body = reportText(comparison, reportRuns, judged, cost);
   }
   // From the divergence back to the code: what bitexact check finds in the command's scripts and their imports.
-  const hazards = options.checker && comparison.firstDivergence ? checkScripts(options.checker, commandScripts(options.command, options.cwd), options.cwd) : undefined;
-  const probed = options.probe ? localisePair(pair.dir) : {};
+  const hazards = options.checker && judged.verdict === 'differs' ? checkScripts(options.checker, commandScripts(options.command, options.cwd), options.cwd) : undefined;
   const followUp = options.probe && !cancelled ? await probeFollowUp(options, pair.dir, probed.localisation, metrics !== undefined, tell) : {};
   const text = body + (fix ? `\n${fixText(fix)}` : '') + (hazards ? `\n${formatHazards(hazards)}` : '') + (options.probe ? `\n${localisationText(probed)}` : '') + (followUp.text ?? '');
   const localisation = probed.localisation ?? (probed.error ? { error: probed.error } : undefined);

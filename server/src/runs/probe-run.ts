@@ -59,6 +59,16 @@ export function localisePair(pairDir: string): { localisation?: Localisation[]; 
   }
 }
 
+/** Where the pair's traces first part (the rank that diverged first), for the verdict; undefined when they match. */
+export function insideDivergence(localisation: readonly Localisation[] | undefined): { step: number; where: string } | undefined {
+  const all = localisation ?? [];
+  const parted = all.find((l) => l.firstToDiverge) ?? all.find((l) => l.divergence || l.structuralBreak);
+  const at = parted?.divergence ?? parted?.structuralBreak?.record;
+  if (!parted || !at) return undefined;
+  const where = [`${at.phase}`, at.module || at.op || at.kind].join(', ');
+  return { step: at.step, where: `${all.length > 1 ? `rank ${parted.rank}, ` : ''}${where}${parted.divergence ? '' : ': the runs record different things'}` };
+}
+
 function placeText(p: RecordPlace): string {
   const what = `${p.kind}${p.output > 0 ? ` #${p.output}` : ''}${p.occurrence > 0 ? ` (occurrence ${p.occurrence + 1})` : ''}`;
   // An op outside every module (the backward's, the optimizer's) has no module to name.

@@ -66,6 +66,18 @@ export function judge(c: Comparison, context: JudgeContext = {}): Judgement {
   };
 }
 
+/**
+ * Logged metrics that agree do not make a probed pair clean when its traces part inside the model:
+ * the state already differs and a longer run shows it in the metrics (an H200 pair of the MoE example
+ * had every logged scalar bitwise over 3 steps while its combine's outputs differed from step 1).
+ * `inside`: where the traces part (probe-run.ts insideDivergence); the verdict becomes `differs`.
+ */
+export function withInsideDivergence(j: Judgement, inside: { step: number; where: string } | undefined): Judgement {
+  if (!inside || (j.verdict !== 'bitwise' && j.verdict !== 'print-precision')) return j;
+  const agreed = j.verdict === 'bitwise' ? 'the logged metrics stay bitwise' : 'the logged metrics agree as printed';
+  return { ...j, verdict: 'differs', headline: `DIFFERS inside from step ${inside.step} (${inside.where}); ${agreed}`, exitCode: 1 };
+}
+
 /** The worse of two verdicts, for a report over several variants (DESIGN § Variants). */
 export function worseVerdict(a: PairVerdict, b: PairVerdict): PairVerdict {
   const rank: Record<PairVerdict, number> = { cancelled: 0, incomplete: 1, differs: 2, missing: 3, 'print-precision': 4, bitwise: 5 };
