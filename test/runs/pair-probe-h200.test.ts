@@ -3,7 +3,7 @@
 // traces, the automatic ops re-run of the first divergent step (narrow/) and the unprobed re-run
 // (observer/). Every logged scalar of its three steps is bitwise while the combine's outputs already
 // differ at step 1, so the pair is judged `differs` inside; its fixed twin (pair-with-fix-h200, the
-// BX101 fix applied in a copy) logs the same bits.
+// BX101 fix applied in a copy) matches on every record of its traces.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { localiseDirectories } from '../../server/src/runs/probe-trace.js';
@@ -39,10 +39,13 @@ describe('a probed pair recorded end to end on an H200', () => {
     expect(result.stdout.split('\n')[0]).toMatch(/^BITWISE IDENTICAL: 2 metrics over 3 steps/);
   });
 
-  it('the pair with the BX101 fix applied logs the same bits too', () => {
-    const result = runCli(['compare', FIXED], ROOT);
+  it('the pair with the BX101 fix applied matches inside too: every record of its traces', () => {
+    const result = runCli(['compare', FIXED, '--format', 'json'], ROOT);
     expect(result.status).toBe(0);
-    expect(result.stdout.split('\n')[0]).toBe('BITWISE IDENTICAL: 2 metrics over 3 steps');
+    const report = JSON.parse(result.stdout);
+    expect(report.headline).toBe('BITWISE IDENTICAL: 2 metrics over 3 steps');
+    expect(report.localisation).toEqual([expect.objectContaining({ rank: 0, compared: 162, matchStrength: 'digest' })]);
+    expect(report.localisation[0].divergence).toBeUndefined();
   });
 });
 
