@@ -1,0 +1,34 @@
+// The peers the bench measures on the same files in the same run: each is either a command line for
+// a directory, with its version, or absent with the reason (a peer that is absent is reported so,
+// never estimated). Ruff's wasm build and pyright are devDependencies (npm ci installs them);
+// pyflakes is Debian's python3-pyflakes, present only where it was installed.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { root } from './measure.mjs';
+
+const require = createRequire(import.meta.url);
+
+function npmPeer(name, label, argv) {
+  let manifest;
+  try {
+    manifest = require.resolve(`${name}/package.json`);
+  } catch {
+    return { label, absent: `not installed: the devDependency ${name} is missing (npm ci installs it)` };
+  }
+  const { version } = JSON.parse(fs.readFileSync(manifest, 'utf8'));
+  return { label, version, argv: (dir) => argv(path.dirname(manifest), dir) };
+}
+
+const PYFLAKES = '/usr/bin/pyflakes3';
+
+export function peers() {
+  return {
+    ruff: npmPeer('@astral-sh/ruff-wasm-nodejs', 'Ruff, WebAssembly build, default rules (one thread)', (_, dir) => [process.execPath, path.join(root, 'bench/ruff-wasm.mjs'), dir]),
+    pyright: npmPeer('pyright', 'pyright --outputjson', (home, dir) => [process.execPath, path.join(home, 'index.js'), '--outputjson', dir]),
+    pyflakes: fs.existsSync(PYFLAKES)
+      ? { label: "pyflakes (Debian's python3-pyflakes)", version: execFileSync(PYFLAKES, ['--version'], { encoding: 'utf8' }).trim(), argv: (dir) => [PYFLAKES, dir] }
+      : { label: "pyflakes (Debian's python3-pyflakes)", absent: `not installed: no ${PYFLAKES} (apt-get install python3-pyflakes)` },
+  };
+}
