@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { alternate, cli, copyFiles, measured, measuredNode, partArgs, root, stdlibDir, writeResult } from './measure.mjs';
 import { peers } from './peers.mjs';
+import { renderPart } from './report-render.mjs';
 import { writeTorchCorpus } from './torch-corpus.mjs';
 
 const args = partArgs();
@@ -29,8 +30,8 @@ const peer = (p, dir) => () => measured(p.argv(dir));
 
 /** A row of the report for each measure; peers that are absent get a row saying why. */
 function rows(results, labels) {
-  return Object.entries(labels).map(([id, { label, ratioTo, target, note }]) =>
-    results[id] ? { id, label, ms: results[id].ms, rssMb: results[id].rssMb, ratioTo, target, note: note?.(results[id].last) } : { id, label, absent: PEERS[id]?.absent },
+  return Object.entries(labels).map(([id, { label, short, ratioTo, target, note }]) =>
+    results[id] ? { id, label, short, ms: results[id].ms, rssMb: results[id].rssMb, ratioTo, target, note: note?.(results[id].last) } : { id, label, short, absent: PEERS[id]?.absent },
   );
 }
 
@@ -39,7 +40,7 @@ function peerMeasures(dir, names) {
   for (const name of names) if (PEERS[name].argv) out[name] = peer(PEERS[name], dir);
   return out;
 }
-const peerLabels = (names) => Object.fromEntries(names.map((n) => [n, { label: PEERS[n].version ? `${PEERS[n].label} ${PEERS[n].version}` : PEERS[n].label, ratioTo: 'floor' }]));
+const peerLabels = (names) => Object.fromEntries(names.map((n) => [n, { label: PEERS[n].label, short: PEERS[n].short, ratioTo: 'floor' }]));
 
 function corpus(id, title, dir) {
   const results = alternate(reps, { floor: floor(dir), check: check(dir), oneThread: check(dir, { BITEXACT_THREADS: '1' }), ...peerMeasures(dir, ['ruff', 'pyflakes']) });
@@ -52,7 +53,7 @@ function corpus(id, title, dir) {
     note: `${parsed.files} files, ${parsed.lines.toLocaleString('en')} lines (${dir})`,
     rows: rows(results, {
       floor: { label: 'tree-sitter read+parse, one thread (the floor)' },
-      check: { label: `bitexact check (${os.availableParallelism()} cores)`, ratioTo: 'floor', target: { on: 'ratio', max: 0.7, text: '≤ 0.70× the floor' }, note: found },
+      check: { label: `bitexact check (${os.availableParallelism()} cores)`, short: 'bitexact check', ratioTo: 'floor', target: { on: 'ratio', max: 0.7, text: '≤ 0.70× the floor' }, note: found },
       oneThread: { label: 'bitexact check, one thread', ratioTo: 'floor', note: (r) => `${found(r)}; report byte-identical` },
       ...peerLabels(['ruff', 'pyflakes']),
     }),
@@ -67,7 +68,7 @@ function pyrightSubset(dir) {
     title: 'Subset of the stdlib, with pyright',
     note: `the first ${SUBSET} files of the stdlib walk (${dir}); pyright type-checks, so it is measured on these only`,
     rows: rows(results, {
-      check: { label: `bitexact check (${os.availableParallelism()} cores)` },
+      check: { label: `bitexact check (${os.availableParallelism()} cores)`, short: 'bitexact check' },
       ...Object.fromEntries(Object.entries(peerLabels(['ruff', 'pyflakes', 'pyright'])).map(([k, v]) => [k, { ...v, ratioTo: 'check' }])),
     }),
     versus: [['check', 'pyright']],
@@ -86,7 +87,4 @@ const groups = [
   pyrightSubset(copyFiles(stdlib, path.join(work, 'subset'), { limit: SUBSET })),
 ];
 writeResult(args, { part: 'check', reps, groups });
-for (const g of groups) {
-  console.log(`${g.title}: ${g.note}`);
-  for (const r of g.rows) console.log(`  ${r.label}: ${r.absent ?? `${r.ms.map((t) => t.toFixed(0)).join(', ')} ms; ${r.rssMb.map((m) => m.toFixed(0)).join(', ')} MB${r.note ? `; ${r.note}` : ''}`}`);
-}
+process.stdout.write(renderPart({ part: 'check', groups }));

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { alternate, cli, measuredNode, partArgs, root, writeResult } from './measure.mjs';
+import { renderPart } from './report-render.mjs';
 import { METRIC_COUNT, runLogs } from './run-logs.mjs';
 
 const args = partArgs();
@@ -31,4 +32,4 @@ const group = {
   ],
 };
 writeResult(args, { part: 'compare', reps, groups: [group] });
-for (const r of group.rows) console.log(`${r.label}: ${r.ms.map((t) => t.toFixed(0)).join(', ')} ms; ${r.rssMb.map((m) => m.toFixed(0)).join(', ')} MB`);
+process.stdout.write(renderPart({ part: 'compare', groups: [group] }));

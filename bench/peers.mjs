@@ -10,25 +10,31 @@ import { root } from './measure.mjs';
 
 const require = createRequire(import.meta.url);
 
-function npmPeer(name, label, argv) {
+function npmPeer(name, short, label, argv) {
   let manifest;
   try {
     manifest = require.resolve(`${name}/package.json`);
   } catch {
-    return { label, absent: `not installed: the devDependency ${name} is missing (npm ci installs it)` };
+    return { short, label, absent: `not installed: the devDependency ${name} is missing (npm ci installs it)` };
   }
   const { version } = JSON.parse(fs.readFileSync(manifest, 'utf8'));
-  return { label, version, argv: (dir) => argv(path.dirname(manifest), dir) };
+  return { short, label: label(version), argv: (dir) => argv(path.dirname(manifest), dir) };
 }
 
 const PYFLAKES = '/usr/bin/pyflakes3';
 
+function pyflakes() {
+  const short = 'pyflakes';
+  if (!fs.existsSync(PYFLAKES)) return { short, label: "pyflakes (Debian's python3-pyflakes)", absent: `not installed: no ${PYFLAKES} (apt-get install python3-pyflakes)` };
+  // `pyflakes3 --version` prints e.g. "2.5.0 Python 3.11.2 on Linux".
+  const [version, , python] = execFileSync(PYFLAKES, ['--version'], { encoding: 'utf8' }).trim().split(' ');
+  return { short, label: `pyflakes ${version} (Debian's python3-pyflakes, Python ${python})`, argv: (dir) => [PYFLAKES, dir] };
+}
+
 export function peers() {
   return {
-    ruff: npmPeer('@astral-sh/ruff-wasm-nodejs', 'Ruff, WebAssembly build, default rules (one thread)', (_, dir) => [process.execPath, path.join(root, 'bench/ruff-wasm.mjs'), dir]),
-    pyright: npmPeer('pyright', 'pyright --outputjson', (home, dir) => [process.execPath, path.join(home, 'index.js'), '--outputjson', dir]),
-    pyflakes: fs.existsSync(PYFLAKES)
-      ? { label: "pyflakes (Debian's python3-pyflakes)", version: execFileSync(PYFLAKES, ['--version'], { encoding: 'utf8' }).trim(), argv: (dir) => [PYFLAKES, dir] }
-      : { label: "pyflakes (Debian's python3-pyflakes)", absent: `not installed: no ${PYFLAKES} (apt-get install python3-pyflakes)` },
+    ruff: npmPeer('@astral-sh/ruff-wasm-nodejs', 'Ruff', (v) => `Ruff ${v} (WebAssembly build, default rules, one thread)`, (_, dir) => [process.execPath, path.join(root, 'bench/ruff-wasm.mjs'), dir]),
+    pyright: npmPeer('pyright', 'pyright', (v) => `pyright ${v} --outputjson`, (home, dir) => [process.execPath, path.join(home, 'index.js'), '--outputjson', dir]),
+    pyflakes: pyflakes(),
   };
 }

@@ -2,3 +2,4 @@
 export declare const SUPER_LINEAR: number;
 export declare function median(xs: number[]): number;
 export declare function renderResults(results: unknown): string;
+export declare function renderPart(part: unknown, summary?: string[][]): string;

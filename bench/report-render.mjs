@@ -4,7 +4,7 @@
 //
 // Input: { quick, reps, machine: { start, end }, parts: [{ part, groups?, raw?, error? }] }, where a
 // group is { title, note?, timeHeader?, growth?, startupMs?, rows, versus? } and a row is
-// { id, label, ms?, rssMb?, ratioTo?, target?: { on: 'ratio'|'ms'|'rssMb', max, text }, note?,
+// { id, label, short?, ms?, rssMb?, ratioTo?, target?: { on: 'ratio'|'ms'|'rssMb', max, text }, note?,
 //   absent?, scale?, series? }.
 
 export const median = (xs) => {
@@ -25,7 +25,10 @@ const row = (cells) => `| ${cells.map(cell).join(' | ')} |`;
 
 /** Above this exponent (time ∝ size^e between two sizes) a step counts as super-linear. */
 export const SUPER_LINEAR = 1.2;
-/** Net times below this are start-up noise: their growth is not judged. */
+/**
+ * A step is judged only where the smaller size took at least twice the start-up and 50 ms: below
+ * that, the start-up's own noise (high on a loaded machine) would decide the verdict.
+ */
 const TOO_SMALL_MS = 50;
 
 function judgeTarget(r, ratio) {
@@ -46,7 +49,7 @@ function growth(group, r, i) {
   const size = r.scale / previous.scale;
   const [m0, m1] = [median(previous.rssMb), median(r.rssMb)];
   const text = `time ×${(t1 / t0).toFixed(2)}, memory ×${(m1 / m0).toFixed(2)} for size ×${size}`;
-  if (t0 < TOO_SMALL_MS) return { ratio: text, met: `n/a (under ${TOO_SMALL_MS} ms)` };
+  if (t0 < Math.max(TOO_SMALL_MS, startup) || t1 <= 0) return { ratio: text, met: 'n/a (too close to the start-up to judge)' };
   const e = Math.log(t1 / t0) / Math.log(size);
   const em = Math.log(m1 / m0) / Math.log(size);
   const worst = Math.max(e, em);
@@ -78,7 +81,7 @@ function renderGroup(group, summary) {
     if (!ra?.ms || !rb?.ms) continue;
     const t = median(ra.ms) / median(rb.ms);
     const m = median(ra.rssMb) / median(rb.rssMb);
-    out.push('', `${ra.label} took ${t.toFixed(2)}× the wall time of ${rb.label} and ${m.toFixed(2)}× its peak RSS.`);
+    out.push('', `${ra.short ?? ra.label} took ${t.toFixed(2)}× the wall time of ${rb.short ?? rb.label} and ${m.toFixed(2)}× its peak RSS.`);
   }
   out.push('');
   return out;
@@ -86,16 +89,19 @@ function renderGroup(group, summary) {
 
 const TITLES = { check: 'Cold check against the parse floor and the peers', lsp: 'Edit latency through the stdio server', compare: 'compare against V8’s JSON.parse', scaling: 'Scaling', runs: 'bench:runs, as printed' };
 
+/** One part's section; the rows with a target are added to `summary`. */
+export function renderPart(part, summary = []) {
+  const body = [`## ${TITLES[part.part] ?? part.part}`, ''];
+  if (part.error) body.push(`This part failed, so it has no figures: ${part.error}`, '');
+  if (part.raw !== undefined) body.push('```', part.raw.trimEnd(), '```', '');
+  for (const group of part.groups ?? []) body.push(...renderGroup(group, summary));
+  return `${body.join('\n').trimEnd()}\n`;
+}
+
 export function renderResults(results) {
   const { start, end } = results.machine;
   const summary = [];
-  const body = [];
-  for (const part of results.parts) {
-    body.push(`## ${TITLES[part.part] ?? part.part}`, '');
-    if (part.error) body.push(`This part failed, so it has no figures: ${part.error}`, '');
-    if (part.raw !== undefined) body.push('```', part.raw.trimEnd(), '```', '');
-    for (const group of part.groups ?? []) body.push(...renderGroup(group, summary));
-  }
+  const body = results.parts.map((part) => renderPart(part, summary));
   const load = (m) => m.loadAverage.map((x) => x.toFixed(2)).join(', ');
   const head = [
     '# bitexact benchmark results',
@@ -110,5 +116,5 @@ export function renderResults(results) {
     '',
   ];
   if (summary.length) head.push('## Targets', '', row(['figure', 'target', 'met']), row(['---', '---', '---']), ...summary.map(row), '');
-  return `${[...head, ...body].join('\n').trimEnd()}\n`;
+  return `${[...head, body.join('\n')].join('\n').trimEnd()}\n`;
 }

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { alternate, cli, copyFiles, measuredNode, partArgs, stdlibDir, writeResult } from './measure.mjs';
 import { writeDenseFile, writeRealisticFile } from './realistic-corpus.mjs';
+import { renderPart } from './report-render.mjs';
 import { SCALING_CASES } from './scaling-cases.mjs';
 
 const args = partArgs();
@@ -88,9 +89,4 @@ groups.push({
 writeResult(args, { part: 'scaling', reps, groups });
 fs.rmSync(dir, { recursive: true, force: true });
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-console.log(`start-up ${median(startupMs).toFixed(0)} ms (the report takes it off)`);
-for (const g of groups) {
-  console.log(g.title);
-  for (const r of g.rows) console.log(`  ${r.label}: ${median(r.ms).toFixed(0)} ms, ${median(r.rssMb).toFixed(0)} MB`);
-}
+process.stdout.write(renderPart({ part: 'scaling', groups }));
