@@ -2,7 +2,7 @@
 // of them, so test/unit/bench-report.test.ts can render a fixture. Every figure is the median of the
 // repeats with their min–max; each target of issue 14 stands next to its figure with met / not met.
 //
-// Input: { quick, reps, machine: { start, end }, parts: [{ part, groups?, raw?, error? }] }, where a
+// Input: { quick, reps, commit?, machine: { start, end }, parts: [{ part, groups?, raw?, error? }] }, where a
 // group is { title, note?, timeHeader?, growth?, startupMs?, rows, versus? } and a row is
 // { id, label, short?, ms?, rssMb?, ratioTo?, target?: { on: 'ratio'|'ms'|'rssMb', max, text }, note?,
 //   absent?, scale?, series? }.
@@ -62,6 +62,7 @@ function renderGroup(group, summary) {
   if (group.startupMs) out.push(`Start-up of a check of an empty file, taken off the times before comparing sizes: ${spread(group.startupMs, 'ms')}.`, '');
   const ratioHeader = group.growth ? 'growth from the previous size' : 'ratio';
   out.push(row(['measure', group.timeHeader ?? 'wall', 'peak RSS', ratioHeader, 'target', 'met']), row(['---', '---:', '---:', '---:', '---', '---']));
+  const judged = [];
   group.rows.forEach((r, i) => {
     if (r.absent) {
       out.push(row([r.label, r.absent, '', '', '', '']));
@@ -74,8 +75,15 @@ function renderGroup(group, summary) {
     if (group.growth) ({ ratio: ratioText, met } = growth(group, r, i));
     const label = r.note ? `${r.label} (${r.note})` : r.label;
     out.push(row([label, spread(r.ms, 'ms'), spread(r.rssMb, 'MB'), ratioText, r.target?.text ?? (group.growth && met ? 'linear or better' : ''), met]));
-    if (r.target || (group.growth && met && !met.startsWith('n/a'))) summary.push([`${group.title}: ${r.label}`, r.target?.text ?? 'linear or better', met]);
+    if (r.target) summary.push([`${group.title}: ${r.label}`, r.target.text, met]);
+    if (group.growth && met && !met.startsWith('n/a')) judged.push([r.label, met]);
   });
+  // A growth group is one line of the summary: the steps that are super-linear by name, or none.
+  if (judged.length) {
+    const bad = judged.filter(([, m]) => m.startsWith('**not met**'));
+    const verdict = bad.length ? `**not met**: ${bad.map(([label, m]) => `${label} ${m.replace('**not met**: ', '')}`).join('; ')}` : `met (${judged.length} step${judged.length === 1 ? '' : 's'} judged)`;
+    summary.push([group.title, 'time and memory linear or better', verdict]);
+  }
   for (const [a, b] of group.versus ?? []) {
     const [ra, rb] = [a, b].map((id) => group.rows.find((x) => x.id === id));
     if (!ra?.ms || !rb?.ms) continue;
@@ -106,7 +114,7 @@ export function renderResults(results) {
   const head = [
     '# bitexact benchmark results',
     '',
-    `Written by \`npm run bench\` (bench/report.mjs)${results.quick ? ' in **--quick** mode: fewer repeats and smaller inputs, for trying the bench, not figures to quote' : ''}. Every process is started fresh; measures that are compared are run alternately; each figure is the median of ${results.reps} runs, with their min–max in brackets. Peak RSS is the process's maximum resident set (getrusage).`,
+    `Written by \`npm run bench\` (bench/report.mjs)${results.quick ? ' in **--quick** mode: fewer repeats and smaller inputs, for trying the bench, not figures to quote' : ''}. Every process is started fresh; measures that are compared are run alternately; each figure is the median of ${results.reps === 1 ? 'one run' : `${results.reps} runs`}, with their min–max in brackets. Peak RSS is the process's maximum resident set (getrusage).${results.commit ? ` Measured at commit ${results.commit}.` : ''}`,
     '',
     '## Machine',
     '',

@@ -52,7 +52,7 @@ function lsp() {
   return {
     part: 'lsp',
     groups: [
-      { id: 'lsp-latency', title: `Edit → diagnostics on a ${first.lines.toLocaleString('en')}-line file`, note: `${first.latency[0].edits} one-character edits of each kind, each followed by a diagnostics pull, through a real stdio client; p50 and p95 of each run, median and min–max over ${reps} runs.`, timeHeader: 'latency', rows: latency },
+      { id: 'lsp-latency', title: `Edit → diagnostics on a ${first.lines.toLocaleString('en')}-line file`, note: `${first.latency[0].edits} one-character edits of each kind, each followed by a diagnostics pull, through a real stdio client; p50 and p95 of each run${reps > 1 ? `, median and min–max over ${reps} runs` : ''}.`, timeHeader: 'latency', rows: latency },
       { id: 'lsp-rss', title: 'Server memory with many files open', rows: rss },
     ],
   };
@@ -79,7 +79,9 @@ for (const name of wanted) {
     parts.push({ part: name, error: error.message.split('\n')[0] });
   }
 }
-const results = { quick, reps, machine: { start, end: machine() }, parts };
+const git = (args) => spawnSync('git', args, { cwd: root, encoding: 'utf8' }).stdout?.trim();
+const commit = `${git(['rev-parse', '--short', 'HEAD']) || 'unknown'}${git(['status', '--porcelain', '--untracked-files=no']) ? ' with uncommitted changes' : ''}`;
+const results = { quick, reps, commit, machine: { start, end: machine() }, parts };
 fs.mkdirSync(path.dirname(out), { recursive: true });
 fs.writeFileSync(out, renderResults(results));
 fs.writeFileSync(out.replace(/\.md$/, '.json'), `${JSON.stringify(results, null, 1)}\n`);

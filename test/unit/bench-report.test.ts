@@ -15,6 +15,7 @@ describe('bench report', () => {
   it('states the machine, with the load at the start and the end', () => {
     expect(lines(md)).toContain('| 2 | Test CPU | 24 GiB | v20.0.0 | Linux 6.1 | 0.50, 0.25, 0.13 | 1.50, 0.75, 0.50 | 2026-12-01T23:00:00.000Z | 2026-12-01T23:10:00.000Z |');
     expect(md).toContain('the median of 3 runs');
+    expect(md).toContain('Measured at commit abc1234.');
     expect(md).not.toContain('--quick');
   });
 
@@ -49,7 +50,7 @@ describe('bench report', () => {
 
   it('collects the targets in one table, and keeps failed and printed parts', () => {
     expect(md).toContain(['| figure | target | met |', '| --- | --- | --- |', '| Python standard library: bitexact check (2 cores) | ≤ 0.70× the floor | met |'].join('\n'));
-    expect(lines(md)).toContain('| Single files: b, 5k lines | linear or better | **not met**: super-linear (time ∝ size^2.26) |');
+    expect(lines(md)).toContain('| Single files | time and memory linear or better | **not met**: b, 5k lines super-linear (time ∝ size^2.26) |');
     expect(md).toContain('## compare against V8’s JSON.parse\n\nThis part failed, so it has no figures: bench/compare-floor.mjs exited 2');
     expect(md).toContain('```\nbitexact bench:runs on 2 CPU(s)\n  compare | 300 ms\n```');
   });
