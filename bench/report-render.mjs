@@ -3,7 +3,7 @@
 // repeats with their min–max; each target of issue 14 stands next to its figure with met / not met.
 //
 // Input: { quick, reps, commit?, machine: { start, end }, parts: [{ part, groups?, raw?, error? }] }, where a
-// group is { title, note?, timeHeader?, growth?, startupMs?, rows, versus? } and a row is
+// group is { title, note?, timeHeader?, rssHeader?, growth?, startupMs?, rows, versus? } and a row is
 // { id, label, short?, ms?, rssMb?, ratioTo?, target?: { on: 'ratio'|'ms'|'rssMb', max, text }, note?,
 //   absent?, scale?, series? }.
 
@@ -61,7 +61,7 @@ function renderGroup(group, summary) {
   if (group.note) out.push(group.note, '');
   if (group.startupMs) out.push(`Start-up of a check of an empty file, taken off the times before comparing sizes: ${spread(group.startupMs, 'ms')}.`, '');
   const ratioHeader = group.growth ? 'growth from the previous size' : 'ratio';
-  out.push(row(['measure', group.timeHeader ?? 'wall', 'peak RSS', ratioHeader, 'target', 'met']), row(['---', '---:', '---:', '---:', '---', '---']));
+  out.push(row(['measure', group.timeHeader ?? 'wall', group.rssHeader ?? 'peak RSS', ratioHeader, 'target', 'met']), row(['---', '---:', '---:', '---:', '---', '---']));
   const judged = [];
   group.rows.forEach((r, i) => {
     if (r.absent) {

@@ -53,7 +53,7 @@ function lsp() {
     part: 'lsp',
     groups: [
       { id: 'lsp-latency', title: `Edit → diagnostics on a ${first.lines.toLocaleString('en')}-line file`, note: `${first.latency[0].edits} one-character edits of each kind, each followed by a diagnostics pull, through a real stdio client; p50 and p95 of each run${reps > 1 ? `, median and min–max over ${reps} runs` : ''}.`, timeHeader: 'latency', rows: latency },
-      { id: 'lsp-rss', title: 'Server memory with many files open', rows: rss },
+      { id: 'lsp-rss', title: 'Server memory with many files open', note: 'The server’s resident set once every file is open and its diagnostics pulled.', rssHeader: 'RSS', rows: rss },
     ],
   };
 }
