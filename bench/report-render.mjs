@@ -114,7 +114,7 @@ export function renderResults(results) {
   const head = [
     '# bitexact benchmark results',
     '',
-    `Written by \`npm run bench\` (bench/report.mjs)${results.quick ? ' in **--quick** mode: fewer repeats and smaller inputs, for trying the bench, not figures to quote' : ''}. Every process is started fresh; measures that are compared are run alternately; each figure is the median of ${results.reps === 1 ? 'one run' : `${results.reps} runs`}, with their min–max in brackets. Peak RSS is the process's maximum resident set (getrusage).${results.commit ? ` Measured at commit ${results.commit}.` : ''}`,
+    `Written by \`npm run bench\` (bench/report.mjs)${results.quick ? ' in **--quick** mode: fewer repeats and smaller inputs, for trying the bench, not figures to quote' : ''}. Every process is started fresh; measures that are compared are run alternately; ${results.reps === 1 ? 'each figure is from one run' : `each figure is the median of ${results.reps} runs, with their min–max in brackets`}. Peak RSS is the process's maximum resident set (getrusage).${results.commit ? ` Measured at commit ${results.commit}.` : ''}`,
     '',
     '## Machine',
     '',

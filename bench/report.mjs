@@ -2,8 +2,8 @@
 // JSON and written into bench/RESULTS.md (bench/report-render.mjs) with the machine they ran on and
 // its load at the start and the end. Parts: check (cold check vs the parse floor and the peers),
 // lsp (edit latency and RSS, run BENCH_REPS times), compare (vs JSON.parse), scaling, and runs
-// (`bench:runs`, whose own output is kept as printed). A part that fails is reported as failed and
-// the others still run.
+// (`bench:runs`, whose own output is kept as printed). A part that fails is reported as failed, the
+// others still run, and the command exits 1.
 //   --quick        fewer repeats and smaller inputs, written to .bench/RESULTS.quick.md
 //   --out FILE     write the report there instead
 //   --parts a,b    run only these parts
@@ -87,3 +87,5 @@ fs.writeFileSync(out, renderResults(results));
 fs.writeFileSync(out.replace(/\.md$/, '.json'), `${JSON.stringify(results, null, 1)}\n`);
 fs.rmSync(tmp, { recursive: true, force: true });
 console.error(`\nwrote ${path.relative(root, out)}`);
+// The report is written all the same; a part that failed still fails the command.
+if (parts.some((p) => p.error)) process.exitCode = 1;
