@@ -3,9 +3,10 @@
 // tree-sitter read+parse of the same files in one thread (the floor of a one-thread design), the
 // same check on one thread (BITEXACT_THREADS=1, whose report must be byte-identical) and the peers
 // (bench/peers.mjs) on the same files; then pyright, which type-checks and is much slower, on a
-// subset of the stdlib next to the others on that subset. Every measure is repeated BENCH_REPS
-// times, alternating. --quick: the first files of the stdlib only, one repeat. --json FILE: the
-// measurements for bench/report.mjs.
+// subset of the stdlib next to the others on that subset; and each tool's start-up (an empty
+// directory). Every measure is repeated BENCH_REPS times, alternating. --quick: the first files of
+// the stdlib only, one repeat. --json FILE: the measurements for bench/report.mjs.
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { alternate, cli, copyFiles, measured, measuredNode, partArgs, root, stdlibDir, writeResult } from './measure.mjs';
@@ -40,7 +41,7 @@ function peerMeasures(dir, names) {
   for (const name of names) if (PEERS[name].argv) out[name] = peer(PEERS[name], dir);
   return out;
 }
-const peerLabels = (names) => Object.fromEntries(names.map((n) => [n, { label: PEERS[n].label, short: PEERS[n].short, ratioTo: 'floor' }]));
+const peerLabels = (names, ratioTo) => Object.fromEntries(names.map((n) => [n, { label: PEERS[n].label, short: PEERS[n].short, ratioTo }]));
 
 function corpus(id, title, dir) {
   const results = alternate(reps, { floor: floor(dir), check: check(dir), oneThread: check(dir, { BITEXACT_THREADS: '1' }), ...peerMeasures(dir, ['ruff', 'pyflakes']) });
@@ -55,7 +56,7 @@ function corpus(id, title, dir) {
       floor: { label: 'tree-sitter read+parse, one thread (the floor)' },
       check: { label: `bitexact check (${os.availableParallelism()} cores)`, short: 'bitexact check', ratioTo: 'floor', target: { on: 'ratio', max: 0.7, text: '≤ 0.70× the floor' }, note: found },
       oneThread: { label: 'bitexact check, one thread', ratioTo: 'floor', note: (r) => `${found(r)}; report byte-identical` },
-      ...peerLabels(['ruff', 'pyflakes']),
+      ...peerLabels(['ruff', 'pyflakes'], 'floor'),
     }),
     versus: [['check', 'ruff'], ['check', 'pyflakes']],
   };
@@ -69,9 +70,22 @@ function pyrightSubset(dir) {
     note: `the first ${SUBSET} files of the stdlib walk (${dir}); pyright type-checks, so it is measured on these only`,
     rows: rows(results, {
       check: { label: `bitexact check (${os.availableParallelism()} cores)`, short: 'bitexact check' },
-      ...Object.fromEntries(Object.entries(peerLabels(['ruff', 'pyflakes', 'pyright'])).map(([k, v]) => [k, { ...v, ratioTo: 'check' }])),
+      ...peerLabels(['ruff', 'pyflakes', 'pyright'], 'check'),
     }),
     versus: [['check', 'pyright']],
+  };
+}
+
+/** Each tool on an empty directory: what every other figure of it includes (Ruff: compiling its wasm). */
+function startup(dir) {
+  fs.mkdirSync(dir, { recursive: true });
+  const names = ['ruff', 'pyflakes', 'pyright'];
+  const results = alternate(reps, { check: check(dir), ...peerMeasures(dir, names) });
+  return {
+    id: 'startup',
+    title: 'Start-up: each tool on an empty directory',
+    note: 'Part of every figure above and below; a peer that starts slowly is at a disadvantage on few files.',
+    rows: rows(results, { check: { label: 'bitexact check', short: 'bitexact check' }, ...peerLabels(names) }),
   };
 }
 
@@ -85,6 +99,7 @@ const groups = [
   corpus('stdlib', args.quick ? `Python standard library, first ${UNIT} files (quick)` : 'Python standard library', stdlibCopy),
   corpus('torch-corpus', 'Generated torch corpus', torch),
   pyrightSubset(copyFiles(stdlib, path.join(work, 'subset'), { limit: SUBSET })),
+  startup(path.join(work, 'empty')),
 ];
 writeResult(args, { part: 'check', reps, groups });
 process.stdout.write(renderPart({ part: 'check', groups }));
