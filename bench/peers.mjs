@@ -21,14 +21,16 @@ function npmPeer(name, short, label, argv) {
   return { short, label: label(version), argv: (dir) => argv(path.dirname(manifest), dir) };
 }
 
-const PYFLAKES = '/usr/bin/pyflakes3';
+// BENCH_PYFLAKES: another pyflakes command (a pip-installed one, say) in place of Debian's.
+const PYFLAKES = process.env.BENCH_PYFLAKES ?? '/usr/bin/pyflakes3';
 
 function pyflakes() {
   const short = 'pyflakes';
   if (!fs.existsSync(PYFLAKES)) return { short, label: "pyflakes (Debian's python3-pyflakes)", absent: `not installed: no ${PYFLAKES} (apt-get install python3-pyflakes)` };
   // `pyflakes3 --version` prints e.g. "2.5.0 Python 3.11.2 on Linux".
   const [version, , python] = execFileSync(PYFLAKES, ['--version'], { encoding: 'utf8' }).trim().split(' ');
-  return { short, label: `pyflakes ${version} (Debian's python3-pyflakes, Python ${python})`, argv: (dir) => [PYFLAKES, dir] };
+  const source = process.env.BENCH_PYFLAKES ? PYFLAKES : "Debian's python3-pyflakes";
+  return { short, label: `pyflakes ${version} (${source}, Python ${python})`, argv: (dir) => [PYFLAKES, dir] };
 }
 
 export function peers() {

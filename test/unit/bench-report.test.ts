@@ -1,5 +1,6 @@
 // bench/RESULTS.md is rendered from the measurements of one `npm run bench` by a pure function: a
 // fixture of measurements (test/fixtures/bench/results.json) gives these tables. No timing here.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -67,5 +68,17 @@ describe('bench report', () => {
   it('takes the median of an even count as the mean of the middle two', () => {
     expect(median([4, 1, 3, 2])).toBe(2.5);
     expect(median([5])).toBe(5);
+  });
+});
+
+describe('bench peers', () => {
+  it('reports a peer that is not installed as such, with how to install it', () => {
+    const script = "import('./bench/peers.mjs').then(({ peers }) => { const p = peers(); console.log(JSON.stringify({ pyflakes: p.pyflakes, ruff: p.ruff.label })); })";
+    const out = execFileSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, BENCH_PYFLAKES: path.join(ROOT, 'no-such-pyflakes') } });
+    const { pyflakes, ruff } = JSON.parse(out);
+    expect(pyflakes.argv).toBeUndefined();
+    expect(pyflakes.absent).toBe(`not installed: no ${path.join(ROOT, 'no-such-pyflakes')} (apt-get install python3-pyflakes)`);
+    // The devDependency is installed here (npm ci), with its version in the label.
+    expect(ruff).toMatch(/^Ruff \d+\.\d+\.\d+ \(WebAssembly build, default rules, one thread\)$/);
   });
 });
