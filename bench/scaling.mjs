@@ -30,10 +30,7 @@ function check(target, env = {}) {
 
 /** Rows of one series: each size's measure, alternating across sizes. */
 function series(name, sizes, labelOf, measureOf) {
-  const results = alternate(
-    reps,
-    Object.fromEntries(sizes.map((s) => [s, measureOf(s)])),
-  );
+  const results = alternate(reps, Object.fromEntries(sizes.map((s) => [s, measureOf(s)])));
   return sizes.map((s) => ({ id: `${name}-${s}`, series: name, scale: s, label: labelOf(s, results[s].last), ms: results[s].ms, rssMb: results[s].rssMb }));
 }
 
