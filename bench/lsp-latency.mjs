@@ -3,12 +3,14 @@
 // file of as many lines dense with findings (about 700), and the server's RSS after opening 50
 // ordinary files of 5,000 lines, and (another server) 50 dense ones. Targets: p95 <= 15 ms, RSS <= 200 MB. SERVER_NODE_ARGS passes node
 // options to the server (e.g. --max-old-space-size=100 shows how much of the RSS is uncollected garbage).
+// --quick: 50 edits of each kind and 10 open files; --json FILE: the figures for bench/report.mjs.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import rpc from 'vscode-languageserver-protocol/node';
+import { partArgs, writeResult } from './measure.mjs';
 import { writeDenseFile, writeRealisticFile } from './realistic-corpus.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -17,7 +19,12 @@ const serverRoot = process.env.BENCH_SERVER_ROOT ? path.resolve(process.env.BENC
 const dir = path.join(os.tmpdir(), 'bitexact-bench-lsp');
 fs.rmSync(dir, { recursive: true, force: true });
 fs.mkdirSync(dir, { recursive: true });
-const files = Array.from({ length: 50 }, (_, i) => path.join(dir, `model_${String(i).padStart(2, '0')}.py`));
+const args = partArgs();
+// Lines sampled for each kind of edit (two edits each: a character typed, then deleted).
+const SAMPLES = args.quick ? 25 : 100;
+const OPEN_FILES = args.quick ? 10 : 50;
+const result = { part: 'lsp', latency: [], rss: [] };
+const files = Array.from({ length: OPEN_FILES }, (_, i) => path.join(dir, `model_${String(i).padStart(2, '0')}.py`));
 for (const file of files) writeRealisticFile(file, 5000);
 
 async function startServer(cwd) {
@@ -91,15 +98,22 @@ async function timeEdits(edits, target = uri) {
   const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
   // Work, not time: findings converted to diagnostics per edit (bitexact/stats).
   const after = await stats();
-  const work = after && before ? `, ${((after.conversions - before.conversions) / edits.length).toFixed(1)} conversions/edit` : '';
-  return `p50 ${pct(50).toFixed(1)} ms, p95 ${pct(95).toFixed(1)} ms, max ${latencies.at(-1).toFixed(1)} ms${work}`;
+  const conversions = after && before ? (after.conversions - before.conversions) / edits.length : undefined;
+  return { p50: pct(50), p95: pct(95), max: latencies.at(-1), edits: edits.length, conversions };
+}
+/** Times the edits, prints the figures and keeps them for --json. */
+async function report(id, label, edits, target, targetMs) {
+  const t = await timeEdits(edits, target);
+  result.latency.push({ id, label, ...t, targetMs });
+  const work = t.conversions === undefined ? '' : `, ${t.conversions.toFixed(1)} conversions/edit`;
+  console.log(`edit -> diagnostics, ${label}: p50 ${t.p50.toFixed(1)} ms, p95 ${t.p95.toFixed(1)} ms, max ${t.max.toFixed(1)} ms${work}${targetMs ? ` (target p95 <= ${targetMs} ms)` : ''}`);
 }
 const typeAndDelete = (line, character) => [
   { range: { start: { line, character }, end: { line, character } }, text: 'x' },
   { range: { start: { line, character }, end: { line, character: character + 1 } }, text: '' },
 ];
 let lines = text.split('\n');
-const sampled = () => Array.from({ length: 100 }, (_, k) => Math.floor(((k + 0.5) * (lines.length - 1)) / 100));
+const sampled = () => Array.from({ length: SAMPLES }, (_, k) => Math.floor(((k + 0.5) * (lines.length - 1)) / SAMPLES));
 const assignmentNear = (line) => {
   for (let d = 0; d < lines.length; d++) {
     for (const l of [line + d, line - d]) if (/^ {8}\w+ = /.test(lines[l] ?? '')) return l;
@@ -108,15 +122,15 @@ const assignmentNear = (line) => {
 };
 const bodyEdits = () => sampled().map(assignmentNear).flatMap((line) => typeAndDelete(line, /\w+/.exec(lines[line]).index + 1));
 const inBodies = bodyEdits();
-const across = Array.from({ length: 100 }, (_, k) => Math.floor(((k + 0.5) * (lines.length - 1)) / 100)).flatMap((line) => typeAndDelete(line, lines[line].length));
+const across = Array.from({ length: SAMPLES }, (_, k) => Math.floor(((k + 0.5) * (lines.length - 1)) / SAMPLES)).flatMap((line) => typeAndDelete(line, lines[line].length));
 const middle = Math.floor(lines.length / 2);
-const toggle = Array.from({ length: 100 }, () => [
+const toggle = Array.from({ length: SAMPLES }, () => [
   { range: { start: { line: middle, character: 0 }, end: { line: middle, character: 0 } }, text: '#' },
   { range: { start: { line: middle, character: 0 }, end: { line: middle, character: 1 } }, text: '' },
 ]).flat();
-console.log(`edit -> diagnostics, (a) typing inside function bodies: ${await timeEdits(inBodies)} (target p95 <= 15 ms)`);
-console.log(`edit -> diagnostics, (b) typing at the end of lines of every kind: ${await timeEdits(across)}`);
-console.log(`edit -> diagnostics, (c) '#' toggled on one docstring line: ${await timeEdits(toggle)}`);
+await report('bodies', '(a) typing inside function bodies', inBodies, uri, 15);
+await report('ends', '(b) typing at the end of lines of every kind', across, uri, 15);
+await report('toggle', "(c) '#' toggled on one docstring line", toggle, uri);
 
 // (d) and (e): a file as long, dense with findings.
 const denseFile = path.join(dir, 'dense.py');
@@ -127,21 +141,25 @@ await connection.sendNotification(rpc.DidOpenTextDocumentNotification.type, { te
 const denseFirst = await pull(denseUri);
 lines = denseText.split('\n');
 console.log(`dense file: ${lines.length} lines, ${denseFirst.items.length} diagnostics on open`);
-console.log(`edit -> diagnostics, (d) dense file, typing inside function bodies: ${await timeEdits(bodyEdits(), denseUri)} (target p95 <= 15 ms)`);
-const denseAcross = Array.from({ length: 100 }, (_, k) => Math.floor(((k + 0.5) * (lines.length - 1)) / 100)).flatMap((line) => typeAndDelete(line, lines[line].length));
-console.log(`edit -> diagnostics, (e) dense file, typing at the end of lines of every kind: ${await timeEdits(denseAcross, denseUri)} (target p95 <= 15 ms)`);
+await report('dense-bodies', `(d) dense file (${denseFirst.items.length} findings), typing inside function bodies`, bodyEdits(), denseUri, 15);
+const denseAcross = Array.from({ length: SAMPLES }, (_, k) => Math.floor(((k + 0.5) * (lines.length - 1)) / SAMPLES)).flatMap((line) => typeAndDelete(line, lines[line].length));
+await report('dense-ends', '(e) dense file, typing at the end of lines of every kind', denseAcross, denseUri, 15);
 
 const rssMb = await rssWithOpen(server, files.slice(1));
 console.log(`server RSS with ${files.length} open files of ~5,000 lines: ${rssMb.toFixed(0)} MB (target <= 200 MB)`);
+result.rss.push({ id: 'open', label: `server RSS with ${files.length} open files of ~5,000 lines`, mb: rssMb, files: files.length });
 await stopServer(server);
 
 // (f) A fresh server with 50 files as dense as (d), each with ~750 findings.
 const denseDir = path.join(dir, 'dense');
 fs.mkdirSync(denseDir);
-const denseFiles = Array.from({ length: 50 }, (_, i) => path.join(denseDir, `dense_${String(i).padStart(2, '0')}.py`));
+const denseFiles = Array.from({ length: OPEN_FILES }, (_, i) => path.join(denseDir, `dense_${String(i).padStart(2, '0')}.py`));
 for (const file of denseFiles) fs.copyFileSync(denseFile, file);
 const denseServer = await startServer(denseDir);
 const denseRss = await rssWithOpen(denseServer, denseFiles);
 console.log(`server RSS with ${denseFiles.length} open dense files (~750 findings each): ${denseRss.toFixed(0)} MB (target <= 200 MB)`);
+result.rss.push({ id: 'open-dense', label: `server RSS with ${denseFiles.length} open dense files (~750 findings each)`, mb: denseRss, files: denseFiles.length });
 await stopServer(denseServer);
+result.lines = text.split('\n').length;
+writeResult(args, result);
 process.exit(0);
