@@ -60,7 +60,7 @@ export function localisePair(pairDir: string): { localisation?: Localisation[]; 
 }
 
 function placeText(p: RecordPlace): string {
-  const what = `${p.kind}${p.output > 0 ? ` #${p.output}` : ''}${p.occurrence > 0 ? ` (occurrence ${p.occurrence + 1})` : ''}`;
+  const what = `${p.kind}${p.output > 0 ? ` #${p.output}` : ''}${p.microbatch !== undefined ? ` (microbatch ${p.microbatch})` : ''}${p.occurrence > 0 ? ` (occurrence ${p.occurrence + 1})` : ''}`;
   // An op outside every module (the backward's, the optimizer's) has no module to name.
   const where = [p.module || (p.kind === 'loss' ? '(loss)' : ''), p.op ?? ''].filter(Boolean).join(' ');
   return `step ${p.step} ${p.phase}, ${where}: ${what}${p.source ? ` [${p.source.path}:${p.source.line}]` : ''}`;
@@ -82,7 +82,7 @@ export function localisationText(result: { localisation?: Localisation[]; error?
     if (!l.divergence) lines.push(`  ${rank}every one of ${l.compared} records matched (${l.matchStrength})`);
     else {
       lines.push(`  ${rank}first divergence: ${placeText(l.divergence)}`);
-      if (l.lastMatch) lines.push(`  ${rank}last match before it: ${placeText(l.lastMatch)}`);
+      if (l.lastMatch) lines.push(`  ${rank}last match before it: ${placeText(l.lastMatch)} (the ${l.compared - 1} records up to it matched by ${l.matchStrength})`);
       if (l.throughCollective) {
         const from = l.throughCollective.fromRanks;
         lines.push(`  ${rank}its records were equal until the collective ${placeText(l.throughCollective.collective)}, which carried over the difference of rank${from.length > 1 ? 's' : ''} ${from.join(', ')}`);
