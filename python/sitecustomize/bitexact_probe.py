@@ -23,7 +23,9 @@ collective),
 module (path as named_modules() names it, the root's class name for the root), output (index of the
 tensor among the module's outputs), occurrence (how many times this module/kind/output was recorded
 before in the step: microbatches, reused modules, recomputation), source {path, line} (where the
-module's forward is defined), dtype, shape, digest (16 hex digits).
+module's forward is defined), dtype, shape, digest (16 hex digits), and with
+`--hash full` (BITEXACT_PROBE_HASH=full) sha256: the SHA-256 of the tensor's bytes, copied to the host
+(a host sync per record, so only where asked).
 
 Collectives: a call of torch.distributed's all_reduce, broadcast, reduce, all_gather(_into_tensor),
 reduce_scatter(_tensor) or all_to_all_single is a `collective` record (op `torch.distributed.<name>`)
@@ -98,9 +100,9 @@ class Probe(bitexact_probe_base.ProbeBase):
         self.end_step()
 
 
-def install(torch, out_dir, steps=""):
+def install(torch, out_dir, steps="", full_hash=False):
     """Hooks every module and optimizer of the process; returns the Probe."""
-    probe = bitexact_probe_base.install_hooks(torch, Probe(torch, out_dir, steps))
+    probe = bitexact_probe_base.install_hooks(torch, Probe(torch, out_dir, steps, full_hash))
     _hook_collectives(torch, probe)
     return probe
 
@@ -153,33 +155,40 @@ def install_from_environment(torch):
     if mode not in MODES:
         sys.stderr.write("bitexact probe: unknown mode %r (modules, ops); not recording\n" % mode)
         return None
+    hashing = os.environ.get("BITEXACT_PROBE_HASH", "")
+    if hashing not in HASHES:
+        sys.stderr.write("bitexact probe: unknown hash %r (digest, full); not recording\n" % hashing)
+        return None
     out_dir = os.environ.get("BITEXACT_PROBE_DIR") or "bitexact-probe"
-    return MODES[mode](torch, out_dir, os.environ.get("BITEXACT_PROBE_STEPS", ""))
+    return MODES[mode](torch, out_dir, os.environ.get("BITEXACT_PROBE_STEPS", ""), full_hash=hashing == "full")
 
 
-def install_ops(torch, out_dir, steps=""):
+def install_ops(torch, out_dir, steps="", full_hash=False):
     """The `ops` mode (bitexact_probe_ops.py): every aten op's outputs inside the step window."""
     import bitexact_probe_ops
 
-    return bitexact_probe_ops.install(torch, out_dir, steps)
+    return bitexact_probe_ops.install(torch, out_dir, steps, full_hash)
 
 
 MODES = {"modules": install, "ops": install_ops}
+# `digest` (the default): the device digest only; `full`: also a SHA-256 of every byte, on the host.
+HASHES = ("", "digest", "full")
 
 
 def main(argv):
-    """`python -m bitexact_probe [--mode modules|ops] [--out DIR] [--steps A-B] -- script.py args...`: runs the script probed."""
+    """`python -m bitexact_probe [--mode modules|ops] [--out DIR] [--steps A-B] [--hash digest|full] -- script.py args...`: runs the script probed."""
     import argparse
     import runpy
 
     if "--" not in argv:
-        sys.stderr.write("usage: python -m bitexact_probe [--mode modules|ops] [--out DIR] [--steps A-B] -- script.py [args...]\n")
+        sys.stderr.write("usage: python -m bitexact_probe [--mode modules|ops] [--out DIR] [--steps A-B] [--hash digest|full] -- script.py [args...]\n")
         return 2
     split = argv.index("--")
     parser = argparse.ArgumentParser(prog="python -m bitexact_probe")
     parser.add_argument("--mode", choices=sorted(MODES), default=os.environ.get("BITEXACT_PROBE") or "modules")
     parser.add_argument("--out", default=os.environ.get("BITEXACT_PROBE_DIR") or "bitexact-probe")
     parser.add_argument("--steps", default=os.environ.get("BITEXACT_PROBE_STEPS", ""))
+    parser.add_argument("--hash", choices=["digest", "full"], default=os.environ.get("BITEXACT_PROBE_HASH") or "digest")
     options = parser.parse_args(argv[:split])
     script = argv[split + 1 :]
     if not script:
@@ -187,7 +196,7 @@ def main(argv):
         return 2
     import torch
 
-    MODES[options.mode](torch, options.out, options.steps)
+    MODES[options.mode](torch, options.out, options.steps, full_hash=options.hash == "full")
     sys.argv = script
     sys.path.insert(0, os.path.dirname(os.path.abspath(script[0])))
     runpy.run_path(script[0], run_name="__main__")

@@ -53,8 +53,10 @@ def rank_of(torch):
 
 
 class ProbeBase(object):
-    def __init__(self, torch, out_dir, steps=""):
+    def __init__(self, torch, out_dir, steps="", full_hash=False):
         self.torch = torch
+        # `--probe-hash full`: each record also carries the SHA-256 of the tensor's bytes (a host sync).
+        self.full_hash = full_hash
         self.torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
         self.out_dir = out_dir
         # Opened at the first flush, when torch.distributed knows the rank (rank_of).
@@ -104,6 +106,8 @@ class ProbeBase(object):
         }
         if op is not None:
             record["op"] = op
+        if self.full_hash:
+            record["sha256"] = bitexact_probe_digest.sha256(self.torch, tensor)
         self.pending.append(record)
         self.sequence += 1
 

@@ -5,6 +5,9 @@ position and sums with wrap-around, on the tensor's own device: a single flipped
 unequal elements swapped, change it, and nothing reaches the host until the step's batch is copied.
 """
 
+import ctypes
+import hashlib
+
 _MASK64 = (1 << 64) - 1
 
 
@@ -20,14 +23,19 @@ def _odd_weights(torch, count, device, cache):
     return weights
 
 
-def words(torch, tensor):
-    """The tensor's raw bytes as int64 words (zero-padded to a whole word), on its device."""
+def raw_bytes(torch, tensor):
+    """The tensor's raw bytes as a flat uint8 tensor on its device (complex as its real pairs)."""
     x = tensor.detach()
     if x.is_complex():
         x = torch.view_as_real(x)
     if x.dtype == torch.bool:
         x = x.to(torch.uint8)
-    data = x.contiguous().reshape(-1).view(torch.uint8)
+    return x.contiguous().reshape(-1).view(torch.uint8)
+
+
+def words(torch, tensor):
+    """The tensor's raw bytes as int64 words (zero-padded to a whole word), on its device."""
+    data = raw_bytes(torch, tensor)
     pad = (-data.numel()) % 8
     if pad:
         data = torch.cat([data, data.new_zeros(pad)])
@@ -50,3 +58,13 @@ def digest(torch, tensor, cache=None):
 def hex64(value):
     """A digest's host value (a Python int, signed) as the 16 hex digits a record carries."""
     return "%016x" % (value & _MASK64)
+
+
+def sha256(torch, tensor):
+    """The SHA-256 of the tensor's raw bytes, as hex, computed on the host (`--probe-hash full`).
+
+    The bytes are copied to the host first, so a CUDA tensor waits for the kernels that write it: a
+    host sync per record, which is why it is computed only where asked.
+    """
+    data = raw_bytes(torch, tensor).cpu()
+    return hashlib.sha256(ctypes.string_at(data.data_ptr(), data.numel()) if data.numel() else b"").hexdigest()

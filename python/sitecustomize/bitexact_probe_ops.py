@@ -33,8 +33,8 @@ _META_KEY = "bitexact_probe"
 
 
 class OpsProbe(bitexact_probe_base.ProbeBase):
-    def __init__(self, torch, out_dir, steps=""):
-        bitexact_probe_base.ProbeBase.__init__(self, torch, out_dir, steps)
+    def __init__(self, torch, out_dir, steps="", full_hash=False):
+        bitexact_probe_base.ProbeBase.__init__(self, torch, out_dir, steps, full_hash)
         self.mode = None
         self.in_optimizer = 0
         # (Probe.after_backward: gradient clipping, scaling, all-reduce before optimizer.step() belong
@@ -162,6 +162,6 @@ def _mode_class(torch):
     return _RecordOps
 
 
-def install(torch, out_dir, steps=""):
+def install(torch, out_dir, steps="", full_hash=False):
     """Hooks modules and optimizers to know the step, phase and module; records ops in the window."""
-    return bitexact_probe_base.install_hooks(torch, OpsProbe(torch, out_dir, steps))
+    return bitexact_probe_base.install_hooks(torch, OpsProbe(torch, out_dir, steps, full_hash))
