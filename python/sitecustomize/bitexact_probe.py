@@ -57,6 +57,10 @@ COLLECTIVES = {
 class Probe(bitexact_probe_base.ProbeBase):
     """The modules mode: module outputs, their gradients, parameters and their gradients, the loss."""
 
+    def __init__(self, torch, out_dir, steps="", full_hash=False):
+        bitexact_probe_base.ProbeBase.__init__(self, torch, out_dir, steps, full_hash)
+        self.grad_hooks = {}
+
     def collective(self, op, tensors):
         """What this rank sends to a collective, before it runs (it may write its tensors asynchronously)."""
         module = self.stack[-1] if self.stack else ""
@@ -78,25 +82,38 @@ class Probe(bitexact_probe_base.ProbeBase):
                 tensor.register_hook(self._grad_hook(name, index, source))
 
     def _grad_hook(self, name, index, source):
-        def hook(grad):
-            self.record("grad-output", "backward", name, grad, index, source)
+        # One hook per module output, made once: a module's outputs are hooked again every step.
+        key = (name, index)
+        hook = self.grad_hooks.get(key)
+        if hook is None:
 
+            def hook(grad):
+                self.record("grad-output", "backward", name, grad, index, source)
+
+            self.grad_hooks[key] = hook
         return hook
 
     def before_backward(self, tensor):
         if tensor.numel() == 1:
             self.record("loss", "forward", "", tensor)
 
-    def before_step(self, optimizer, args, kwargs):
+    def _parameters(self, optimizer, grads):
+        names = self.param_names
         for group in optimizer.param_groups:
             for param in group["params"]:
-                if param.grad is not None:
-                    self.record("param-grad", "optimizer", self.param_names.get(id(param), "?"), param.grad)
+                if not grads:
+                    yield names.get(id(param), "?"), param
+                elif param.grad is not None:
+                    yield names.get(id(param), "?"), param.grad
+
+    def before_step(self, optimizer, args, kwargs):
+        # Every gradient, then after the step every parameter: each batch digested in a few kernels.
+        if self.in_window():
+            self.record_many("param-grad", "optimizer", self._parameters(optimizer, grads=True))
 
     def after_step(self, optimizer, args, kwargs):
-        for group in optimizer.param_groups:
-            for param in group["params"]:
-                self.record("param", "optimizer", self.param_names.get(id(param), "?"), param)
+        if self.in_window():
+            self.record_many("param", "optimizer", self._parameters(optimizer, grads=False))
         self.end_step()
 
 

@@ -65,6 +65,7 @@ class ProbeBase(object):
         self.low, self.high = steps_of(steps)
         self.step = 1
         self.sequence = 0
+        # (records, their digests as a 1-d tensor on their device), in execution order, until the flush.
         self.pending = []
         # Batches of records whose digests are on their way to the host: (records, host tensor, event).
         self.in_flight = []
@@ -73,6 +74,7 @@ class ProbeBase(object):
         self.param_names = {}
         self.sources = {}
         self.weights = {}
+        self.dtype_names = {}
         self.stack = []
         self.in_backward = 0
         # A backward ended and no module forward began since (gradient all-reduce, clipping, scaling).
@@ -83,13 +85,17 @@ class ProbeBase(object):
     def in_window(self):
         return self.low <= self.step <= self.high
 
-    def record(self, kind, phase, module, tensor, output=0, source=None, op=None):
+    def _new_record(self, kind, phase, module, tensor, output, source, op):
+        """The record of `tensor` without its digest, numbered; None outside the window."""
         if not self.in_window() or not isinstance(tensor, self.torch.Tensor):
-            return
+            return None
         # Occurrences count per module/kind/output; an op's per step, phase, op and source line.
         key = (kind, module, output) if op is None else (phase, op, output, source and (source["path"], source["line"]))
         occurrence = self.occurrences.get(key, 0)
         self.occurrences[key] = occurrence + 1
+        dtype = self.dtype_names.get(tensor.dtype)
+        if dtype is None:
+            dtype = self.dtype_names[tensor.dtype] = str(tensor.dtype).replace("torch.", "")
         record = {
             "sequence": self.sequence,
             "rank": None,  # set when written (rank_of)
@@ -100,23 +106,40 @@ class ProbeBase(object):
             "output": output,
             "occurrence": occurrence,
             "source": source,
-            "dtype": str(tensor.dtype).replace("torch.", ""),
+            "dtype": dtype,
             "shape": list(tensor.shape),
-            "digest": bitexact_probe_digest.digest(self.torch, tensor, self.weights),
+            "digest": None,  # set when written, from the step's digests
         }
         if op is not None:
             record["op"] = op
         if self.full_hash:
             record["sha256"] = bitexact_probe_digest.sha256(self.torch, tensor)
-        self.pending.append(record)
         self.sequence += 1
+        return record
+
+    def record(self, kind, phase, module, tensor, output=0, source=None, op=None):
+        record = self._new_record(kind, phase, module, tensor, output, source, op)
+        if record is not None:
+            self.pending.append(([record], bitexact_probe_digest.digest(self.torch, tensor, self.weights, keepdim=True)))
+
+    def record_many(self, kind, phase, named):
+        """Records (module, tensor) pairs of one kind at once, digested together (digest_many) per device."""
+        by_device = {}
+        for module, tensor in named:
+            record = self._new_record(kind, phase, module, tensor, 0, None, None)
+            if record is not None:
+                by_device.setdefault(tensor.device, ([], []))
+                by_device[tensor.device][0].append(record)
+                by_device[tensor.device][1].append(tensor)
+        for records, tensors in by_device.values():
+            self.pending.append((records, bitexact_probe_digest.digest_many(self.torch, tensors, self.weights)))
 
     def flush(self, wait=False):
         """Moves the pending records' digests towards the host and writes the records that arrived.
 
-        A CUDA step's digests are copied, one stack per device, into pinned host memory without
-        waiting (no host sync: under torch.cuda.set_sync_debug_mode("error") nothing raises); they
-        are written once the copy's event has completed, at a later step boundary, or at exit
+        A CUDA step's digests are copied, one joined tensor per device, into pinned host memory
+        without waiting (no host sync: under torch.cuda.set_sync_debug_mode("error") nothing raises);
+        they are written once the copy's event has completed, at a later step boundary, or at exit
         (`wait`). CPU digests are written at once.
         """
         if self.file is None and (self.pending or self.in_flight or wait):
@@ -125,18 +148,20 @@ class ProbeBase(object):
             self.file = open(os.path.join(self.out_dir, "rank_%d.jsonl" % self.rank), "a")
         if self.pending:
             by_device = {}
-            for record in self.pending:
-                by_device.setdefault(record["digest"].device, []).append(record)
-            for device, records in by_device.items():
-                stacked = self.torch.stack([r["digest"] for r in records])
+            for records, digests in self.pending:
+                batch = by_device.setdefault(digests.device, ([], []))
+                batch[0].extend(records)
+                batch[1].append(digests)
+            for device, (records, digests) in by_device.items():
+                joined = self.torch.cat(digests) if len(digests) > 1 else digests[0]
                 if device.type == "cuda":
-                    host = self.torch.empty(stacked.shape, dtype=stacked.dtype, pin_memory=True)
-                    host.copy_(stacked, non_blocking=True)
+                    host = self.torch.empty(joined.shape, dtype=joined.dtype, pin_memory=True)
+                    host.copy_(joined, non_blocking=True)
                     event = self.torch.cuda.Event()
                     event.record()
                     self.in_flight.append((records, host, event))
                 else:
-                    self.in_flight.append((records, stacked, None))
+                    self.in_flight.append((records, joined, None))
             self.pending = []
         # In order: a batch is written only after every batch before it.
         while self.in_flight:
