@@ -38,7 +38,7 @@ def words(torch, tensor):
     x = tensor.detach()
     # The common case in three views and no copy: a contiguous tensor of whole, aligned words.
     size = x.element_size()
-    if x.is_contiguous() and x.dtype in _WORDABLE and (x.numel() * size) % 8 == 0 and (x.storage_offset() * size) % 8 == 0:
+    if x.is_contiguous() and x.dtype in _wordable(torch) and (x.numel() * size) % 8 == 0 and (x.storage_offset() * size) % 8 == 0:
         return x.view(-1).view(torch.int64) if x.dim() else x.reshape(1).view(torch.int64)
     data = raw_bytes(torch, x)
     pad = (-data.numel()) % 8
@@ -48,13 +48,15 @@ def words(torch, tensor):
     return data.view(torch.int64)
 
 
+_WORDABLE = []
+
+
 def _wordable(torch):
-    """The dtypes whose tensors view as int64 words directly (not complex, not bool)."""
-    names = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8")
-    return frozenset(getattr(torch, n) for n in names if hasattr(torch, n))
-
-
-_WORDABLE = frozenset()
+    """The dtypes whose tensors view as int64 words directly (not complex, not bool), made once."""
+    if not _WORDABLE:
+        names = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8")
+        _WORDABLE.append(frozenset(getattr(torch, n) for n in names if hasattr(torch, n)))
+    return _WORDABLE[0]
 
 
 def digest(torch, tensor, cache=None, keepdim=False):
@@ -65,9 +67,6 @@ def digest(torch, tensor, cache=None, keepdim=False):
     unequal words at i and j changes it by 2·(w_i − w_j)·(j − i). Two kernels (a product and an
     integer sum, exact in any order) once the weights are cached; no host sync.
     """
-    global _WORDABLE
-    if not _WORDABLE:
-        _WORDABLE = _wordable(torch)
     w = words(torch, tensor)
     weights = _odd_weights(torch, w.numel(), w.device, {} if cache is None else cache)
     return (w * weights).sum(0, keepdim=True) if keepdim else (w * weights).sum()
@@ -87,9 +86,6 @@ def digest_many(torch, tensors, cache):
     positions b_j + 1 .. b_{j+1}, its word i sits at p = b_j + 1 + i, so 2i + 1 = W[p] − 2(b_j + 1)
     and its digest is (ΣwW)_j − 2(b_j + 1)(Σw)_j, exact with wrap-around like digest().
     """
-    global _WORDABLE
-    if not _WORDABLE:
-        _WORDABLE = _wordable(torch)
     ws = [words(torch, t) for t in tensors]
     pieces = []
     i = 0
