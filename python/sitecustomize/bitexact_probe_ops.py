@@ -4,7 +4,7 @@ two runs part at, and on which line of the user's code.
 A TorchDispatchMode sees every aten op below autograd, in the forward, the backward (the autograd
 engine carries the mode to its threads) and the optimizer. Inside the step window
 (BITEXACT_PROBE_STEPS) it records each tensor an op returns as an `op-output` record with the same
-on-device digest as the modules mode (bitexact_probe.digest, batched to the host at the step
+on-device digest as the modules mode (bitexact_probe_digest.digest, batched to the host at the step
 boundary, no host sync per op). Outside the window the mode is not on the dispatcher's stack at all,
 so it costs nothing there: it is pushed at the first module forward of a step in the window and
 popped when that step's optimizer.step() returns.
@@ -27,7 +27,7 @@ all-reduces, which reach the dispatcher from C++) is a `collective` record of th
 sends, digested before the op runs; its outputs are seen by the ops that read them.
 """
 
-import bitexact_probe
+import bitexact_probe_base
 
 _META_KEY = "bitexact_probe"
 
@@ -39,9 +39,9 @@ _META_KEY = "bitexact_probe"
 _UNWRITTEN_OUTPUTS = frozenset({"philox_seed", "philox_offset", "rng_state", "unused", "debug_attn_mask"})
 
 
-class OpsProbe(bitexact_probe.Probe):
-    def __init__(self, torch, out_dir, steps=""):
-        bitexact_probe.Probe.__init__(self, torch, out_dir, steps)
+class OpsProbe(bitexact_probe_base.ProbeBase):
+    def __init__(self, torch, out_dir, steps="", full_hash=False):
+        bitexact_probe_base.ProbeBase.__init__(self, torch, out_dir, steps, full_hash)
         self.mode = None
         self.in_optimizer = 0
         # (Probe.after_backward: gradient clipping, scaling, all-reduce before optimizer.step() belong
@@ -93,10 +93,10 @@ class OpsProbe(bitexact_probe.Probe):
         else:
             phase, source, module = "forward", self.user_frame(), self.stack[-1] if self.stack else ""
         name = str(func)
-        tensors = list(bitexact_probe._tensors(out))
+        tensors = list(bitexact_probe_base.tensors(out))
         if not tensors:
             # In-place ops that return nothing (the optimizers' _foreach_add_, ...): their written arguments.
-            tensors = list(bitexact_probe._tensors(self.written(func, args, kwargs)))
+            tensors = list(bitexact_probe_base.tensors(self.written(func, args, kwargs)))
         unwritten = self.unwritten_outputs(func, out)
         for index, tensor in enumerate(tensors):
             # Sparse, nested and meta tensors have no plain bytes to digest on the device. An
@@ -126,7 +126,7 @@ class OpsProbe(bitexact_probe.Probe):
             phase = "backward" if node is not None or self.in_backward else "forward"
         module = self.stack[-1] if self.stack and phase == "forward" else ""
         source = self.user_frame()
-        for index, tensor in enumerate(t for t in bitexact_probe._tensors(sent) if t.layout == self.torch.strided and t.device.type != "meta"):
+        for index, tensor in enumerate(t for t in bitexact_probe_base.tensors(sent) if t.layout == self.torch.strided and t.device.type != "meta"):
             self.record("collective", phase, module, tensor, index, source, op=str(func))
 
     def start(self):
@@ -143,13 +143,8 @@ class OpsProbe(bitexact_probe.Probe):
     # --- hooks ---------------------------------------------------------------------------------
 
     def forward_pre(self, module, args):
-        bitexact_probe.Probe.forward_pre(self, module, args)
-        self.after_backward = False
+        bitexact_probe_base.ProbeBase.forward_pre(self, module, args)
         self.start()
-
-    def forward(self, module, args, output):
-        if self.stack:
-            self.stack.pop()
 
     def before_step(self, optimizer, args, kwargs):
         self.in_optimizer += 1
@@ -158,13 +153,11 @@ class OpsProbe(bitexact_probe.Probe):
         self.in_optimizer -= 1
         self.after_backward = False
         self.stop()
-        self.flush()
-        self.step += 1
-        self.occurrences = {}
+        self.end_step()
 
     def close(self):
         self.stop()
-        bitexact_probe.Probe.close(self)
+        bitexact_probe_base.ProbeBase.close(self)
 
 
 def _mode_class(torch):
@@ -188,28 +181,6 @@ def _mode_class(torch):
     return _RecordOps
 
 
-def install(torch, out_dir, steps=""):
+def install(torch, out_dir, steps="", full_hash=False):
     """Hooks modules and optimizers to know the step, phase and module; records ops in the window."""
-    import atexit
-
-    import torch.nn.modules.module as modules
-    import torch.optim.optimizer as optimizers
-
-    probe = OpsProbe(torch, out_dir, steps)
-    modules.register_module_forward_pre_hook(probe.forward_pre)
-    modules.register_module_forward_hook(probe.forward)
-    optimizers.register_optimizer_step_pre_hook(probe.before_step)
-    optimizers.register_optimizer_step_post_hook(probe.after_step)
-    original_backward = torch.Tensor.backward
-
-    def backward(self, *args, **kwargs):
-        probe.in_backward += 1
-        try:
-            return original_backward(self, *args, **kwargs)
-        finally:
-            probe.in_backward -= 1
-            probe.after_backward = True
-
-    torch.Tensor.backward = backward
-    atexit.register(probe.close)
-    return probe
+    return bitexact_probe_base.install_hooks(torch, OpsProbe(torch, out_dir, steps, full_hash))

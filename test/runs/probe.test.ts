@@ -3,6 +3,7 @@
 // records, and a perturbation shows first where it really enters. Without torch the suite is
 // skipped (scripts/install-e2e.sh installs the CPU wheel; BITEXACT_E2E=1 makes a missing one fail).
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +18,7 @@ const torchFound = spawnSync('python3', ['-c', 'import torch'], { encoding: 'utf
 const prereq = { missing: torchFound ? [] : ['python3 cannot import torch (pip install torch==2.13.0+cpu)'] };
 
 interface ProbeRecord {
+  sha256?: string;
   sequence: number;
   step: number;
   phase: string;
@@ -65,8 +67,16 @@ for dtype in (torch.float64, torch.float32, torch.bfloat16, torch.int64, torch.i
     swapped = base.clone(); swapped[[0, 1]] = base[[1, 0]]
     swapped_even = base.clone(); swapped_even[[2, 6]] = base[[6, 2]]
     out[str(dtype)] = {"flips": changed, "swap": d(swapped) != ref, "swap_even": d(swapped_even) != ref, "same": d(base.clone()) == ref}
+# The optimizer's batch (digest_many) gives each tensor the digest it has alone, for any size and layout.
+import bitexact_probe_digest as pd
+torch.manual_seed(0)
+batch = [torch.randn(5, 3), torch.randn(7).to(torch.bfloat16), torch.zeros(0), torch.randn(3, 4).t(), torch.tensor(2.5),
+         torch.randn(10)[1:6], torch.randn(2, 3, dtype=torch.complex64), torch.tensor([True, False]), torch.randint(0, 9, (6,), dtype=torch.int32),
+         torch.randn(pd.CHUNK_WORDS * 2 + 1), torch.randn(4)]
+out["batched"] = pd.digest_many(torch, batch, {}).tolist() == [int(p.digest(torch, t)) for t in batch]
 print(json.dumps(out))`;
-    const result = JSON.parse(python(['-c', script])) as Record<string, { flips: boolean[]; swap: boolean; swap_even: boolean; same: boolean }>;
+    const { batched, ...result } = JSON.parse(python(['-c', script])) as Record<string, { flips: boolean[]; swap: boolean; swap_even: boolean; same: boolean }> & { batched: boolean };
+    expect(batched).toBe(true);
     for (const [dtype, r] of Object.entries(result)) {
       expect(r.flips.length, dtype).toBeGreaterThanOrEqual(6);
       expect(r.flips.every(Boolean), `${dtype} flips`).toBe(true);
@@ -106,6 +116,26 @@ print(json.dumps(out))`;
     expect(perturbed[first]).toMatchObject({ step: 2, phase: 'backward', kind: 'grad-output' });
     expect(['out', 'Head']).toContain(perturbed[first]!.module);
     expect(clean.slice(0, first).every((r, i) => r.digest === perturbed[i]!.digest)).toBe(true);
+  });
+
+  it('--hash full adds each tensor\'s SHA-256, and the comparer reports a full-hash match', () => {
+    const clean = probed({}, ['--hash', 'full', '--steps', '1-2']);
+    const again = probed({ BITEXACT_PROBE_HASH: 'full' }, ['--steps', '1-2']);
+    const perturbed = probed({ BITEXACT_TEST_PERTURB: '1' }, ['--hash', 'full', '--steps', '1-2']);
+    expect(clean.records.every((r) => /^[0-9a-f]{64}$/.test(r.sha256 ?? ''))).toBe(true);
+    // The loss of step 1 is a float32 scalar: its SHA-256 is that of its 4 bytes, as the log prints it.
+    const loss = (JSON.parse(clean.stdout.split('\n')[0]!) as { loss: number }).loss;
+    const bytes = Buffer.alloc(4);
+    bytes.writeFloatLE(loss);
+    expect(clean.records.find((r) => r.kind === 'loss' && r.step === 1)!.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+    const [same] = localiseDirectories(clean.dir, again.dir);
+    expect(same!.divergence).toBeUndefined();
+    expect(same).toMatchObject({ matchStrength: 'full-hash', compared: clean.records.length });
+    const [where] = localiseDirectories(clean.dir, perturbed.dir);
+    expect(where).toMatchObject({ matchStrength: 'full-hash', divergence: { step: 2, phase: 'backward', kind: 'grad-output' } });
+    expect(where!.divergence!.digests[0]).toMatch(/^[0-9a-f]{64}$/);
+    // Without --hash full the same pair matches by digest only.
+    expect(localiseDirectories(probed({}, ['--steps', '1-2']).dir, clean.dir)[0]).toMatchObject({ matchStrength: 'digest' });
   });
 
   it('--steps keeps the window, and the sitecustomize hook installs it with no code change', () => {

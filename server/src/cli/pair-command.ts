@@ -40,6 +40,8 @@ Options:
                        modules pair that diverged, step N is re-run twice with ops (DIR/<id>/narrow/);
                        every probed pair is re-run once without the probe (DIR/<id>/observer/)
   --probe-steps A-B    record only these steps (1-based, inclusive, as the log counts them)
+  --probe-hash full    also a SHA-256 of every recorded tensor's bytes, on the host (a host sync per
+                       record: slower), so a match is a full-hash match; default: the device digest
   --parallel           start every run at once (each still in its own process group; a timeout
                        or Ctrl-C stops them all)
   --timeout SECONDS    stop a run (its whole process group) after this long
@@ -90,6 +92,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
         preset: { type: 'string' },
         probe: { type: 'string' },
         'probe-steps': { type: 'string' },
+        'probe-hash': { type: 'string' },
         timeout: { type: 'string' },
         out: { type: 'string' },
         'log-format': { type: 'string' },
@@ -115,7 +118,7 @@ export async function runPairCommand(args: string[]): Promise<number> {
     if (timeout !== undefined && !(timeout > 0 && Number.isFinite(timeout))) throw new RunsUsageError(`--timeout must be a positive number of seconds, not '${values.timeout}'`);
     if (values.metrics === '') throw new RunsUsageError('--metrics needs the path of the file the program writes');
     const logFormat = checkLogFormat(values['log-format']);
-    const probe = probeSpec(values.probe, values['probe-steps']);
+    const probe = probeSpec(values.probe, values['probe-steps'], values['probe-hash']);
     // Merged with the run configuration and checked as an editor's request is (runs/pair-request.ts).
     const session = resolvePair({
       cwd: process.cwd(),

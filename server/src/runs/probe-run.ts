@@ -11,22 +11,29 @@ export interface ProbeSpec {
   mode: 'modules' | 'ops';
   /** Inclusive, 1-based, as the log counts steps ('2-4', or '3'); every step when absent. */
   steps?: string;
+  /**
+   * `full`: each record also carries a SHA-256 of the tensor's bytes, computed on the host (a host
+   * sync per record), for a `full-hash` match; the device digest alone when absent.
+   */
+  hash?: 'full';
 }
 
 export class ProbeUsageError extends Error {}
 
 /** `--probe MODE` and `--probe-steps A-B` checked; undefined without --probe. */
-export function probeSpec(mode: string | undefined, steps: string | undefined): ProbeSpec | undefined {
+export function probeSpec(mode: string | undefined, steps: string | undefined, hash?: string): ProbeSpec | undefined {
   if (mode === undefined) {
     if (steps !== undefined) throw new ProbeUsageError('--probe-steps needs --probe modules or --probe ops');
+    if (hash !== undefined) throw new ProbeUsageError('--probe-hash needs --probe modules or --probe ops');
     return undefined;
   }
+  if (hash !== undefined && hash !== 'full' && hash !== 'digest') throw new ProbeUsageError(`--probe-hash must be digest or full, not '${hash}'`);
   if (mode !== 'modules' && mode !== 'ops') throw new ProbeUsageError(`--probe must be modules or ops, not '${mode}'`);
   if (steps !== undefined) {
     const m = /^(\d+)(?:-(\d+))?$/.exec(steps);
     if (!m || Number(m[1]) < 1 || (m[2] !== undefined && Number(m[2]) < Number(m[1]))) throw new ProbeUsageError(`--probe-steps must be A-B (1-based, A <= B) or A, not '${steps}'`);
   }
-  return { mode, ...(steps !== undefined ? { steps } : {}) };
+  return { mode, ...(steps !== undefined ? { steps } : {}), ...(hash === 'full' ? { hash: 'full' as const } : {}) };
 }
 
 /**
@@ -44,6 +51,7 @@ export function probeEnvironment(probe: ProbeSpec, dir: string, env: NodeJS.Proc
     BITEXACT_PROBE: probe.mode,
     BITEXACT_PROBE_DIR: dir,
     ...(probe.steps !== undefined ? { BITEXACT_PROBE_STEPS: probe.steps } : {}),
+    ...(probe.hash ? { BITEXACT_PROBE_HASH: probe.hash } : {}),
     ...(onPath ? {} : { PYTHONPATH: `${sitecustomizeDir}${rest}` }),
   };
 }
@@ -70,7 +78,7 @@ export function insideDivergence(localisation: readonly Localisation[] | undefin
 }
 
 function placeText(p: RecordPlace): string {
-  const what = `${p.kind}${p.output > 0 ? ` #${p.output}` : ''}${p.occurrence > 0 ? ` (occurrence ${p.occurrence + 1})` : ''}`;
+  const what = `${p.kind}${p.output > 0 ? ` #${p.output}` : ''}${p.microbatch !== undefined ? ` (microbatch ${p.microbatch})` : ''}${p.occurrence > 0 ? ` (occurrence ${p.occurrence + 1})` : ''}`;
   // An op outside every module (the backward's, the optimizer's) has no module to name.
   const where = [p.module || (p.kind === 'loss' ? '(loss)' : ''), p.op ?? ''].filter(Boolean).join(' ');
   return `step ${p.step} ${p.phase}, ${where}: ${what}${p.source ? ` [${p.source.path}:${p.source.line}]` : ''}`;
@@ -92,7 +100,7 @@ export function localisationText(result: { localisation?: Localisation[]; error?
     if (!l.divergence) lines.push(`  ${rank}every one of ${l.compared} records matched (${l.matchStrength})`);
     else {
       lines.push(`  ${rank}first divergence: ${placeText(l.divergence)}`);
-      if (l.lastMatch) lines.push(`  ${rank}last match before it: ${placeText(l.lastMatch)}`);
+      if (l.lastMatch) lines.push(`  ${rank}last match before it: ${placeText(l.lastMatch)} (the ${l.compared - 1} records up to it matched by ${l.matchStrength})`);
       if (l.throughCollective) {
         const from = l.throughCollective.fromRanks;
         lines.push(`  ${rank}its records were equal until the collective ${placeText(l.throughCollective.collective)}, which carried over the difference of rank${from.length > 1 ? 's' : ''} ${from.join(', ')}`);

@@ -19,6 +19,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { checkMegatronStream, fromMegatronRecord, looksLikeMegatronRecord } from './megatron-trace.js';
+import { evidenceOf, ProbeTraceError, sameValue, TraceRecord, weaker, type Evidence } from './probe-record.js';
 
 const RecordSchema = z.object({
   sequence: z.number().int().nonnegative(),
@@ -34,15 +36,37 @@ const RecordSchema = z.object({
   dtype: z.string(),
   shape: z.array(z.number().int()),
   digest: z.string().regex(/^[0-9a-f]{16}$/),
+  // `--probe-hash full`: a SHA-256 of the tensor's bytes, computed on the host.
+  sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
 });
 
+/** A record as bitexact's probe writes it. */
 export type ProbeRecord = z.infer<typeof RecordSchema>;
 
-export class ProbeTraceError extends Error {}
+export { ProbeTraceError };
+export type { TraceRecord };
 
-/** The records of one rank's trace file, ordered by sequence; a malformed line is an error naming it. */
-export function readProbeTrace(file: string): ProbeRecord[] {
-  const records: ProbeRecord[] = [];
+/** Who wrote a trace: bitexact's probe, or Megatron-LM's rank-local determinism tracing. */
+export type TraceFormat = 'bitexact' | 'megatron';
+
+function formatOf(json: unknown): TraceFormat {
+  return looksLikeMegatronRecord(json) ? 'megatron' : 'bitexact';
+}
+
+function fromProbeRecord(json: unknown, where: string): TraceRecord {
+  const parsed = RecordSchema.safeParse(json);
+  if (!parsed.success) throw new ProbeTraceError(`${where}: not a probe record (${parsed.error.issues[0]?.path.join('.') || 'record'}: ${parsed.error.issues[0]?.message})`);
+  const { sha256, ...record } = parsed.data;
+  return sha256 !== undefined ? { ...record, exact: sha256 } : record;
+}
+
+/**
+ * The records of one rank's trace file, ordered by sequence, and who wrote them (told from the first
+ * record; every line must be of that format). A malformed line is an error naming it.
+ */
+export function readTraceFile(file: string): { format: TraceFormat; records: TraceRecord[] } {
+  const records: TraceRecord[] = [];
+  let format: TraceFormat | undefined;
   const lines = fs.readFileSync(file, 'utf8').split('\n');
   lines.forEach((line, i) => {
     if (line.trim() === '') return;
@@ -52,41 +76,62 @@ export function readProbeTrace(file: string): ProbeRecord[] {
     } catch {
       throw new ProbeTraceError(`${file}:${i + 1}: not a JSON line`);
     }
-    const parsed = RecordSchema.safeParse(json);
-    if (!parsed.success) throw new ProbeTraceError(`${file}:${i + 1}: not a probe record (${parsed.error.issues[0]?.path.join('.') || 'record'}: ${parsed.error.issues[0]?.message})`);
-    records.push(parsed.data);
+    const where = `${file}:${i + 1}`;
+    format ??= formatOf(json);
+    if (formatOf(json) !== format) throw new ProbeTraceError(`${where}: a ${formatOf(json) === 'megatron' ? 'Megatron-LM' : 'bitexact'} record in a ${format === 'megatron' ? 'Megatron-LM' : 'bitexact'} trace`);
+    records.push(format === 'megatron' ? fromMegatronRecord(json, where) : fromProbeRecord(json, where));
   });
-  return records.sort((a, b) => a.sequence - b.sequence);
+  if (format === 'megatron') checkMegatronStream(records, file);
+  return { format: format ?? 'bitexact', records: records.sort((a, b) => a.sequence - b.sequence) };
+}
+
+/** The records of one rank's trace file, ordered by sequence (readTraceFile without the format). */
+export function readProbeTrace(file: string): TraceRecord[] {
+  return readTraceFile(file).records;
+}
+
+const RANK_FILE = /^rank_(\d+)\.jsonl$/;
+
+/** rank → its records, from a trace directory's rank_<r>.jsonl files (Megatron-LM: rank_000003.jsonl). */
+export function readTraceDirectory(dir: string): { format: TraceFormat; ranks: Map<number, TraceRecord[]> } {
+  const ranks = new Map<number, TraceRecord[]>();
+  const formats = new Set<TraceFormat>();
+  for (const name of fs.readdirSync(dir).sort()) {
+    const match = RANK_FILE.exec(name);
+    if (!match) continue;
+    const rank = Number(match[1]);
+    if (ranks.has(rank)) throw new ProbeTraceError(`${dir}: two trace files for rank ${rank}`);
+    const read = readTraceFile(path.join(dir, name));
+    if (read.records.length > 0) formats.add(read.format);
+    ranks.set(rank, read.records);
+  }
+  if (ranks.size === 0) throw new ProbeTraceError(`${dir}: no rank_<r>.jsonl probe traces`);
+  if (formats.size > 1) throw new ProbeTraceError(`${dir}: rank files of bitexact's probe and of Megatron-LM's tracing in one directory`);
+  return { format: [...formats][0] ?? 'bitexact', ranks };
 }
 
 /** rank → its records, from a probe directory's rank_<r>.jsonl files. */
-export function readProbeDirectory(dir: string): Map<number, ProbeRecord[]> {
-  const ranks = new Map<number, ProbeRecord[]>();
-  for (const name of fs.readdirSync(dir).sort()) {
-    const match = /^rank_(\d+)\.jsonl$/.exec(name);
-    if (match) ranks.set(Number(match[1]), readProbeTrace(path.join(dir, name)));
-  }
-  if (ranks.size === 0) throw new ProbeTraceError(`${dir}: no rank_<r>.jsonl probe traces`);
-  return ranks;
+export function readProbeDirectory(dir: string): Map<number, TraceRecord[]> {
+  return readTraceDirectory(dir).ranks;
 }
 
 /**
  * What a record is, whatever its value: two runs of one program record these in the same order. An
  * op's occurrence counts per source line, so the line is part of what it is.
  */
-export function recordKey(r: ProbeRecord): string {
+export function recordKey(r: TraceRecord): string {
   const source = r.op !== undefined && r.source ? `${r.source.path}:${r.source.line}` : '';
-  return [r.step, r.phase, r.kind, r.module, r.op ?? '', source, r.output, r.occurrence].join('\u0000');
+  return [r.step, r.microbatch ?? '', r.phase, r.kind, r.module, r.op ?? '', source, r.output, r.occurrence].join('\u0000');
 }
 
 /**
  * Keys for aligning streams that stopped recording the same things: module, op and shape (not the
  * source line, which another config or compile moves), numbered by their occurrence in the stream.
  */
-function alignmentKeys(records: readonly ProbeRecord[]): string[] {
+function alignmentKeys(records: readonly TraceRecord[]): string[] {
   const seen = new Map<string, number>();
   return records.map((r) => {
-    const what = [r.step, r.phase, r.kind, r.module, r.op ?? '', r.output, r.shape.join('x')].join('\u0000');
+    const what = [r.step, r.microbatch ?? '', r.phase, r.kind, r.module, r.op ?? '', r.output, r.shape.join('x')].join('\u0000');
     const n = seen.get(what) ?? 0;
     seen.set(what, n + 1);
     return `${what}\u0000${n}`;
@@ -96,12 +141,14 @@ function alignmentKeys(records: readonly ProbeRecord[]): string[] {
 export interface RecordPlace {
   sequence: number;
   step: number;
-  phase: ProbeRecord['phase'];
-  kind: ProbeRecord['kind'];
+  phase: string;
+  kind: string;
   module: string;
   op?: string;
   output: number;
   occurrence: number;
+  /** Megatron-LM's records name their microbatch. */
+  microbatch?: number;
   source?: { path: string; line: number };
 }
 
@@ -114,8 +161,13 @@ export interface Localisation {
   divergence?: RecordPlace & { digests: [string, string]; stepIndex?: number };
   /** The record before it that matched in both runs. */
   lastMatch?: RecordPlace;
-  /** `digest`: the records matched by a digest of their bytes; `structure`: by what they are only. */
-  matchStrength: 'digest' | 'structure';
+  /**
+   * How strongly the records before the divergence (all of them, without one) are known to match: the
+   * weakest of their matches (Evidence: `full-hash` where every one was a full SHA-256, `digest`,
+   * `structure` where some were matched by what they are only, or the streams were aligned after a
+   * structural break).
+   */
+  matchStrength: Evidence;
   /** Where the two streams stop recording the same things (a record only one run has), if they do. */
   structuralBreak?: { sequence: number; only: 'a' | 'b'; record: RecordPlace };
   compared: number;
@@ -128,7 +180,7 @@ export interface Localisation {
   throughCollective?: { collective: RecordPlace; fromRanks: number[] };
 }
 
-function place(r: ProbeRecord): RecordPlace {
+function place(r: TraceRecord): RecordPlace {
   return {
     sequence: r.sequence,
     step: r.step,
@@ -138,21 +190,33 @@ function place(r: ProbeRecord): RecordPlace {
     ...(r.op !== undefined ? { op: r.op } : {}),
     output: r.output,
     occurrence: r.occurrence,
+    ...(r.microbatch !== undefined && r.microbatch !== null ? { microbatch: r.microbatch } : {}),
     ...(r.source ? { source: r.source } : {}),
   };
 }
 
+/** The digests a divergence names: each run's value evidence (full hash, digest, or none). */
+function digestsOf(a: TraceRecord, b: TraceRecord): [string, string] {
+  const value = (r: TraceRecord, other: TraceRecord) => (r.exact !== undefined && other.exact !== undefined ? r.exact : r.digest ?? `${r.dtype}[${r.shape.join(',')}]`);
+  return [value(a, b), value(b, a)];
+}
+
 /** The first divergence between two runs' records of one rank, in execution order. */
-export function localise(rank: number, a: readonly ProbeRecord[], b: readonly ProbeRecord[]): Localisation {
+export function localise(rank: number, a: readonly TraceRecord[], b: readonly TraceRecord[]): Localisation {
   // The common case: the same records in the same order; then position i of one is position i of the other.
+  let strength: Evidence = 'full-hash';
   let i = 0;
   while (i < a.length && i < b.length && recordKey(a[i]!) === recordKey(b[i]!)) {
-    if (a[i]!.digest !== b[i]!.digest || a[i]!.dtype !== b[i]!.dtype || a[i]!.shape.join() !== b[i]!.shape.join()) {
-      return { rank, divergence: { ...place(a[i]!), digests: [a[i]!.digest, b[i]!.digest] }, ...(i > 0 ? { lastMatch: place(a[i - 1]!) } : {}), matchStrength: 'digest', compared: i + 1 };
+    const { equal, evidence } = sameValue(a[i]!, b[i]!);
+    if (!equal) {
+      return { rank, divergence: { ...place(a[i]!), digests: digestsOf(a[i]!, b[i]!) }, ...(i > 0 ? { lastMatch: place(a[i - 1]!) } : {}), matchStrength: i > 0 ? strength : evidence, compared: i + 1 };
     }
+    strength = weaker(strength, evidence);
     i++;
   }
-  if (i === a.length && i === b.length) return { rank, matchStrength: 'digest', compared: i, ...(i > 0 ? { lastMatch: place(a[i - 1]!) } : {}) };
+  // Nothing compared says nothing: no stronger than the records' own evidence.
+  if (i === 0) strength = a[0] ? evidenceOf(a[0]) : 'digest';
+  if (i === a.length && i === b.length) return { rank, matchStrength: strength, compared: i, ...(i > 0 ? { lastMatch: place(a[i - 1]!) } : {}) };
   // The streams part structurally at i: align the rest by module, op and shape, and look for a value
   // difference among the records both have.
   const [keysA, keysB] = [alignmentKeys(a), alignmentKeys(b)];
@@ -167,8 +231,8 @@ export function localise(rank: number, a: readonly ProbeRecord[], b: readonly Pr
     const other = inB.get(keysA[k]!);
     if (!other) continue;
     compared++;
-    if (other.digest !== a[k]!.digest) {
-      return { rank, divergence: { ...place(a[k]!), digests: [a[k]!.digest, other.digest] }, ...(lastMatch ? { lastMatch } : {}), matchStrength: 'structure', structuralBreak, compared };
+    if (!sameValue(a[k]!, other).equal) {
+      return { rank, divergence: { ...place(a[k]!), digests: digestsOf(a[k]!, other) }, ...(lastMatch ? { lastMatch } : {}), matchStrength: 'structure', structuralBreak, compared };
     }
     lastMatch = place(a[k]!);
   }
@@ -177,11 +241,14 @@ export function localise(rank: number, a: readonly ProbeRecord[], b: readonly Pr
 
 /** Every rank of two probe directories (a rank only one of them has is an error). */
 export function localiseDirectories(dirA: string, dirB: string): Localisation[] {
-  return localiseRanks(readProbeDirectory(dirA), readProbeDirectory(dirB), [dirA, dirB]);
+  const [a, b] = [readTraceDirectory(dirA), readTraceDirectory(dirB)];
+  const empty = (d: typeof a) => [...d.ranks.values()].every((r) => r.length === 0);
+  if (a.format !== b.format && !empty(a) && !empty(b)) throw new ProbeTraceError(`${dirA} holds ${a.format === 'megatron' ? "Megatron-LM's" : "bitexact's"} traces, ${dirB} ${b.format === 'megatron' ? "Megatron-LM's" : "bitexact's"}: the two cannot be compared`);
+  return localiseRanks(a.ranks, b.ranks, [dirA, dirB]);
 }
 
 /** Every rank of two runs' traces, each rank localised, then ordered across ranks (orderRanks). */
-export function localiseRanks(a: ReadonlyMap<number, ProbeRecord[]>, b: ReadonlyMap<number, ProbeRecord[]>, names: [string, string] = ['run A', 'run B']): Localisation[] {
+export function localiseRanks(a: ReadonlyMap<number, readonly TraceRecord[]>, b: ReadonlyMap<number, readonly TraceRecord[]>, names: [string, string] = ['run A', 'run B']): Localisation[] {
   const ranks = [...new Set([...a.keys(), ...b.keys()])].sort((x, y) => x - y);
   const results = ranks.map((rank) => {
     const ra = a.get(rank);
@@ -196,7 +263,7 @@ export function localiseRanks(a: ReadonlyMap<number, ProbeRecord[]>, b: Readonly
  * Which rank diverged first and which only through a collective (see the head of this file): adds
  * `divergence.stepIndex`, `throughCollective` and `firstToDiverge` to the ranks' localisations.
  */
-export function orderRanks(results: Localisation[], a: ReadonlyMap<number, readonly ProbeRecord[]>, b: ReadonlyMap<number, readonly ProbeRecord[]>): Localisation[] {
+export function orderRanks(results: Localisation[], a: ReadonlyMap<number, readonly TraceRecord[]>, b: ReadonlyMap<number, readonly TraceRecord[]>): Localisation[] {
   // The collectives some rank sent different bytes to, by what they are (the same key on every rank).
   const differing = new Map<string, number[]>();
   for (const [rank, records] of a) {
@@ -245,7 +312,7 @@ function firstLine(file: string): string {
   }
 }
 
-/** A directory of probe traces: rank_<r>.jsonl files whose first record is a probe record. */
+/** A directory of probe traces: rank_<r>.jsonl files whose first record is a probe record or a Megatron-LM trace record. */
 export function isProbeDirectory(dir: string): boolean {
   let names: string[];
   try {
@@ -262,7 +329,8 @@ export function isProbeDirectory(dir: string): boolean {
     }
     if (!first?.trim()) continue; // an empty trace (a rank that recorded nothing) says nothing
     try {
-      return RecordSchema.safeParse(JSON.parse(first)).success;
+      const json: unknown = JSON.parse(first);
+      return looksLikeMegatronRecord(json) || RecordSchema.safeParse(json).success;
     } catch {
       return false;
     }

@@ -1,0 +1,269 @@
+"""What both modes of the probe share (bitexact_probe.py: modules, bitexact_probe_ops.py: ops): the
+record, the step window, the batched flush of digests to rank_<r>.jsonl, names and source lines, and
+the hooks that tell a mode where the program is (module forwards, Tensor.backward, optimizer.step()).
+
+Ranks: each process writes its own rank_<r>.jsonl, r from $RANK (torchrun, Megatron), else
+$LOCAL_RANK, else torch.distributed's rank once the process group exists, else 0; the file is opened
+at the first step boundary, after the program has set its process group up.
+"""
+import atexit
+import inspect
+import json
+import os
+import sys
+
+import bitexact_probe_digest
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def tensors(value):
+    """The tensors in a module's output (a tensor, or tuples, lists and dicts of them), in order."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from tensors(item)
+    elif isinstance(value, dict):
+        for key in value:
+            yield from tensors(value[key])
+
+
+def steps_of(text):
+    """`A-B` (inclusive, 1-based) or `A` or empty (every step)."""
+    if not text:
+        return 1, float("inf")
+    low, _, high = text.partition("-")
+    return int(low), int(high) if high else int(low)
+
+
+def rank_of(torch):
+    """This process's rank: $RANK, $LOCAL_RANK, torch.distributed's once initialised, else 0."""
+    text = os.environ.get("RANK") or os.environ.get("LOCAL_RANK")
+    if text:
+        return int(text)
+    try:
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            return torch.distributed.get_rank()
+    except Exception:
+        pass
+    return 0
+
+
+class ProbeBase(object):
+    def __init__(self, torch, out_dir, steps="", full_hash=False):
+        self.torch = torch
+        # `--probe-hash full`: each record also carries the SHA-256 of the tensor's bytes (a host sync).
+        self.full_hash = full_hash
+        self.torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+        self.out_dir = out_dir
+        # Opened at the first flush, when torch.distributed knows the rank (rank_of).
+        self.file = None
+        self.rank = None
+        self.low, self.high = steps_of(steps)
+        self.step = 1
+        self.sequence = 0
+        # (records, their digests as a 1-d tensor on their device), in execution order, until the flush.
+        self.pending = []
+        # Batches of records whose digests are on their way to the host: (records, host tensor, event).
+        self.in_flight = []
+        self.occurrences = {}
+        self.names = {}
+        self.param_names = {}
+        self.sources = {}
+        self.weights = {}
+        self.dtype_names = {}
+        self.stack = []
+        self.in_backward = 0
+        # A backward ended and no module forward began since (gradient all-reduce, clipping, scaling).
+        self.after_backward = False
+
+    # --- records -------------------------------------------------------------------------------
+
+    def in_window(self):
+        return self.low <= self.step <= self.high
+
+    def _new_record(self, kind, phase, module, tensor, output, source, op):
+        """The record of `tensor` without its digest, numbered; None outside the window."""
+        if not self.in_window() or not isinstance(tensor, self.torch.Tensor):
+            return None
+        # Occurrences count per module/kind/output; an op's per step, phase, op and source line.
+        key = (kind, module, output) if op is None else (phase, op, output, source and (source["path"], source["line"]))
+        occurrence = self.occurrences.get(key, 0)
+        self.occurrences[key] = occurrence + 1
+        dtype = self.dtype_names.get(tensor.dtype)
+        if dtype is None:
+            dtype = self.dtype_names[tensor.dtype] = str(tensor.dtype).replace("torch.", "")
+        record = {
+            "sequence": self.sequence,
+            "rank": None,  # set when written (rank_of)
+            "step": self.step,
+            "phase": phase,
+            "kind": kind,
+            "module": module,
+            "output": output,
+            "occurrence": occurrence,
+            "source": source,
+            "dtype": dtype,
+            "shape": list(tensor.shape),
+            "digest": None,  # set when written, from the step's digests
+        }
+        if op is not None:
+            record["op"] = op
+        if self.full_hash:
+            record["sha256"] = bitexact_probe_digest.sha256(self.torch, tensor)
+        self.sequence += 1
+        return record
+
+    def record(self, kind, phase, module, tensor, output=0, source=None, op=None):
+        record = self._new_record(kind, phase, module, tensor, output, source, op)
+        if record is not None:
+            self.pending.append(([record], bitexact_probe_digest.digest(self.torch, tensor, self.weights, keepdim=True)))
+
+    def record_many(self, kind, phase, named):
+        """Records (module, tensor) pairs of one kind at once, digested together (digest_many) per device."""
+        by_device = {}
+        for module, tensor in named:
+            record = self._new_record(kind, phase, module, tensor, 0, None, None)
+            if record is not None:
+                by_device.setdefault(tensor.device, ([], []))
+                by_device[tensor.device][0].append(record)
+                by_device[tensor.device][1].append(tensor)
+        for records, tensors in by_device.values():
+            self.pending.append((records, bitexact_probe_digest.digest_many(self.torch, tensors, self.weights)))
+
+    def flush(self, wait=False):
+        """Moves the pending records' digests towards the host and writes the records that arrived.
+
+        A CUDA step's digests are copied, one joined tensor per device, into pinned host memory
+        without waiting (no host sync: under torch.cuda.set_sync_debug_mode("error") nothing raises);
+        they are written once the copy's event has completed, at a later step boundary, or at exit
+        (`wait`). CPU digests are written at once.
+        """
+        if self.file is None and (self.pending or self.in_flight or wait):
+            self.rank = rank_of(self.torch)
+            os.makedirs(self.out_dir, exist_ok=True)
+            self.file = open(os.path.join(self.out_dir, "rank_%d.jsonl" % self.rank), "a")
+        if self.pending:
+            by_device = {}
+            for records, digests in self.pending:
+                batch = by_device.setdefault(digests.device, ([], []))
+                batch[0].extend(records)
+                batch[1].append(digests)
+            for device, (records, digests) in by_device.items():
+                joined = self.torch.cat(digests) if len(digests) > 1 else digests[0]
+                if device.type == "cuda":
+                    host = self.torch.empty(joined.shape, dtype=joined.dtype, pin_memory=True)
+                    host.copy_(joined, non_blocking=True)
+                    event = self.torch.cuda.Event()
+                    event.record()
+                    self.in_flight.append((records, host, event))
+                else:
+                    self.in_flight.append((records, joined, None))
+            self.pending = []
+        # In order: a batch is written only after every batch before it.
+        while self.in_flight:
+            records, host, event = self.in_flight[0]
+            if event is not None and not event.query():
+                if not wait:
+                    break
+                event.synchronize()
+            self.in_flight.pop(0)
+            for record, value in zip(records, host.tolist()):
+                record["digest"] = bitexact_probe_digest.hex64(value)
+                record["rank"] = self.rank
+                self.file.write(json.dumps(record, separators=(",", ":")) + "\n")
+        if self.file is not None:
+            self.file.flush()
+
+    def close(self):
+        self.flush(wait=True)
+
+    def end_step(self):
+        """optimizer.step() returned: the step's records go towards the host and the next step begins."""
+        self.flush()
+        self.step += 1
+        self.occurrences = {}
+
+    # --- names ---------------------------------------------------------------------------------
+
+    def user_frame(self, depth=1):
+        """The first frame outside torch and the probe: the user's line that led here."""
+        frame = sys._getframe(depth)
+        while frame is not None:
+            path = frame.f_code.co_filename
+            if not (path.startswith(self.torch_dir) or path.startswith(_HERE) or path.startswith("<")):
+                return {"path": path, "line": frame.f_lineno}
+            frame = frame.f_back
+        return None
+
+    def phase_now(self):
+        return "backward" if self.in_backward else "optimizer" if self.after_backward else "forward"
+
+    def name_of(self, module):
+        name = self.names.get(id(module))
+        if name is None:
+            # A module called with no module around it is a root: name its whole tree from it.
+            root = type(module).__name__
+            for sub_name, sub in module.named_modules():
+                self.names.setdefault(id(sub), sub_name or root)
+            for param_name, param in module.named_parameters():
+                self.param_names.setdefault(id(param), "%s.%s" % (root, param_name))
+            name = self.names[id(module)]
+        return name
+
+    def source_of(self, module):
+        cls = type(module)
+        if cls not in self.sources:
+            try:
+                forward = cls.forward
+                self.sources[cls] = {"path": inspect.getsourcefile(forward) or "", "line": inspect.getsourcelines(forward)[1]}
+            except (TypeError, OSError):
+                self.sources[cls] = None
+        return self.sources[cls]
+
+    # --- hooks (install_hooks); a mode overrides what it records at each ------------------------
+
+    def forward_pre(self, module, args):
+        self.stack.append(self.name_of(module))
+        self.after_backward = False
+
+    def forward(self, module, args, output):
+        if self.stack:
+            self.stack.pop()
+
+    def before_backward(self, tensor):
+        """Tensor.backward was called on `tensor` (the modules mode records the loss here)."""
+
+    def before_step(self, optimizer, args, kwargs):
+        pass
+
+    def after_step(self, optimizer, args, kwargs):
+        self.end_step()
+
+
+def install_hooks(torch, probe):
+    """Hooks every module, optimizer and Tensor.backward of the process to `probe`; returns it."""
+    import torch.nn.modules.module as modules
+    import torch.optim.optimizer as optimizers
+
+    modules.register_module_forward_pre_hook(probe.forward_pre)
+    modules.register_module_forward_hook(probe.forward)
+    optimizers.register_optimizer_step_pre_hook(probe.before_step)
+    optimizers.register_optimizer_step_post_hook(probe.after_step)
+    original_backward = torch.Tensor.backward
+
+    def backward(self, *args, **kwargs):
+        probe.before_backward(self)
+        probe.in_backward += 1
+        try:
+            return original_backward(self, *args, **kwargs)
+        finally:
+            probe.in_backward -= 1
+            probe.after_backward = True
+
+    torch.Tensor.backward = backward
+    atexit.register(probe.close)
+    return probe
