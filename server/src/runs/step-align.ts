@@ -3,7 +3,8 @@
 // runs (issue 10: a restart's earlier value is compared too, never overwritten).
 import type { MetricSeries } from './series.js';
 
-function sameSteps(a: number[], b: number[]): boolean {
+/** Whether two step lists are the same (often the very same array: series of one log share it). */
+export function sameSteps(a: readonly number[], b: readonly number[]): boolean {
   if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
