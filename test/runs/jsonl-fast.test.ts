@@ -15,7 +15,7 @@ describe('JSON Lines fast path', () => {
     fc.double({ noNaN: true, noDefaultInfinity: true }).map(String),
     fc.float({ noNaN: true, noDefaultInfinity: true }).map((x) => String(x)),
     fc.integer({ min: -5, max: 200 }).map(String),
-    fc.constantFrom('1.500', '2.0', '1e-05', '0.10000000000000001', '-0.0', '1.', '.5', '+1', '-', '1e', '0.1000', '12345678901234567890', '3.0000'),
+    fc.constantFrom('1.500', '2.0', '1e-05', '0.10000000000000001', '-0.0', '1.', '.5', '+1', '-', '1e', '0.1000', '12345678901234567890', '3.0000', '0', '-0', '0.0', '0e5', '-0E-3', '0.00', '00', '1e-400', '5e-324', '4e-324'),
     fc.double({ min: 0, max: 10, noNaN: true }).map((x) => x.toFixed(4)),
   );
   const valueArb = fc.oneof({ weight: 8, arbitrary: numberArb }, { weight: 1, arbitrary: fc.constantFrom('NaN', '"x"', '{"c": 1}', 'true') });

@@ -308,12 +308,14 @@ export class FlatLineReader {
     // Significant digits as allRoundTrip counts them: a whole number's trailing zeros do not count.
     let digits = significant;
     if (dot < 0) for (let z = mantissaEnd - 1; z >= intStart && b[z] === ZERO && digits > 0; z--) digits--;
+    // Zero written with zeros alone ("0", "-0.0", "0e5"), unpadded, is zero's shortest form; a zero
+    // that is an underflow ("1e-400") or a subnormal is not settled by its digits.
     this.kinds[k] =
       dot >= 0 && b[mantissaEnd - 1] === ZERO && mantissaEnd - dot !== 2
         ? PADDED
         : digits >= 17
           ? LONG
-          : digits <= 15 && Math.abs(value) >= MIN_NORMAL && value !== Infinity && value !== -Infinity
+          : digits <= 15 && (significant === 0 || (Math.abs(value) >= MIN_NORMAL && value !== Infinity && value !== -Infinity))
             ? SHORT
             : UNSURE;
     this.values[k] = value;
