@@ -46,6 +46,19 @@ describe('JSON Lines fast path', () => {
       { numRuns: 500 },
     );
   });
+
+  it('judges the precision of each series a name makes apart (per rank, stepped and not)', () => {
+    // "4e-324" reads as 5e-324 and is not its shortest text; a 17-digit text elsewhere under the same
+    // name (a repr writer's) must not vouch for it, as the full parser judges each series on its own.
+    for (const text of [
+      '{"lr": 4e-324, "step": 1}\n{"lr": 1.0514702442116152e-37}',
+      '{"step": 1, "rank": 0, "x": 4e-324}\n{"step": 1, "rank": 1, "x": 0.10000000000000001}',
+    ]) {
+      const fast = readJsonl(text);
+      expect(fast.series.map((s) => [s.name, s.precision.exact])).toEqual(readJsonl(text, { fastPath: false }).series.map((s) => [s.name, s.precision.exact]));
+      expect(fast.series.map((s) => s.precision.exact)).toEqual([false, true]);
+    }
+  });
 });
 
 describe('JSON Lines numbers read from the bytes', () => {

@@ -95,8 +95,11 @@ interface Block {
 export class FlatLineReader {
   private layout: Layout | undefined;
   private block: Block | undefined;
-  /** Per metric name, what its fast-path texts looked like. */
-  private readonly shapes = new Map<string, TextShapes>();
+  /**
+   * Per slot, what its fast-path texts looked like: per slot, not per name, as one name can make
+   * several series (per rank, stepped and not) whose precision is judged apart.
+   */
+  private readonly shapes = new Map<Points, TextShapes>();
   // One line's keys, values, where their texts start and end, and the texts' shapes.
   private readonly keys: string[] = [];
   private readonly values: number[] = [];
@@ -346,9 +349,15 @@ export class FlatLineReader {
       if (slot === undefined) continue;
       added++;
       const kind = kinds[k]!;
-      if (kind !== SHORT) this.seen(layout.shapes[k]!, kind);
-      if (step === undefined) builder.addOrdinal(layout.keys[k]!, values[k]!, starts[k]!, layout.rank);
-      else builder.addTo(slot, layout.keys[k]!, step, values[k]!, starts[k]!);
+      if (step === undefined) {
+        // Its own series (`NAME (no step)`), so its own shapes.
+        const shape = this.shapeOf(builder.ordinalSlot(layout.keys[k]!, layout.rank));
+        if (kind !== SHORT) this.seen(shape, kind);
+        builder.addOrdinal(layout.keys[k]!, values[k]!, starts[k]!, layout.rank);
+      } else {
+        if (kind !== SHORT) this.seen(layout.shapes[k]!, kind);
+        builder.addTo(slot, layout.keys[k]!, step, values[k]!, starts[k]!);
+      }
     }
     return step !== undefined || added === 0;
   }
@@ -361,16 +370,12 @@ export class FlatLineReader {
     const rankAt = keys.indexOf('rank');
     const rank = rankAt >= 0 ? numberTextAt(this.bytes, this.starts[rankAt]!) : undefined;
     const counted = keys.map((key) => !(STEP_KEY_SET.has(key) || IGNORED_KEYS.has(key)));
+    const slots = keys.map((key, k) => (counted[k] ? this.builder.slot(key, rank) : undefined));
     const layout: Layout = {
       keys,
       keyBytes: keys.map((key) => Buffer.from(key, 'utf8')),
-      slots: keys.map((key, k) => (counted[k] ? this.builder.slot(key, rank) : undefined)),
-      shapes: keys.map((key, k) => {
-        if (!counted[k]) return undefined;
-        let shape = this.shapes.get(key);
-        if (!shape) this.shapes.set(key, (shape = { padded: false, long: false, unsure: false }));
-        return shape;
-      }),
+      slots,
+      shapes: slots.map((slot) => (slot ? this.shapeOf(slot) : undefined)),
       stepAt: STEP_KEYS.map((key) => keys.indexOf(key)).filter((k) => k >= 0),
       between: keys.map((_, k) => this.bytes.subarray(k === 0 ? lineStart : this.ends[k - 1]!, this.starts[k]!)),
       closing: this.bytes.subarray(count === 0 ? lineStart : this.ends[count - 1]!, lineEnd),
@@ -381,14 +386,27 @@ export class FlatLineReader {
     return layout;
   }
 
+  private shapeOf(slot: Points): TextShapes {
+    let shape = this.shapes.get(slot);
+    if (!shape) this.shapes.set(slot, (shape = { padded: false, long: false, unsure: false }));
+    return shape;
+  }
+
   /**
-   * The precision of a metric every value of which this path read, when the shapes settle it: no
-   * padding, and either a 17-digit text (a repr writer) or only texts that are their value's shortest
-   * form. Undefined when the texts must be looked at (padding to describe, or unsure texts).
+   * The precision of a series made of `parts` (slots) every value of which this path read, when the
+   * shapes settle it: no padding, and either a 17-digit text (a repr writer) or only texts that are
+   * their value's shortest form. Undefined when the texts must be looked at (padding to describe,
+   * unsure texts, or a part this path never saw).
    */
-  precisionOf(name: string, full: Precision): Precision | undefined {
-    const shape = this.shapes.get(name);
-    if (!shape || shape.padded) return undefined;
-    return shape.long || !shape.unsure ? full : undefined;
+  precisionOf(parts: readonly Points[], full: Precision): Precision | undefined {
+    let long = false;
+    let unsure = false;
+    for (const part of parts) {
+      const shape = this.shapes.get(part);
+      if (!shape || shape.padded) return undefined;
+      long ||= shape.long;
+      unsure ||= shape.unsure;
+    }
+    return long || !unsure ? full : undefined;
   }
 }
