@@ -260,65 +260,72 @@ export class FlatLineReader {
    * Reads the number at i as value k of the line: -?digits(.digits*)?([eE][+-]?digits)? as Number()
    * reads it, minus the forms JSON (and so the full parser) refuses: a leading "+" or ".", a trailing
    * ".". Returns where it ends, or -1 when it is not such a number.
+   *
+   * One pass over the digits: the first 15 significant ones go into `head` (exact in a double; leading
+   * zeros add nothing to it, so they need no skipping), the next 4 into `tail`; a 20th sends the text
+   * to Number(). The digit loops need no bound: the byte at the line's end `n` is never a digit (a
+   * newline, trimmed space, or past the buffer's end, which reads as undefined).
    */
   private scanNumber(i: number, n: number, k: number): number {
     const b = this.u8;
     const numberStart = i;
     const negative = b[i] === MINUS;
     if (negative) i++;
-    // The digits, before the point and after it.
     const intStart = i;
-    let c: number;
-    while (i < n && (c = b[i]!) >= ZERO && c <= NINE) i++;
-    if (i === intStart) return -1;
-    let dot = -1;
-    if (i < n && b[i] === DOT) {
-      dot = i++;
-      while (i < n && (c = b[i]!) >= ZERO && c <= NINE) i++;
-    }
-    const mantissaEnd = i;
-    // The significant ones, from the first that is not zero: the first 15 into head, 4 more into tail.
-    let j = intStart;
-    while (j < mantissaEnd && (b[j] === ZERO || b[j] === DOT)) j++;
     let head = 0;
     let tail = 0;
     let tailDigits = 0;
-    let significant = 0;
-    for (; j < mantissaEnd; j++) {
-      c = b[j]!;
-      if (c === DOT) continue;
-      significant++;
-      if (significant <= 15) head = head * 10 + (c - ZERO);
-      else if (significant <= 19) {
-        tail = tail * 10 + (c - ZERO);
+    let over = 0; // significant digits past the 19th
+    let d: number;
+    for (; (d = b[i]! - ZERO) >= 0 && d <= 9; i++) {
+      if (head < 1e14) head = head * 10 + d;
+      else if (tailDigits < 4) {
+        tail = tail * 10 + d;
         tailDigits++;
-      }
+      } else over++;
     }
-    let exp10 = dot < 0 ? 0 : dot + 1 - mantissaEnd; // one place down for every digit after the point
-    if (i < n && (b[i] === LOWER_E || b[i] === UPPER_E)) {
-      i++;
-      const expNegative = b[i] === MINUS;
-      if (expNegative || b[i] === PLUS) i++;
+    if (i === intStart) return -1;
+    let fracDigits = -1; // no point
+    if (b[i] === DOT) {
+      const fracStart = ++i;
+      for (; (d = b[i]! - ZERO) >= 0 && d <= 9; i++) {
+        if (head < 1e14) head = head * 10 + d;
+        else if (tailDigits < 4) {
+          tail = tail * 10 + d;
+          tailDigits++;
+        } else over++;
+      }
+      fracDigits = i - fracStart;
+    }
+    const mantissaEnd = i;
+    let exp10 = fracDigits > 0 ? -fracDigits : 0; // one place down for every digit after the point
+    let c = b[i];
+    if (c === LOWER_E || c === UPPER_E) {
+      c = b[++i];
+      const expNegative = c === MINUS;
+      if (expNegative || c === PLUS) i++;
       const digitsAt = i;
       let e = 0;
-      for (; i < n && (c = b[i]!) >= ZERO && c <= NINE; i++) if (e < 1e6) e = e * 10 + (c - ZERO);
+      for (; (d = b[i]! - ZERO) >= 0 && d <= 9; i++) if (e < 1e6) e = e * 10 + d;
       if (i === digitsAt) return -1;
       exp10 += expNegative ? -e : e;
-    } else if (dot === mantissaEnd - 1) return -1;
+    } else if (fracDigits === 0) return -1;
     if (i < n && isNumberByte(b[i]!)) return -1;
-    let value = significant > 19 ? NaN : decimalToDouble(negative, head, tail, tailDigits, exp10);
+    let value = over > 0 ? NaN : decimalToDouble(negative, head, tail, tailDigits, exp10);
     if (Number.isNaN(value)) value = Number(this.bytes.toString('latin1', numberStart, i));
-    // Significant digits as allRoundTrip counts them: a whole number's trailing zeros do not count.
-    let digits = significant;
-    if (dot < 0) for (let z = mantissaEnd - 1; z >= intStart && b[z] === ZERO && digits > 0; z--) digits--;
+    // Significant digits as allRoundTrip counts them (a whole number's trailing zeros do not count):
+    // the 15 of the head and those after it when the tail got some, else some number up to 15, which
+    // is all the classes below need to know (0 stands for it).
+    let digits = tailDigits > 0 ? 15 + tailDigits + over : 0;
+    if (digits > 0 && fracDigits < 0) for (let z = mantissaEnd - 1; z >= intStart && b[z] === ZERO && digits > 15; z--) digits--;
     // Zero written with zeros alone ("0", "-0.0", "0e5"), unpadded, is zero's shortest form; a zero
     // that is an underflow ("1e-400") or a subnormal is not settled by its digits.
     this.kinds[k] =
-      dot >= 0 && b[mantissaEnd - 1] === ZERO && mantissaEnd - dot !== 2
+      fracDigits >= 2 && b[mantissaEnd - 1] === ZERO
         ? PADDED
         : digits >= 17
           ? LONG
-          : digits <= 15 && (significant === 0 || (Math.abs(value) >= MIN_NORMAL && value !== Infinity && value !== -Infinity))
+          : digits <= 15 && (head === 0 || (Math.abs(value) >= MIN_NORMAL && value !== Infinity && value !== -Infinity))
             ? SHORT
             : UNSURE;
     this.values[k] = value;
