@@ -4,7 +4,7 @@
 // is a difference (a step that crashed and was skipped, a lost line), not something to look past.
 // Steps before the first or after the last common step are a late start or a partial run instead.
 import type { MetricSeries } from './series.js';
-import { sameSteps } from './step-align.js';
+import { SameSteps, sameSteps } from './step-align.js';
 
 export interface StepGaps {
   /** Distinct steps some runs logged and others did not, between the first and last common step. */
@@ -17,10 +17,10 @@ export interface StepGaps {
  * One merge of the series' sorted steps, distinct step by distinct step: linear in the steps and no
  * set per series (sets of every step of 20 metrics × 100k steps took seconds in a fresh compare).
  */
-export function stepGapsOf(series: readonly MetricSeries[], common: readonly number[]): StepGaps {
+export function stepGapsOf(series: readonly MetricSeries[], common: readonly number[], same: SameSteps = sameSteps): StepGaps {
   if (common.length === 0 || series.length < 2) return { count: 0 };
   // The usual case: every run logged the same steps.
-  if (series.every((s) => sameSteps(s.steps, series[0]!.steps))) return { count: 0 };
+  if (series.every((s) => same(s.steps, series[0]!.steps))) return { count: 0 };
   const low = common[0]!;
   const high = common[common.length - 1]!;
   const at = series.map((s) => {
