@@ -6,6 +6,7 @@
 // (strings, nesting, NaN, escapes, repeated keys, a cut-off line) is left to the full parser, so the
 // result is always what the full parser would give.
 import { Points, Precision, SeriesBuilder } from '../series.js';
+import { LONG, PADDED, SHORT, SlotShapes, TextShapes, UNSURE, seen } from './jsonl-shapes.js';
 import { decimalToDouble } from './numbers.js';
 
 export const STEP_KEYS = ['step', 'global_step', 'iteration', 'iter', 'it', '_step', 'trainer/global_step', 'Step', 'steps'];
@@ -49,22 +50,6 @@ export function numberTextAt(bytes: Buffer, offset: number): string {
   return bytes.toString('latin1', offset, end);
 }
 
-/**
- * What the texts of one metric showed, in the terms of allRoundTrip: a padded fraction ("1.500"), 17 or
- * more significant digits (a writer that prints every digit a double needs), or a text whose round
- * trip the digit count alone does not settle (16 digits, zero, subnormal).
- */
-interface TextShapes {
-  padded: boolean;
-  long: boolean;
-  unsure: boolean;
-}
-
-const SHORT = 0; // ≤ 15 significant digits of a normal double: its shortest text
-const LONG = 1;
-const PADDED = 2;
-const UNSURE = 3;
-
 /** The keys of the last flat line and where their values go: the next line usually repeats them. */
 interface Layout {
   keys: string[];
@@ -95,11 +80,7 @@ interface Block {
 export class FlatLineReader {
   private layout: Layout | undefined;
   private block: Block | undefined;
-  /**
-   * Per slot, what its fast-path texts looked like: per slot, not per name, as one name can make
-   * several series (per rank, stepped and not) whose precision is judged apart.
-   */
-  private readonly shapes = new Map<Points, TextShapes>();
+  private readonly shapes = new SlotShapes();
   // One line's keys, values, where their texts start and end, and the texts' shapes.
   private readonly keys: string[] = [];
   private readonly values: number[] = [];
@@ -169,7 +150,7 @@ export class FlatLineReader {
       if (layout.slots[k] === undefined) continue;
       block.columns[k]!.push(values[k]!);
       const kind = kinds[k]!;
-      if (kind !== SHORT) this.seen(layout.shapes[k]!, kind);
+      if (kind !== SHORT) seen(layout.shapes[k]!, kind);
     }
     return true;
   }
@@ -340,12 +321,6 @@ export class FlatLineReader {
     return undefined;
   }
 
-  private seen(shape: TextShapes, kind: number): void {
-    if (kind === PADDED) shape.padded = true;
-    else if (kind === LONG) shape.long = true;
-    else shape.unsure = true;
-  }
-
   /** Adds the line's values to their series: true when they had a step, false when numbered in order. */
   private add(layout: Layout): boolean {
     const { values, starts, kinds, builder } = this;
@@ -358,11 +333,11 @@ export class FlatLineReader {
       const kind = kinds[k]!;
       if (step === undefined) {
         // Its own series (`NAME (no step)`), so its own shapes.
-        const shape = this.shapeOf(builder.ordinalSlot(layout.keys[k]!, layout.rank));
-        if (kind !== SHORT) this.seen(shape, kind);
+        const shape = this.shapes.of(builder.ordinalSlot(layout.keys[k]!, layout.rank));
+        if (kind !== SHORT) seen(shape, kind);
         builder.addOrdinal(layout.keys[k]!, values[k]!, starts[k]!, layout.rank);
       } else {
-        if (kind !== SHORT) this.seen(layout.shapes[k]!, kind);
+        if (kind !== SHORT) seen(layout.shapes[k]!, kind);
         builder.addTo(slot, layout.keys[k]!, step, values[k]!, starts[k]!);
       }
     }
@@ -382,7 +357,7 @@ export class FlatLineReader {
       keys,
       keyBytes: keys.map((key) => Buffer.from(key, 'utf8')),
       slots,
-      shapes: slots.map((slot) => (slot ? this.shapeOf(slot) : undefined)),
+      shapes: slots.map((slot) => (slot ? this.shapes.of(slot) : undefined)),
       stepAt: STEP_KEYS.map((key) => keys.indexOf(key)).filter((k) => k >= 0),
       between: keys.map((_, k) => this.bytes.subarray(k === 0 ? lineStart : this.ends[k - 1]!, this.starts[k]!)),
       closing: this.bytes.subarray(count === 0 ? lineStart : this.ends[count - 1]!, lineEnd),
@@ -393,27 +368,8 @@ export class FlatLineReader {
     return layout;
   }
 
-  private shapeOf(slot: Points): TextShapes {
-    let shape = this.shapes.get(slot);
-    if (!shape) this.shapes.set(slot, (shape = { padded: false, long: false, unsure: false }));
-    return shape;
-  }
-
-  /**
-   * The precision of a series made of `parts` (slots) every value of which this path read, when the
-   * shapes settle it: no padding, and either a 17-digit text (a repr writer) or only texts that are
-   * their value's shortest form. Undefined when the texts must be looked at (padding to describe,
-   * unsure texts, or a part this path never saw).
-   */
+  /** The precision of a series made of `parts`, when the shapes of their texts settle it (SlotShapes). */
   precisionOf(parts: readonly Points[], full: Precision): Precision | undefined {
-    let long = false;
-    let unsure = false;
-    for (const part of parts) {
-      const shape = this.shapes.get(part);
-      if (!shape || shape.padded) return undefined;
-      long ||= shape.long;
-      unsure ||= shape.unsure;
-    }
-    return long || !unsure ? full : undefined;
+    return this.shapes.precisionOf(parts, full);
   }
 }
