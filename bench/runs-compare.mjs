@@ -4,13 +4,16 @@
 //      runs engine alone as a fresh process, reading the files as compare does, next to node just
 //      reading them; and in-process by stage (read+parse as compare does, in worker threads, next to
 //      the logs read one after the other and the JSON Lines reader alone on the files' bytes; compare;
-//      report). Target: ≤ 300 ms.
+//      report). Target: ≤ 300 ms. Next to it, the JSON.parse floor: a fresh node reading the two files
+//      and handing every line to V8's JSON.parse, in one thread (issue 14 item 3: compare ≤ 0.5× it),
+//      alternated with compare in the same loop; medians and minimums, and their ratios.
 //  (b) harness overhead: a python3 script printing 100k lines, run bare (output to a file) and through
 //      the launcher `bitexact pair` uses (launchRun: the child writes into files of its own, tailed into
 //      run-1.log in whole lines), alternated, medians; and the same with PYTHONUNBUFFERED=1 on both
 //      sides (`pair --env PYTHONUNBUFFERED=1`, for live output); and what the launcher adds to a run
 //      that prints nothing (its fixed cost, apart from the machine's noise). Target: ≤ 1 %.
 // The engine is bundled from server/src/runs with esbuild into .bench/ for the in-process numbers.
+// BENCH_PARTS=a runs (a) alone.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -24,7 +27,9 @@ const reps = Number(process.env.BENCH_REPS ?? 5);
 const STEPS = Number(process.env.BENCH_STEPS ?? 100_000);
 const METRICS = 20;
 const LINES = Number(process.env.BENCH_LINES ?? 100_000);
+const PARTS = process.env.BENCH_PARTS ?? 'ab';
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const min = (xs) => Math.min(...xs);
 const ms = (t) => `${t.toFixed(0)} ms`;
 
 // --- the engine, bundled for in-process use -----------------------------------------------------------
@@ -143,14 +148,30 @@ fs.writeFileSync(
   ].join('\n'),
 );
 
+// The floor: V8's JSON.parse of the same lines, one thread, as a fresh process.
+const jsonParseFloor = path.join(benchDir, 'json-parse-floor.cjs');
+fs.writeFileSync(
+  jsonParseFloor,
+  [
+    'let steps = 0;',
+    'for (const file of process.argv.slice(2)) {',
+    "  const text = require('node:fs').readFileSync(file, 'utf8');",
+    '  for (let start = 0, end; (end = text.indexOf("\\n", start)) >= 0; start = end + 1) steps += JSON.parse(text.slice(start, end)).step;',
+    '}',
+    'if (!(steps > 0)) process.exit(3);',
+  ].join('\n'),
+);
+
 console.log(`bitexact bench:runs on ${os.cpus().length} CPU(s) (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 console.log(`\n(a) compare 2 runs × ${STEPS.toLocaleString('en')} steps × ${METRICS} metrics of JSON Lines (${mib.toFixed(1)} MiB in all)`);
 const startup = [];
 const fresh = [];
 const engineFresh = [];
 const readFresh = [];
+const floor = [];
 let verdict;
 for (let i = 0; i < reps; i++) {
+  floor.push(timedNode([jsonParseFloor, logA, logB]).t);
   startup.push(timedCli(['compare', '--help']).t);
   engineFresh.push(timedNode([engineOnly, logA, logB]).t);
   readFresh.push(timedNode(['-e', 'for (const f of process.argv.slice(1)) require("fs").readFileSync(f)', logA, logB]).t);
@@ -184,12 +205,18 @@ for (let i = 0; i < reps; i++) {
 const first = verdict.firstDivergence;
 console.log(`  verdict: first divergence at step ${first?.step} (${first?.metric}); ${verdict.metrics.filter((m) => m.verdict === 'bitwise').length} of ${verdict.metrics.length} metrics bitwise`);
 console.log(`  fresh process  \`bitexact compare\`: ${ms(median(fresh))}   (start-up alone, \`bitexact compare --help\`: ${ms(median(startup))}; median of ${reps})`);
+console.log(
+  `  JSON.parse floor (fresh node, every line of both files through JSON.parse, one thread): median ${ms(median(floor))}, min ${ms(min(floor))}; compare median ${ms(median(fresh))}, min ${ms(min(fresh))}: ${(median(fresh) / median(floor)).toFixed(2)}× the floor (medians), ${(min(fresh) / min(floor)).toFixed(2)}× (minimums); target ≤ 0.5×`,
+);
 console.log(`  fresh process  the runs engine alone, reading the files as compare does: ${ms(median(engineFresh))}   (node starting and reading the two files: ${ms(median(readFresh))})`);
 console.log(
   `  in-process     read+parse ${ms(median(stages.parallel))} as compare reads them (worker threads, ${os.availableParallelism()} core(s); one log after the other: ${ms(median(stages.read))}, of which the JSON Lines reader alone on the files' bytes: ${ms(median(stages.reader))}), compare ${ms(median(stages.compare))}, report ${ms(median(stages.report))}, total ${ms(median(stages.total))} (median of ${reps})`,
 );
 const inTarget = (t) => (t <= 300 ? 'within' : 'MISSES');
 console.log(`  target ≤ 300 ms: fresh process ${inTarget(median(fresh))} it, in-process ${inTarget(median(stages.total))} it`);
+console.log(`  load average after (a): ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+
+if (!PARTS.includes('b')) process.exit(0);
 
 // --- (b) harness overhead -------------------------------------------------------------------------
 const script = path.join(dataDir, 'print_lines.py');

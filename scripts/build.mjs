@@ -15,8 +15,15 @@ await build({
   absWorkingDir: root,
   // cli.cjs is also the language server (`bitexact lsp`); runs.cjs is `pair` and `compare` alone, for a
   // faster start (bin/bitexact.cjs picks it); extension.cjs is the VS Code client; analysis-worker.cjs
-  // is a worker thread of `check` (cli/analysis-pool.ts).
-  entryPoints: { cli: 'server/src/cli/main.ts', runs: 'server/src/cli/runs-main.ts', extension: 'client/src/extension.ts', 'analysis-worker': 'server/src/cli/analysis-worker.ts' },
+  // is a worker thread of `check` (cli/analysis-pool.ts); read-log-worker.cjs one of `compare` and
+  // `pair` (runs/read-logs.ts), the log readers alone.
+  entryPoints: {
+    cli: 'server/src/cli/main.ts',
+    runs: 'server/src/cli/runs-main.ts',
+    extension: 'client/src/extension.ts',
+    'analysis-worker': 'server/src/cli/analysis-worker.ts',
+    'read-log-worker': 'server/src/cli/read-log-worker.ts',
+  },
   outdir: dist,
   outExtension: { '.js': '.cjs' },
   bundle: true,

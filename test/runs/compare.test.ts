@@ -130,6 +130,19 @@ describe('per-metric verdicts', () => {
     expect(reportText(c, [{ label: 'run 1', logPath: 'a' }, { label: 'run 2', logPath: 'b', exitCode: 1 }], judge(c))).toMatch(/^INCOMPLETE: identical so far, 1 metric over 2 steps \(partial: compared up to step 2; run 1 reached 3, run 2 reached 2, exit 1\)/);
   });
 
+  it('lines up steps that differ at equal length, for every metric of a log sharing one steps array', () => {
+    // As the JSON Lines reader gives them: one steps array per log, read once per comparison.
+    const shared = (steps: number[]): ParsedLog => {
+      const l = log({ loss: steps.map((s) => [s, s]), grad_norm: steps.map((s) => [s, -s]) });
+      for (const s of l.series) s.steps = steps;
+      return l;
+    };
+    const c = compareRuns(runs(shared([1, 2, 3, 5]), shared([1, 2, 4, 5])));
+    for (const name of ['loss', 'grad_norm']) {
+      expect(metric(c, name)).toMatchObject({ verdict: 'differs', steps: 3, firstDivergentStep: 3, skippedSteps: 2, skippedStep: { step: 3, missingIn: ['run 2'] } });
+    }
+  });
+
   it('takes names that end in a time unit for timing metrics, not loss-like names that contain one', () => {
     for (const name of ['step_ms', 'fwd_us', 'iter_secs', 'data_seconds']) expect(isTimingMetric(name), name).toBe(true);
     for (const name of ['loss', 'grad_norm', 'msle', 'mse_loss', 'terms']) expect(isTimingMetric(name), name).toBe(false);

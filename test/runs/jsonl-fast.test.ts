@@ -15,7 +15,7 @@ describe('JSON Lines fast path', () => {
     fc.double({ noNaN: true, noDefaultInfinity: true }).map(String),
     fc.float({ noNaN: true, noDefaultInfinity: true }).map((x) => String(x)),
     fc.integer({ min: -5, max: 200 }).map(String),
-    fc.constantFrom('1.500', '2.0', '1e-05', '0.10000000000000001', '-0.0', '1.', '.5', '+1', '-', '1e', '0.1000', '12345678901234567890', '3.0000'),
+    fc.constantFrom('1.500', '2.0', '1e-05', '0.10000000000000001', '-0.0', '1.', '.5', '+1', '-', '1e', '0.1000', '12345678901234567890', '3.0000', '0', '-0', '0.0', '0e5', '-0E-3', '0.00', '00', '1e-400', '5e-324', '4e-324', '10000000000000000', '12345678901234560', '1234567890123456000000', '12345678901234567800000', '0.0000000000000000001234', '1234567890123456789012e-30', '1.e5', '90071992547409930'),
     fc.double({ min: 0, max: 10, noNaN: true }).map((x) => x.toFixed(4)),
   );
   const valueArb = fc.oneof({ weight: 8, arbitrary: numberArb }, { weight: 1, arbitrary: fc.constantFrom('NaN', '"x"', '{"c": 1}', 'true') });
@@ -46,6 +46,19 @@ describe('JSON Lines fast path', () => {
       { numRuns: 500 },
     );
   });
+
+  it('judges the precision of each series a name makes apart (per rank, stepped and not)', () => {
+    // "4e-324" reads as 5e-324 and is not its shortest text; a 17-digit text elsewhere under the same
+    // name (a repr writer's) must not vouch for it, as the full parser judges each series on its own.
+    for (const text of [
+      '{"lr": 4e-324, "step": 1}\n{"lr": 1.0514702442116152e-37}',
+      '{"step": 1, "rank": 0, "x": 4e-324}\n{"step": 1, "rank": 1, "x": 0.10000000000000001}',
+    ]) {
+      const fast = readJsonl(text);
+      expect(fast.series.map((s) => [s.name, s.precision.exact])).toEqual(readJsonl(text, { fastPath: false }).series.map((s) => [s.name, s.precision.exact]));
+      expect(fast.series.map((s) => s.precision.exact)).toEqual([false, true]);
+    }
+  });
 });
 
 describe('JSON Lines numbers read from the bytes', () => {
@@ -62,6 +75,16 @@ describe('JSON Lines numbers read from the bytes', () => {
     fc.float({ noNaN: true, noDefaultInfinity: true }).map(String),
     fc.constantFrom('9007199254740993', '9007199254740992.5', '0.1', '0.30000000000000004', '2.2250738585072014e-308', '5e-324', '1e23', '1.7976931348623157e308', '1e309', '8.98846567431158e307', '-0', '0e-50', '4.35', '1.0000000000000002'),
   );
+
+  it('judges each spelling in a series of its own as the full parser does', () => {
+    const spellings = ['0', '-0', '0.0', '0e5', '0.00', '1e-400', '5e-324', '4e-324', '1.5', '1.50', '2.0', '1e-05', '0.1', '0.10000000000000001',
+      '9007199254740993', '90071992547409930', '10000000000000000', '12345678901234560', '1234567890123456000000', '12345678901234567800000',
+      '1234567890123456789012e-30', '0.0000000000000000001234', '1.e5', '1.7976931348623157e308', '1e309', '2.2250738585072014e-308'];
+    // Alone, and before "4e-324" (not its value's shortest text), which only a 17-digit text excuses.
+    for (const log of spellings.flatMap((text) => [`{"step": 1, "x": ${text}}`, `{"step": 1, "x": ${text}}\n{"step": 2, "x": 4e-324}`])) {
+      expect(series(readJsonl(log), 'x').precision, log).toEqual(series(readJsonl(log, { fastPath: false }), 'x').precision);
+    }
+  });
 
   it('gives every number the value Number() gives its text, and keeps the text', () => {
     fc.assert(

@@ -18,6 +18,8 @@ import { runCli } from '../support/cli.js';
 const SAMPLES = path.join(ROOT, 'examples/toy_runs/logs');
 /** The bundle every command runs from; a worker thread runs it as `compare`. */
 const BUNDLE = { script: path.join(ROOT, 'dist/cli.cjs'), argv: ['compare'] };
+/** The readers' own bundle, which `compare` and `pair` start where it is there. */
+const READERS = { script: path.join(ROOT, 'dist/read-log-worker.cjs'), argv: [] };
 
 function scratch(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-read-logs-'));
@@ -77,10 +79,13 @@ describe('reading several logs at once', () => {
     ];
   }
 
-  it('gives what reading them one by one gives, texts still lazy and steps still shared', async () => {
+  it.each([
+    ['the whole bundle as compare', BUNDLE],
+    ['the readers bundle', READERS],
+  ])('gives what reading them one by one gives, texts still lazy and steps still shared (workers of %s)', async (_, workerEntry) => {
     const asked = requests(scratch());
     const failures: string[] = [];
-    const logs = await readLogFiles(asked, { workerEntry: BUNDLE, minWorkerBytes: 0, threads: 3, onWorkerError: (file, reason) => failures.push(`${file}: ${reason}`) });
+    const logs = await readLogFiles(asked, { workerEntry, minWorkerBytes: 0, threads: 3, onWorkerError: (file, reason) => failures.push(`${file}: ${reason}`) });
     expect(failures).toEqual([]);
     for (const jsonl of logs.slice(0, 2)) {
       const [loss, gradNorm] = jsonl.series;

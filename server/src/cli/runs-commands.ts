@@ -38,10 +38,16 @@ Options:
 `;
 
 /**
- * Large logs are read in worker threads that run this bundle as `compare`, which routes them to
+ * Large logs are read in worker threads that run the readers' own bundle beside this one
+ * (read-log-worker.cjs), or where that is missing this bundle as `compare`, which routes them to
  * serveLogRead. From the TypeScript sources (the tests) there is no bundle to run: logs are read here.
  */
-export const LOG_READ_WORKER: WorkerEntry | undefined = __filename.endsWith('.cjs') ? { script: __filename, argv: ['compare'] } : undefined;
+export const LOG_READ_WORKER: WorkerEntry | undefined = __filename.endsWith('.cjs') ? logReadWorker() : undefined;
+
+function logReadWorker(): WorkerEntry {
+  const own = path.join(path.dirname(__filename), 'read-log-worker.cjs');
+  return fs.existsSync(own) ? { script: own, argv: [] } : { script: __filename, argv: ['compare'] };
+}
 
 function readLogs(requests: LogRequest[]): Promise<ParsedLog[]> {
   return readLogFiles(requests, {

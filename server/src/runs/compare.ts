@@ -3,7 +3,7 @@
 // Run 1 is the reference every other run is compared with.
 import type { MetricSeries, ParsedLog } from './series.js';
 import { stepGapsOf } from './step-gaps.js';
-import { commonSteps, occurrencesOf, repeatedStepCount, repeatMismatchesOf, valuesAt } from './step-align.js';
+import { StepFacts, commonSteps, occurrencesOf, repeatMismatchesOf, valuesAt } from './step-align.js';
 import { ulpDistance32, ulpDistance64 } from './ulp.js';
 
 export type Verdict = 'bitwise' | 'print-precision' | 'differs' | 'missing';
@@ -122,7 +122,8 @@ export function compareRuns(runs: readonly RunInput[]): Comparison {
   });
   const names = new Set<string>();
   for (const map of byName) for (const name of map.keys()) names.add(name);
-  const metrics = [...names].map((name) => compareMetric(name, runs, byName.map((map) => map.get(name))));
+  const facts = new StepFacts();
+  const metrics = [...names].map((name) => compareMetric(name, runs, byName.map((map) => map.get(name)), facts));
   const order = metrics
     .filter((m) => !m.timing && m.firstDivergentStep !== null)
     .map((m) => ({ metric: m.name, step: m.firstDivergentStep! }))
@@ -152,7 +153,7 @@ function lastStepOf(log: ParsedLog): number | null {
 }
 
 /** `present[i]`: run i's series of the metric, if it logged it. */
-function compareMetric(name: string, runs: readonly RunInput[], present: (MetricSeries | undefined)[]): MetricComparison {
+function compareMetric(name: string, runs: readonly RunInput[], present: (MetricSeries | undefined)[], facts: StepFacts): MetricComparison {
   const missingIn = runs.filter((_, i) => !present[i]).map((r) => r.label);
   const series = present.filter((s): s is MetricSeries => s !== undefined);
   const first = series[0]!;
@@ -178,20 +179,20 @@ function compareMetric(name: string, runs: readonly RunInput[], present: (Metric
   };
   if (series.length < 2) return runs.length > 2 ? Object.assign(result, recommendedTolerance(result)) : result;
 
-  const common = commonSteps(series);
+  const common = commonSteps(series, facts.same);
   const lastCommon = common.length ? common[common.length - 1]! : null;
   result.steps = common.length;
   result.lastCommonStep = lastCommon;
   result.partial = series.some((s) => s.steps.length > 0 && (lastCommon === null || s.steps[s.steps.length - 1]! > lastCommon));
-  const repeated = Math.max(...series.map(repeatedStepCount));
+  const repeated = Math.max(...series.map((s) => facts.repeated(s)));
   if (repeated > 0) result.repeatedSteps = repeated;
-  const mismatch = repeatMismatchesOf(series, common);
+  const mismatch = repeatMismatchesOf(series, common, facts.same);
   if (mismatch.count > 0) {
     const labels = runs.filter((_, i) => present[i]).map((r) => r.label);
     result.repeatMismatches = mismatch.count;
     result.repeatMismatch = { step: mismatch.first!, counts: series.map((s, i) => ({ label: labels[i]!, count: occurrencesOf(s.steps, mismatch.first!) })) };
   }
-  const gaps = stepGapsOf(series, common);
+  const gaps = stepGapsOf(series, common, facts.same);
   if (gaps.first) {
     const labels = runs.filter((_, i) => present[i]).map((r) => r.label);
     result.skippedSteps = gaps.count;
@@ -199,7 +200,7 @@ function compareMetric(name: string, runs: readonly RunInput[], present: (Metric
   }
   if (common.length === 0) return runs.length > 2 ? Object.assign(result, recommendedTolerance(result)) : result;
 
-  const columns = series.map((s) => valuesAt(s, common));
+  const columns = series.map((s) => valuesAt(s, common, facts.same));
   const ref = columns[0]!;
   // ULPs are counted in the narrowest float type that holds every value: a grad norm from
   // tensor.item() on a float32 tensor is 1 float32 ULP off, not 2^29 float64 ULPs. Whole numbers are

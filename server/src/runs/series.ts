@@ -185,7 +185,12 @@ export class SeriesBuilder {
     const key = rank === undefined ? name : `${name}\u0000${rank}`;
     const next = (this.ordinals.get(key) ?? 0) + 1;
     this.ordinals.set(key, next);
-    this.addTo(this.slot(UNSTEPPED + name, rank), name, next, value, text);
+    this.addTo(this.ordinalSlot(name, rank), name, next, value, text);
+  }
+
+  /** The slot addOrdinal puts a metric's values without a step in. */
+  ordinalSlot(name: string, rank?: string): Points {
+    return this.slot(UNSTEPPED + name, rank);
   }
 
   /** Whether some value was added with a step (add, addTo, addRun). */
@@ -222,12 +227,13 @@ export class SeriesBuilder {
   }
 
   /**
-   * The series, in the order their keys got their first value. `knownPrecision` answers for a metric without
-   * reading its texts (a reader that judged them as it read them); `precisionOf` is asked otherwise.
+   * The series, in the order their keys got their first value. `knownPrecision` answers for a series
+   * without reading its texts (a reader that judged them per slot as it read them; `parts` are the
+   * slots it is made of); `precisionOf` is asked otherwise.
    */
   build(
     precisionOf: (name: string, texts: string[], values: number[]) => Precision,
-    options: { stepKind?: StepKind; intervalMean?: (name: string) => number | undefined; knownPrecision?: (name: string) => Precision | undefined } = {},
+    options: { stepKind?: StepKind; intervalMean?: (name: string) => number | undefined; knownPrecision?: (name: string, parts: readonly Points[]) => Precision | undefined } = {},
   ): ParsedLog {
     // With one rank (or none) a prefix adds nothing: lines with and without it are one series.
     // With several, each rank keeps its own series; unprefixed lines stay under the plain name.
@@ -262,7 +268,7 @@ export class SeriesBuilder {
         // An own, enumerable property, so copies ({ ...s }) and deep equality see the strings.
         Object.defineProperty(s, 'texts', { enumerable: true, configurable: true, get: () => (made ??= (later ? later() : texts).map((t) => this.text(t))) });
       }
-      s.precision = options.knownPrecision?.(base) ?? precisionOf(base, s.texts, values);
+      s.precision = options.knownPrecision?.(base, parts) ?? precisionOf(base, s.texts, values);
       s.timing = isTimingMetric(base);
       const interval = options.intervalMean?.(base);
       if (interval !== undefined && interval > 1) s.intervalMean = interval;

@@ -6,6 +6,7 @@
 // (strings, nesting, NaN, escapes, repeated keys, a cut-off line) is left to the full parser, so the
 // result is always what the full parser would give.
 import { Points, Precision, SeriesBuilder } from '../series.js';
+import { LONG, PADDED, SHORT, SlotShapes, TextShapes, UNSURE, seen } from './jsonl-shapes.js';
 import { decimalToDouble } from './numbers.js';
 
 export const STEP_KEYS = ['step', 'global_step', 'iteration', 'iter', 'it', '_step', 'trainer/global_step', 'Step', 'steps'];
@@ -49,22 +50,6 @@ export function numberTextAt(bytes: Buffer, offset: number): string {
   return bytes.toString('latin1', offset, end);
 }
 
-/**
- * What the texts of one metric showed, in the terms of allRoundTrip: a padded fraction ("1.500"), 17 or
- * more significant digits (a writer that prints every digit a double needs), or a text whose round
- * trip the digit count alone does not settle (16 digits, zero, subnormal).
- */
-interface TextShapes {
-  padded: boolean;
-  long: boolean;
-  unsure: boolean;
-}
-
-const SHORT = 0; // ≤ 15 significant digits of a normal double: its shortest text
-const LONG = 1;
-const PADDED = 2;
-const UNSURE = 3;
-
 /** The keys of the last flat line and where their values go: the next line usually repeats them. */
 interface Layout {
   keys: string[];
@@ -95,8 +80,7 @@ interface Block {
 export class FlatLineReader {
   private layout: Layout | undefined;
   private block: Block | undefined;
-  /** Per metric name, what its fast-path texts looked like. */
-  private readonly shapes = new Map<string, TextShapes>();
+  private readonly shapes = new SlotShapes();
   // One line's keys, values, where their texts start and end, and the texts' shapes.
   private readonly keys: string[] = [];
   private readonly values: number[] = [];
@@ -166,7 +150,7 @@ export class FlatLineReader {
       if (layout.slots[k] === undefined) continue;
       block.columns[k]!.push(values[k]!);
       const kind = kinds[k]!;
-      if (kind !== SHORT) this.seen(layout.shapes[k]!, kind);
+      if (kind !== SHORT) seen(layout.shapes[k]!, kind);
     }
     return true;
   }
@@ -257,63 +241,72 @@ export class FlatLineReader {
    * Reads the number at i as value k of the line: -?digits(.digits*)?([eE][+-]?digits)? as Number()
    * reads it, minus the forms JSON (and so the full parser) refuses: a leading "+" or ".", a trailing
    * ".". Returns where it ends, or -1 when it is not such a number.
+   *
+   * One pass over the digits: the first 15 significant ones go into `head` (exact in a double; leading
+   * zeros add nothing to it, so they need no skipping), the next 4 into `tail`; a 20th sends the text
+   * to Number(). The digit loops need no bound: the byte at the line's end `n` is never a digit (a
+   * newline, trimmed space, or past the buffer's end, which reads as undefined).
    */
   private scanNumber(i: number, n: number, k: number): number {
     const b = this.u8;
     const numberStart = i;
     const negative = b[i] === MINUS;
     if (negative) i++;
-    // The digits, before the point and after it.
     const intStart = i;
-    let c: number;
-    while (i < n && (c = b[i]!) >= ZERO && c <= NINE) i++;
-    if (i === intStart) return -1;
-    let dot = -1;
-    if (i < n && b[i] === DOT) {
-      dot = i++;
-      while (i < n && (c = b[i]!) >= ZERO && c <= NINE) i++;
-    }
-    const mantissaEnd = i;
-    // The significant ones, from the first that is not zero: the first 15 into head, 4 more into tail.
-    let j = intStart;
-    while (j < mantissaEnd && (b[j] === ZERO || b[j] === DOT)) j++;
     let head = 0;
     let tail = 0;
     let tailDigits = 0;
-    let significant = 0;
-    for (; j < mantissaEnd; j++) {
-      c = b[j]!;
-      if (c === DOT) continue;
-      significant++;
-      if (significant <= 15) head = head * 10 + (c - ZERO);
-      else if (significant <= 19) {
-        tail = tail * 10 + (c - ZERO);
+    let over = 0; // significant digits past the 19th
+    let d: number;
+    for (; (d = b[i]! - ZERO) >= 0 && d <= 9; i++) {
+      if (head < 1e14) head = head * 10 + d;
+      else if (tailDigits < 4) {
+        tail = tail * 10 + d;
         tailDigits++;
-      }
+      } else over++;
     }
-    let exp10 = dot < 0 ? 0 : dot + 1 - mantissaEnd; // one place down for every digit after the point
-    if (i < n && (b[i] === LOWER_E || b[i] === UPPER_E)) {
-      i++;
-      const expNegative = b[i] === MINUS;
-      if (expNegative || b[i] === PLUS) i++;
+    if (i === intStart) return -1;
+    let fracDigits = -1; // no point
+    if (b[i] === DOT) {
+      const fracStart = ++i;
+      for (; (d = b[i]! - ZERO) >= 0 && d <= 9; i++) {
+        if (head < 1e14) head = head * 10 + d;
+        else if (tailDigits < 4) {
+          tail = tail * 10 + d;
+          tailDigits++;
+        } else over++;
+      }
+      fracDigits = i - fracStart;
+    }
+    const mantissaEnd = i;
+    let exp10 = fracDigits > 0 ? -fracDigits : 0; // one place down for every digit after the point
+    let c = b[i];
+    if (c === LOWER_E || c === UPPER_E) {
+      c = b[++i];
+      const expNegative = c === MINUS;
+      if (expNegative || c === PLUS) i++;
       const digitsAt = i;
       let e = 0;
-      for (; i < n && (c = b[i]!) >= ZERO && c <= NINE; i++) if (e < 1e6) e = e * 10 + (c - ZERO);
+      for (; (d = b[i]! - ZERO) >= 0 && d <= 9; i++) if (e < 1e6) e = e * 10 + d;
       if (i === digitsAt) return -1;
       exp10 += expNegative ? -e : e;
-    } else if (dot === mantissaEnd - 1) return -1;
+    } else if (fracDigits === 0) return -1;
     if (i < n && isNumberByte(b[i]!)) return -1;
-    let value = significant > 19 ? NaN : decimalToDouble(negative, head, tail, tailDigits, exp10);
+    let value = over > 0 ? NaN : decimalToDouble(negative, head, tail, tailDigits, exp10);
     if (Number.isNaN(value)) value = Number(this.bytes.toString('latin1', numberStart, i));
-    // Significant digits as allRoundTrip counts them: a whole number's trailing zeros do not count.
-    let digits = significant;
-    if (dot < 0) for (let z = mantissaEnd - 1; z >= intStart && b[z] === ZERO && digits > 0; z--) digits--;
+    // Significant digits as allRoundTrip counts them (a whole number's trailing zeros do not count):
+    // the 15 of the head and those after it when the tail got some, else some number up to 15, which
+    // is all the classes below need to know (0 stands for it).
+    let digits = tailDigits > 0 ? 15 + tailDigits + over : 0;
+    if (digits > 0 && fracDigits < 0) for (let z = mantissaEnd - 1; z >= intStart && b[z] === ZERO && digits > 15; z--) digits--;
+    // Zero written with zeros alone ("0", "-0.0", "0e5"), unpadded, is zero's shortest form; a zero
+    // that is an underflow ("1e-400") or a subnormal is not settled by its digits.
     this.kinds[k] =
-      dot >= 0 && b[mantissaEnd - 1] === ZERO && mantissaEnd - dot !== 2
+      fracDigits >= 2 && b[mantissaEnd - 1] === ZERO
         ? PADDED
         : digits >= 17
           ? LONG
-          : digits <= 15 && Math.abs(value) >= MIN_NORMAL && value !== Infinity && value !== -Infinity
+          : digits <= 15 && (head === 0 || (Math.abs(value) >= MIN_NORMAL && value !== Infinity && value !== -Infinity))
             ? SHORT
             : UNSURE;
     this.values[k] = value;
@@ -328,12 +321,6 @@ export class FlatLineReader {
     return undefined;
   }
 
-  private seen(shape: TextShapes, kind: number): void {
-    if (kind === PADDED) shape.padded = true;
-    else if (kind === LONG) shape.long = true;
-    else shape.unsure = true;
-  }
-
   /** Adds the line's values to their series: true when they had a step, false when numbered in order. */
   private add(layout: Layout): boolean {
     const { values, starts, kinds, builder } = this;
@@ -344,9 +331,15 @@ export class FlatLineReader {
       if (slot === undefined) continue;
       added++;
       const kind = kinds[k]!;
-      if (kind !== SHORT) this.seen(layout.shapes[k]!, kind);
-      if (step === undefined) builder.addOrdinal(layout.keys[k]!, values[k]!, starts[k]!, layout.rank);
-      else builder.addTo(slot, layout.keys[k]!, step, values[k]!, starts[k]!);
+      if (step === undefined) {
+        // Its own series (`NAME (no step)`), so its own shapes.
+        const shape = this.shapes.of(builder.ordinalSlot(layout.keys[k]!, layout.rank));
+        if (kind !== SHORT) seen(shape, kind);
+        builder.addOrdinal(layout.keys[k]!, values[k]!, starts[k]!, layout.rank);
+      } else {
+        if (kind !== SHORT) seen(layout.shapes[k]!, kind);
+        builder.addTo(slot, layout.keys[k]!, step, values[k]!, starts[k]!);
+      }
     }
     return step !== undefined || added === 0;
   }
@@ -359,16 +352,12 @@ export class FlatLineReader {
     const rankAt = keys.indexOf('rank');
     const rank = rankAt >= 0 ? numberTextAt(this.bytes, this.starts[rankAt]!) : undefined;
     const counted = keys.map((key) => !(STEP_KEY_SET.has(key) || IGNORED_KEYS.has(key)));
+    const slots = keys.map((key, k) => (counted[k] ? this.builder.slot(key, rank) : undefined));
     const layout: Layout = {
       keys,
       keyBytes: keys.map((key) => Buffer.from(key, 'utf8')),
-      slots: keys.map((key, k) => (counted[k] ? this.builder.slot(key, rank) : undefined)),
-      shapes: keys.map((key, k) => {
-        if (!counted[k]) return undefined;
-        let shape = this.shapes.get(key);
-        if (!shape) this.shapes.set(key, (shape = { padded: false, long: false, unsure: false }));
-        return shape;
-      }),
+      slots,
+      shapes: slots.map((slot) => (slot ? this.shapes.of(slot) : undefined)),
       stepAt: STEP_KEYS.map((key) => keys.indexOf(key)).filter((k) => k >= 0),
       between: keys.map((_, k) => this.bytes.subarray(k === 0 ? lineStart : this.ends[k - 1]!, this.starts[k]!)),
       closing: this.bytes.subarray(count === 0 ? lineStart : this.ends[count - 1]!, lineEnd),
@@ -379,14 +368,8 @@ export class FlatLineReader {
     return layout;
   }
 
-  /**
-   * The precision of a metric every value of which this path read, when the shapes settle it: no
-   * padding, and either a 17-digit text (a repr writer) or only texts that are their value's shortest
-   * form. Undefined when the texts must be looked at (padding to describe, or unsure texts).
-   */
-  precisionOf(name: string, full: Precision): Precision | undefined {
-    const shape = this.shapes.get(name);
-    if (!shape || shape.padded) return undefined;
-    return shape.long || !shape.unsure ? full : undefined;
+  /** The precision of a series made of `parts`, when the shapes of their texts settle it (SlotShapes). */
+  precisionOf(parts: readonly Points[], full: Precision): Precision | undefined {
+    return this.shapes.precisionOf(parts, full);
   }
 }

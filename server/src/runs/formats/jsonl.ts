@@ -65,7 +65,7 @@ export function readJsonl(input: string | Uint8Array, options: { fastPath?: bool
   return builder.build(jsonPrecision, {
     stepKind: stepped ? 'step' : 'ordinal',
     // A metric only the fast path read is judged by the shapes it saw, without making its texts.
-    knownPrecision: (name) => (slow.has(name) ? undefined : flat?.precisionOf(name, FULL_JSON)),
+    knownPrecision: (name, parts) => (slow.has(name) ? undefined : flat?.precisionOf(parts, FULL_JSON)),
   });
 }
 
