@@ -4,6 +4,8 @@
 // points, a full analysis gives the findings of a fresh one of the same text.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { SCALING_CASES } from '../../bench/scaling-cases.mjs';
+import { ChunkCache } from '../../server/src/analysis/index.js';
 import { loadChecker, settings } from '../support/checker.js';
 import { corpus, EditedDocument, outcome, randomEdit } from '../support/edited-document.js';
 
@@ -42,4 +44,33 @@ describe('analyses dropped unfinished', () => {
     // Not vacuous: many analyses were dropped with finished parts left in the cache.
     expect(droppedWithParts).toBeGreaterThan(dropped / 4);
   }, 600_000);
+
+  it('stop inside one long function too, which is then analysed again in full', async () => {
+    const checker = await loadChecker();
+    const s = settings();
+    // One function of 500 flagged calls: a single part.
+    const text = SCALING_CASES['function-body']!(2);
+    const tree = checker.parser.parse(text);
+    const cache = new ChunkCache();
+    try {
+      const steps = checker.analysisSteps(tree, text, s, cache);
+      const seen: string[] = [];
+      for (let step = steps.next(); !step.done; step = steps.next()) seen.push(step.value);
+      // Checkpoints within the function's part (every 64 calls) before it is done: its last step.
+      const functionDone = seen.lastIndexOf('part');
+      expect(seen.slice(functionDone - 6, functionDone)).toEqual(Array(6).fill('slice'));
+
+      // Dropped inside that function, with a fresh cache: nothing of it is kept, and the next
+      // analysis finds every hit.
+      const fresh = new ChunkCache();
+      const dropped = checker.analysisSteps(tree, text, s, fresh);
+      for (let i = 0; i < functionDone - 3; i++) dropped.next();
+      dropped.return(undefined as never);
+      const again = checker.analyzeTree(tree, text, s, fresh);
+      expect(again.candidates.length).toBe(checker.analyze(text, s).candidates.length);
+      expect(again.candidates.length).toBeGreaterThan(400);
+    } finally {
+      tree.delete();
+    }
+  });
 });
