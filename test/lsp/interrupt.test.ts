@@ -60,6 +60,9 @@ describe('language server: an analysis already running', () => {
     const pull = (token?: CancellationTokenSource) => connection.sendRequest(DocumentDiagnosticRequest.type, { textDocument: { uri } }, token?.token);
 
     void connection.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: 'python', version: 1, text } });
+    // A second, small document: its requests must not wait for the large one's analysis.
+    const small = pathToFileURL(path.join(dir, 'small.py')).href;
+    void connection.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: small, languageId: 'python', version: 1, text: 'import torch\n\ndef f(x, i, v):\n    x.index_add_(0, i, v)\n' } });
     const first = (await pull()) as DocumentDiagnosticReport & { items: Array<{ code?: unknown; range: { start: { line: number; character: number } } }> };
     expect(first.items.length).toBeGreaterThan(200);
     const { partsAnalysed: parts } = await stats();
@@ -97,15 +100,22 @@ describe('language server: an analysis already running', () => {
       order.push('hover');
       return h;
     });
-    const [report, answered] = await Promise.all([final, hover]);
+    const other = connection.sendRequest(DocumentDiagnosticRequest.type, { textDocument: { uri: small } }).then((r) => {
+      order.push('other document');
+      return r;
+    });
+    const [report, answered, otherReport] = await Promise.all([final, hover, other]);
     expect(answered).not.toBeNull();
-    // The hover was answered (from the last analysis) while the final analysis still ran.
-    expect(order).toEqual(['hover', 'pull']);
+    expect(otherReport.kind === 'full' && otherReport.items.map((d) => d.code)).toEqual(['BX101']);
+    // The hover (from the last analysis) and the other document were answered while the final analysis still ran.
+    expect(order).toHaveLength(3);
+    expect(order[2]).toBe('pull');
     expect(await Promise.all(cancelled)).toEqual(Array(STALE).fill(-32800));
 
     const after = await stats();
-    // The first and the last version were analysed to the end; every stale one was dropped unfinished.
-    expect(after.analysesCompleted).toBe(2);
+    // The first and the last version (and the small document) were analysed to the end; every stale
+    // version was dropped unfinished.
+    expect(after.analysesCompleted).toBe(3);
     expect(after.analysesStopped).toBe(STALE);
     for (const done of after.stoppedAfterParts) expect(done).toBeLessThan(parts);
     expect(after.partsAnalysed).toBeLessThan(3 * parts);

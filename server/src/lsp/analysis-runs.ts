@@ -2,15 +2,16 @@
 // file takes seconds; run in one go it blocked every other message: a keystroke's newer version, a
 // $/cancelRequest, a hover, other documents. It now runs in steps (engine.ts AnalysisSteps), with one
 // turn of the event loop between two, so messages are read while it runs; it is dropped as soon as it
-// is stale (the document moved on, was closed or lost its tree, the settings changed) or every request
-// waiting for it was cancelled. Its finished parts stay in the document's chunk cache, so the next
+// is stale (the document moved on, was closed or lost its tree, another run of it with other analysis
+// settings started) or every request waiting for it was cancelled. Its finished parts stay in the document's chunk cache, so the next
 // analysis does not do them again. Askers of the same version share one run.
 import type { CancellationToken } from 'vscode-languageserver/node';
 import type { AnalysisSteps, FileAnalysis } from '../analysis/engine.js';
 
 interface Run {
   version: number;
-  generation: number;
+  /** The analysis settings it runs with (Session.fullAnalysis). */
+  settings: string;
   /** The tokens of the requests waiting (undefined for an asker that is never cancelled: a publish). */
   askers: Array<CancellationToken | undefined>;
   done: Promise<FileAnalysis | undefined>;
@@ -41,19 +42,19 @@ export class AnalysisRuns {
   }
 
   /**
-   * The analysis of `uri` at `version` and `generation`: the run under way for them, joined, or a new
-   * one of `start()`'s steps. Resolves undefined when the run was dropped: `stale()` said so at a
-   * checkpoint, or every asker's token was cancelled.
+   * The analysis of `uri` at `version` with `settings`: the run under way for them, joined, or a new
+   * one of `start()`'s steps, which replaces any other. Resolves undefined when the run was dropped:
+   * replaced, `stale()` said so at a checkpoint, or every asker's token was cancelled.
    */
-  analysis(uri: string, version: number, generation: number, start: () => AnalysisSteps, stale: () => boolean, token?: CancellationToken): Promise<FileAnalysis | undefined> {
+  analysis(uri: string, version: number, settings: string, start: () => AnalysisSteps, stale: () => boolean, token?: CancellationToken): Promise<FileAnalysis | undefined> {
     const current = this.running.get(uri);
-    if (current && current.version === version && current.generation === generation) {
+    if (current && current.version === version && current.settings === settings) {
       current.askers.push(token);
       return current.done;
     }
     // Registered before its first step runs (drive runs it at once): a step that finishes the whole
     // analysis then unregisters it.
-    const run = { version, generation, askers: [token] } as Run;
+    const run = { version, settings, askers: [token] } as Run;
     this.running.set(uri, run);
     run.done = this.drive(uri, run, start, stale);
     return run.done;

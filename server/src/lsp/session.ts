@@ -134,6 +134,7 @@ export class Session {
     let findings: Finding[] = [];
     let provisional = false;
     let ruleErrors: Diagnostic[] | undefined;
+    let resultGeneration: number | undefined;
     if (editor.enable) {
       const effective = workspace.effectiveSettings(uri, editor);
       for (const p of effective.problems) this.log('warn', p);
@@ -153,6 +154,8 @@ export class Session {
       else this.cancelSettle(uri);
       const file = uriToPath(uri);
       const analysis = quick ?? (await this.fullAnalysis(entry, text, settings, file, token));
+      // Settings or program facts that changed while it ran: the result is kept as of before.
+      if (this.generation !== generation) resultGeneration = generation;
       if (!analysis) {
         // Dropped unfinished: the document moved on (its newest version is analysed instead, once the
         // edits already sent have been read), or every request that wanted it was cancelled.
@@ -175,7 +178,7 @@ export class Session {
       if (!memo) this.memos.set(uri, (memo = new ResolveMemo()));
       findings = checker.resolve(analysis, text, settings, program, offPath, memo);
     }
-    this.results.set(uri, { version, generation: this.generation, findings, ...(provisional ? { provisional } : {}), ...(ruleErrors ? { ruleErrors } : {}) });
+    this.results.set(uri, { version, generation: resultGeneration ?? this.generation, findings, ...(provisional ? { provisional } : {}), ...(ruleErrors ? { ruleErrors } : {}) });
     return findings;
   }
 
@@ -190,16 +193,17 @@ export class Session {
     const { checker } = this;
     if (!checker.mayMatch(text)) return checker.analyze(text, settings);
     const { uri, version } = entry.document;
-    const generation = this.generation;
     let tree: Tree | undefined;
     const steps = (): AnalysisSteps => {
       this.log('debug', `bitexact: analysing ${uri} (version ${version}) in full`);
       tree = this.docs.treeOf(entry);
       return this.fullSteps(tree, entry, text, settings, file);
     };
-    // Stale: closed or reopened, edited, its tree freed (documents.ts), or the settings changed.
-    const stale = () => this.docs.get(uri) !== entry || entry.document.version !== version || entry.tree !== tree || this.generation !== generation;
-    return this.runs.analysis(uri, version, generation, steps, stale, token);
+    // Stale: closed or reopened, edited, or its tree freed (documents.ts). Another file's program facts
+    // (the generation) do not change this analysis, only how its hits resolve, after it.
+    const stale = () => this.docs.get(uri) !== entry || entry.document.version !== version || entry.tree !== tree;
+    const analysisSettings = JSON.stringify([settings.torchVersion, settings.guardNames]);
+    return this.runs.analysis(uri, version, analysisSettings, steps, stale, token);
   }
 
   private *fullSteps(tree: Tree, entry: OpenDocument, text: string, settings: Settings, file: string | undefined): AnalysisSteps {
