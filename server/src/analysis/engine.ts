@@ -17,7 +17,7 @@ import { parentOf } from './parents.js';
 import { rangeOf } from './syntax.js';
 import type { Fix, GuardKind, Range } from './types.js';
 
-export type { AnalysisOptions, Checkpoint };
+export type { AnalysisOptions };
 
 /**
  * An analysis that stops at checkpoints (parts.ts Checkpoint): the language server yields to the

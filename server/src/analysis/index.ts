@@ -213,8 +213,7 @@ export function effectiveMode(settings: Settings, detected: DeterministicMode): 
   return settings.deterministicMode === 'auto' ? detected : settings.deterministicMode;
 }
 
-export type { AnalysisSteps, ModeSetting };
-export { finish };
+export type { ModeSetting };
 export { ChunkCache } from './chunk-cache.js';
 export { ResolveMemo } from './resolve.js';
 export { programMode, programTrains, showsTraining };
