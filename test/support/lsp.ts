@@ -23,8 +23,9 @@ export interface LspSession {
   close(): Promise<void>;
 }
 
-export async function startLsp(rootDir: string, capabilities: ClientCapabilities, settings: Record<string, unknown> = {}): Promise<LspSession> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/bitexact.cjs'), 'lsp', '--stdio'], { cwd: rootDir, stdio: ['pipe', 'pipe', 'pipe'] });
+/** `server`: the node arguments that start it (the bundled `bitexact lsp --stdio` unless given). */
+export async function startLsp(rootDir: string, capabilities: ClientCapabilities, settings: Record<string, unknown> = {}, server = [path.join(ROOT, 'bin/bitexact.cjs'), 'lsp', '--stdio']): Promise<LspSession> {
+  const child = spawn(process.execPath, server, { cwd: rootDir, stdio: ['pipe', 'pipe', 'pipe'] });
   const connection = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   const published: PublishDiagnosticsParams[] = [];
   const waiters: Array<{ uri: string; accept: (p: PublishDiagnosticsParams) => boolean; resolve: (p: PublishDiagnosticsParams) => void }> = [];

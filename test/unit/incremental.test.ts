@@ -1,37 +1,14 @@
 // The language server keeps per-function results between keystrokes (chunk-cache.ts). These tests
 // hold it to its promise: after any sequence of edits the findings equal a fresh analysis of the
 // same text, and only the edited function is analysed again.
-import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ChunkCache, Checker } from '../../server/src/analysis/index.js';
 import type { Rule } from '../../server/src/analysis/rules/rule.js';
-import type { Settings } from '../../server/src/analysis/config.js';
 import { editTree, TextChange } from '../../server/src/analysis/parse.js';
 import { loadChecker, ROOT, settings } from '../support/checker.js';
-
-/** Python files with many rule kinds: the rule fixtures and the examples. */
-function corpus(): Array<{ name: string; text: string }> {
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.name.endsWith('.py')) files.push(full);
-    }
-  };
-  walk(path.join(ROOT, 'test/fixtures/rules'));
-  walk(path.join(ROOT, 'examples'));
-  return files.sort().map((file) => ({ name: path.relative(ROOT, file), text: fs.readFileSync(file, 'utf8') }));
-}
-
-/** Everything a shell shows for a file, in a comparable form. */
-function outcome(checker: Checker, analysis: ReturnType<Checker['analyze']>, text: string, s: Settings): string {
-  const modes = analysis.modeSettings.map((m) => `${m.mode}:${m.via}:${JSON.stringify(m.range)}`).sort();
-  const findings = (['off', 'on', 'warn'] as const).map((mode) => checker.resolve(analysis, text, s, { mode, trains: false }, false));
-  return JSON.stringify({ findings, modes, syntaxErrors: analysis.syntaxErrors });
-}
+import { corpus, EditedDocument, fraction, LINES, outcome, randomEdit } from '../support/edited-document.js';
 
 /** A class of methods, a hazard in every third: the shape the fast path (chunk-edit.ts) is for. */
 function modelFile(methods: number): string {
@@ -44,82 +21,19 @@ function modelFile(methods: number): string {
   return out.join('\n');
 }
 
-class EditedDocument {
-  private tree;
-  readonly cache = new ChunkCache();
-
-  constructor(
-    private readonly checker: Checker,
-    public text: string,
-  ) {
-    this.tree = checker.parser.parse(text);
-  }
-
-  edit(start: number, oldEnd: number, newText: string): void {
-    const { tree, text } = this.checker.parser.reparse(this.tree, this.text, { start, oldEnd, newText });
-    this.tree.delete();
-    this.tree = tree;
-    this.text = text;
-  }
-
-  /** As the language server does: a text no rule can match is not even parsed. */
-  analyze(s: Settings) {
-    return this.checker.mayMatch(this.text) ? this.checker.analyzeTree(this.tree, this.text, s, this.cache) : this.checker.analyze(this.text, s);
-  }
-
-  dispose(): void {
-    this.tree.delete();
-  }
-}
-
-const SNIPPETS = [
-  '', '#', '\n', ' ', 'x', '    ', ')', '"', ':',
-  '\n    y = torch.zeros(3)\n',
-  '\nimport torch.nn.functional as G\n',
-  '\nF = None\n',
-  '\nif torch.are_deterministic_algorithms_enabled():\n    pass\n',
-  '\ndef helper():\n    out.index_add_(0, idx, src)\n',
-  '  # bitexact: ignore[BX101]',
-  '\ntorch.use_deterministic_algorithms(True)\n',
-  '\n    if not torch.are_deterministic_algorithms_enabled():\n        return\n',
-];
-
-/** Where in the text an edit goes, as a fraction of its length (fc.double clusters at the ends). */
-const fraction = fc.integer({ min: 0, max: 9999 }).map((n) => n / 10000);
-
-/** Whole statements, inserted at the indentation of the line they go before. */
-const LINES = ['z = 1', 'torch = None', 'F = torch.nn.functional', 'pass', '# a comment', 'out.index_add_(0, idx, src)', 'torch.use_deterministic_algorithms(False)', 'x = torch.randn(3).long()', '# bitexact: ignore'];
-
 describe('incremental analysis', () => {
   it('after random edits, gives the findings of a fresh analysis of the same text', async () => {
     const checker = await loadChecker();
     const s = settings();
     const files = corpus();
     expect(files.length).toBeGreaterThan(50);
-    // Keystrokes anywhere (syntax errors included), and whole-line edits that keep the file valid,
-    // which are the ones that leave other functions' cached results in play.
-    const keystroke = fc.record({ kind: fc.constant('keys' as const), at: fraction, remove: fc.nat(6), insert: fc.constantFrom(...SNIPPETS) });
-    const lineEdit = fc.record({ kind: fc.constantFrom('insert' as const, 'delete' as const, 'duplicate' as const), at: fraction, insert: fc.constantFrom(...LINES) });
-    const edit = fc.oneof({ arbitrary: keystroke, weight: 1 }, { arbitrary: lineEdit, weight: 3 });
     fc.assert(
-      fc.property(fc.constantFrom(...files), fc.array(edit, { minLength: 1, maxLength: 8 }), (file, edits) => {
+      fc.property(fc.constantFrom(...files), fc.array(randomEdit, { minLength: 1, maxLength: 8 }), (file, edits) => {
         const doc = new EditedDocument(checker, file.text);
         try {
           doc.analyze(s);
           for (const e of edits) {
-            if (e.kind === 'keys') {
-              const start = Math.floor(e.at * doc.text.length);
-              doc.edit(start, Math.min(doc.text.length, start + e.remove), e.insert);
-            } else {
-              const lines = doc.text.split('\n');
-              const row = Math.min(lines.length - 1, Math.floor(e.at * lines.length));
-              const start = lines.slice(0, row).join('\n').length + (row > 0 ? 1 : 0);
-              const line = lines[row] ?? '';
-              const indent = /^\s*/.exec(line)![0];
-              if (e.kind === 'insert') doc.edit(start, start, `${indent}${e.insert}\n`);
-              else if (e.kind === 'delete') doc.edit(start, Math.min(doc.text.length, start + line.length + 1), '');
-              else doc.edit(start, start, `${line}\n`);
-            }
+            doc.apply(e);
             const incremental = outcome(checker, doc.analyze(s), doc.text, s);
             const fresh = outcome(checker, checker.analyze(doc.text, s), doc.text, s);
             if (incremental !== fresh) throw new Error(`${file.name} differs after edits ${JSON.stringify(edits)}`);

@@ -7,32 +7,14 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Checker } from '../../server/src/analysis/index.js';
 import { RULES } from '../../server/src/analysis/rules/index.js';
-import type { Rule } from '../../server/src/analysis/rules/rule.js';
 import { runCheck } from '../../server/src/cli/check.js';
 import { ROOT, settings } from '../support/checker.js';
-
-/** A rule on `Tensor.index_add_` that throws on receivers named `boom` and reports nothing else. */
-const THROWING: Rule = {
-  id: 'BX999',
-  name: 'throws-on-boom',
-  family: 'torch-op',
-  defaultSeverity: 'warning',
-  summary: 'A rule with a bug, for this test.',
-  docs: '',
-  facts: [],
-  triggers: ['index_add_'],
-  calls: ['Tensor.index_add_'],
-  onCall(call) {
-    if (call.receiver?.text === 'boom') throw new Error('a bug in the rule');
-  },
-};
+import { THROWING, TRAIN } from '../support/throwing-rule.js';
 
 const grammar = {
   runtimeDir: path.join(ROOT, 'node_modules/web-tree-sitter'),
   python: path.join(ROOT, 'node_modules/tree-sitter-python/tree-sitter-python.wasm'),
 };
-
-const TRAIN = ['import torch', '', 'def step(boom, ok, i, v):', '    boom.index_add_(0, i, v)', '    ok.scatter_add_(0, i, v)', ''].join('\n');
 
 describe('a rule that throws', () => {
   it('keeps the other rules\' findings on the file and names the rule and line', async () => {

@@ -8,7 +8,7 @@ import { isEarlyExit } from './guards.js';
 import type { PythonParser, TextChange } from './parse.js';
 import { analyzeChunkEdit } from './chunk-edit.js';
 import { NameUses, usesOf } from './no-grad-callers.js';
-import { LargeParts, Part, PartNodes, bindingsOf, collectParts, fileParts, partAt } from './parts.js';
+import { Checkpoint, LargeParts, Part, PartNodes, bindingsOf, collectParts, fileParts, finish, partAt } from './parts.js';
 import { CALL_NAME_PATTERN, CallEdge, callEdgesOf } from './program.js';
 import type { Outcomes, Rule } from './rules/rule.js';
 import { aliasTriggers, importBindingsOf } from './scope.js';
@@ -18,6 +18,14 @@ import { rangeOf } from './syntax.js';
 import type { Fix, GuardKind, Range } from './types.js';
 
 export type { AnalysisOptions };
+
+/**
+ * An analysis that stops at checkpoints (parts.ts Checkpoint): the language server yields to the
+ * event loop at each and drops the rest when the document has moved on. What a dropped analysis
+ * leaves in the chunk cache is only the results of parts it finished, each valid for its text and
+ * context, so the next analysis takes them up (test/unit/interrupted.test.ts).
+ */
+export type AnalysisSteps = Generator<Checkpoint, FileAnalysis, void>;
 
 /** A rule hit before the program's mode, configuration and suppressions are applied. */
 export interface Candidate {
@@ -251,6 +259,11 @@ export class Analyzer {
    * the same either way (test/unit/incremental.test.ts).
    */
   analyzeTree(tree: Tree, text: string, options: AnalysisOptions, cache?: ChunkCache): FileAnalysis {
+    return finish(this.analysisSteps(tree, text, options, cache));
+  }
+
+  /** analyzeTree as steps: the same work in the same order, with checkpoints between. */
+  *analysisSteps(tree: Tree, text: string, options: AnalysisOptions, cache?: ChunkCache): AnalysisSteps {
     // A project alias (`resize` for F.interpolate; project-aliases.ts) triggers the rules of what it stands for.
     const triggers = options.project ? text + aliasTriggers(options.project, text) : text;
     const active = this.activeRules(triggers);
@@ -263,7 +276,7 @@ export class Analyzer {
     const nodes: Array<PartNodes | undefined> = new Array(parts.length);
     const flat = this.largeParts(wanted);
     const collectWhere = (wantedParts: boolean[]) => collectParts(query, root, parts, wantedParts, nodes, wanted, flat);
-    collectWhere(cached.map((entry) => !entry));
+    yield* collectWhere(cached.map((entry) => !entry));
 
     // Import resolution is file-wide (see scope.ts), so every part adds to it, cached ones from memory.
     const scopeOps = parts.map((_, i) => (nodes[i] ? scopeOpsOf(nodes[i]!) : cached[i]!));
@@ -273,13 +286,13 @@ export class Analyzer {
     const signature = cache ? contextSignature(parts, firstChunk, [JSON.stringify(options), active.ids, wanted.join(), scope.state()]) : '';
     const valid = cached.map((entry) => entry?.analyses.find((a) => a.signature === signature));
     // Parts analysed afresh, and valid chunks where a rule that reads beyond its function must run again.
-    collectWhere(parts.map((_, i) => !valid[i] || valid[i]!.nonLocal));
+    yield* collectWhere(parts.map((_, i) => !valid[i] || valid[i]!.nonLocal));
 
     let outsideAssignments: Node[] | undefined;
     const run = new FileRun(active, scope, (node) => {
       const at = node.type === 'module' ? -1 : partAt(parts, node.startIndex);
       if (at >= 0 && parts[at]!.chunk) {
-        collectWhere(parts.map((_, i) => i === at));
+        finish(collectWhere(parts.map((_, i) => i === at)));
         return bindingsOf(nodes[at]!);
       }
       // Module and class scopes: their statements are all outside parts, which are always collected.
@@ -297,12 +310,12 @@ export class Analyzer {
       let result: ChunkResult;
       if (entry) {
         result = shiftResult(entry.result, entry.startRow, startRow);
-        if (entry.nonLocal) run.runPart(nodes[i]!, true, { local: [], other, modeSettings: [] });
+        if (entry.nonLocal) yield* run.runPartSteps(nodes[i]!, true, { local: [], other, modeSettings: [] });
         reusable &&= !entry.nonLocal;
       } else {
         result = { candidates: [], modeSettings: [], suppressions: parseSuppressions(nodes[i]!.get('comment') ?? []) };
         const output: PartOutput = { local: result.candidates, other, modeSettings: result.modeSettings };
-        const nonLocal = run.runPart(nodes[i]!, false, output);
+        const nonLocal = yield* run.runPartSteps(nodes[i]!, false, output);
         // Only the language server keeps results (the CLI has no cache): only it needs to know. A
         // part whose hits read other functions (RuleContext.readsBeyondFunction) is analysed anew each time.
         const movable = !!cache && isMovable(result, { startRow, endRow: part.node.endPosition.row }, firstChunkRow);
@@ -310,6 +323,7 @@ export class Analyzer {
         reusable &&= movable && !nonLocal && !output.readBeyond && (part.chunk || !isEarlyExit(part.node));
       }
       results.push(result);
+      if (!entry) yield 'part';
     }
     run.runFileRules(root, { local: other, other, modeSettings: [] });
     const syntaxErrors = root.hasError ? syntaxErrorRanges(root) : [];

@@ -9,12 +9,15 @@ import { MODE_SWITCHES, ModeSetting, modeSettingOf } from './facts.js';
 import { callableChain } from './no-grad-callers.js';
 import { GuardFinder } from './guards.js';
 import { parentOf } from './parents.js';
-import type { PartNodes } from './parts.js';
+import { Checkpoint, PartNodes, finish } from './parts.js';
 import type { AssignmentSite, Hit, Rule, RuleContext } from './rules/rule.js';
 import { AliasAssignment, ImportScope, ProjectContext, aliasAssignmentOf, importBindingsOf } from './scope.js';
 import { rangeOf } from './syntax.js';
 import { AssignmentsWithin, ValueHints } from './values.js';
 import type { TorchVersion } from './version.js';
+
+/** Calls of one part dispatched between two checkpoints. */
+const CALLS_PER_SLICE = 64;
 
 export interface AnalysisOptions {
   torchVersion: TorchVersion;
@@ -104,6 +107,11 @@ export class FileRun {
    * Returns whether a rule that reads beyond its function ran.
    */
   runPart(found: PartNodes, onlyNonLocal: boolean, output: PartOutput): boolean {
+    return finish(this.runPartSteps(found, onlyNonLocal, output));
+  }
+
+  /** runPart, with a checkpoint every CALLS_PER_SLICE calls (one function can hold thousands). */
+  *runPartSteps(found: PartNodes, onlyNonLocal: boolean, output: PartOutput): Generator<Checkpoint, boolean, void> {
     const { byCallee, assignmentRules } = this.rules;
     this.output = output;
     let nonLocal = false;
@@ -123,7 +131,8 @@ export class FileRun {
       else calls.push(resolveWrappedCall(name, this.scope, wantedCallee));
     }
     if (byCallee.has('operator.matmul')) calls.push(...found.get('matmul')!.map(matmulOperatorCall));
-    for (const call of calls) {
+    for (const [k, call] of calls.entries()) {
+      if (k % CALLS_PER_SLICE === CALLS_PER_SLICE - 1) yield 'slice';
       if (!call) continue;
       const setting = !onlyNonLocal && MODE_SWITCHES.has(call.callee) ? modeSettingOf(call) : undefined;
       if (setting) output.modeSettings.push(setting);

@@ -2,13 +2,14 @@
 // same findings for the same text and settings.
 import type { ChunkCache } from './chunk-cache.js';
 import type { Settings } from './config.js';
-import { Analyzer, FileAnalysis } from './engine.js';
+import { Analyzer, AnalysisSteps, FileAnalysis } from './engine.js';
 import type { ModeSetting } from './facts.js';
 import { FileUses, NameUses, runsOnlyWithoutGrad } from './no-grad-callers.js';
 import { showsTraining } from './autograd.js';
 import { CallEdge, ProgramFile, ProgramView, programMode, programTrains, programUnseeded, reachedSwitches, showsSeeding } from './program.js';
 import type { Tree } from 'web-tree-sitter';
 import { GrammarFiles, PythonParser, TextChange } from './parse.js';
+import { finish } from './parts.js';
 import { importsAlias, projectAliases } from './project-aliases.js';
 import { ResolveMemo, resolveFindings } from './resolve.js';
 import { RULES } from './rules/index.js';
@@ -64,7 +65,12 @@ export class Checker {
    * `callEdges: false` leaves out the file's calls (callsOfTree reads them when they matter).
    */
   analyzeTree(tree: Tree, text: string, settings: Settings, cache?: ChunkCache, callEdges = true): FileAnalysis {
-    return this.analyzer.analyzeTree(tree, text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames, ...(callEdges ? {} : { callEdges }) }, cache);
+    return finish(this.analysisSteps(tree, text, settings, cache, callEdges));
+  }
+
+  /** analyzeTree in steps, for a caller that may stop it between two (engine.ts AnalysisSteps). */
+  analysisSteps(tree: Tree, text: string, settings: Settings, cache?: ChunkCache, callEdges = true): AnalysisSteps {
+    return this.analyzer.analysisSteps(tree, text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames, ...(callEdges ? {} : { callEdges }) }, cache);
   }
 
   /** The unconditional calls of a parsed file (program.ts). */

@@ -59,21 +59,43 @@ export interface LargeParts {
 }
 
 /**
- * Captures the nodes of the parts marked in `wanted` into `into`. Neighbouring wanted parts share
- * one query over their joint range (one query over the whole file when all are wanted), and the
- * captures are dealt out to parts by position. A part of `large.minBytes` or more is read alone.
+ * Where an analysis may be interrupted (the language server stops one whose document moved on):
+ * 'part' when a part has been analysed, 'slice' within the work of one. A run of the steps to the
+ * end (finish) is the whole analysis, whatever was interrupted before (engine.ts AnalysisSteps).
  */
-export function collectParts(query: Query, root: Node, parts: readonly Part[], wanted: readonly boolean[], into: Array<PartNodes | undefined>, names: readonly string[], large?: LargeParts): void {
+export type Checkpoint = 'part' | 'slice';
+
+/** Runs steps to the end without interruption (the CLI, and work too small to interrupt). */
+export function finish<T>(steps: Generator<Checkpoint, T, void>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Neighbouring parts read by one query at most: the language server may stop between two queries. */
+const QUERY_PARTS = 64;
+/** Nodes of a large part walked between two checkpoints. */
+const WALK_SLICE = 4096;
+
+/**
+ * Captures the nodes of the parts marked in `wanted` into `into`. Neighbouring wanted parts share
+ * one query over their joint range (up to QUERY_PARTS of them), and the captures are dealt out to
+ * parts by position; a query over fewer parts finds the same nodes for each, in the same order, as
+ * the cache's queries around analysed parts show. A part of `large.minBytes` or more is read alone.
+ */
+export function* collectParts(query: Query, root: Node, parts: readonly Part[], wanted: readonly boolean[], into: Array<PartNodes | undefined>, names: readonly string[], large?: LargeParts): Generator<Checkpoint, void, void> {
   const isLarge = (k: number) => !!large && parts[k]!.end - parts[k]!.start >= large.minBytes;
   for (let i = 0; i < parts.length; i++) {
     if (!wanted[i] || into[i]) continue;
     if (isLarge(i)) {
       into[i] = new Map(names.map((name) => [name, []]));
-      readLarge(root, parts[i]!, large!, into[i]!);
+      yield* readLarge(root, parts[i]!, large!, into[i]!);
+      yield 'slice';
       continue;
     }
     let last = i;
-    while (last + 1 < parts.length && wanted[last + 1] && !into[last + 1] && !isLarge(last + 1)) last++;
+    while (last + 1 < parts.length && last + 1 - i < QUERY_PARTS && wanted[last + 1] && !into[last + 1] && !isLarge(last + 1)) last++;
     for (let k = i; k <= last; k++) into[k] = new Map(names.map((name) => [name, []]));
     let k = i;
     for (const capture of query.captures(root, { startIndex: parts[i]!.start, endIndex: parts[last]!.end })) {
@@ -84,22 +106,24 @@ export function collectParts(query: Query, root: Node, parts: readonly Part[], w
       into[k]!.get(capture.name)!.push(capture.node);
     }
     i = last;
+    yield 'slice';
   }
 }
 
 /** One large part: its one-node captures by query, the rest by one walk in document order. */
-function readLarge(root: Node, part: Part, large: LargeParts, into: PartNodes): void {
+function* readLarge(root: Node, part: Part, large: LargeParts, into: PartNodes): Generator<Checkpoint, void, void> {
   for (const capture of large.query?.captures(root, { startIndex: part.start, endIndex: part.end }) ?? []) {
     if (capture.node.startIndex >= part.start && capture.node.startIndex < part.end) into.get(capture.name)!.push(capture.node);
   }
   const cursor = part.node.walk();
   try {
-    for (;;) {
+    for (let visited = 1; ; visited++) {
       const walked = large.walked.get(cursor.nodeType);
       if (walked) {
         const node = cursor.currentNode;
         if (walked.keep(node)) into.get(walked.name)!.push(node);
       }
+      if (visited % WALK_SLICE === 0) yield 'slice';
       if (cursor.gotoFirstChild()) continue;
       while (!cursor.gotoNextSibling()) if (!cursor.gotoParent()) return;
     }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Diagnostic, DiagnosticSeverity, DiagnosticTag, TextEdit as LspTextEdit } from 'vscode-languageserver';
 import type { Finding, Fix, Severity, TextEdit } from '../analysis/types.js';
+import type { RuleError } from '../analysis/file-run.js';
 import { UNUSED_SUPPRESSION } from '../analysis/resolve.js';
 
 const SEVERITY: Record<Severity, DiagnosticSeverity> = {
@@ -31,6 +32,27 @@ export function ruleDocUri(rule: string): string {
 /** Shown, at the top of the file, in place of the findings of a document bitexact did not check. */
 export function refusalDiagnostic(reason: string): Diagnostic {
   return { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, severity: DiagnosticSeverity.Information, source: 'bitexact', message: `bitexact did not check this file: ${reason}` };
+}
+
+/**
+ * A rule that threw on the line (a bug in bitexact), as `bitexact check` reports it: an error over the
+ * line, so the file's missing findings there are not taken for a clean bill.
+ */
+export function ruleErrorDiagnostic(error: RuleError, text: string): Diagnostic {
+  let start = 0;
+  for (let line = 0; line < error.line; line++) {
+    const next = text.indexOf('\n', start);
+    if (next < 0) break;
+    start = next + 1;
+  }
+  const end = text.indexOf('\n', start);
+  const length = (end < 0 ? text.length : end) - start;
+  return {
+    range: { start: { line: error.line, character: 0 }, end: { line: error.line, character: length } },
+    severity: DiagnosticSeverity.Error,
+    source: 'bitexact',
+    message: `internal error in rule ${error.rule} (${error.message}); the other rules' findings are still reported. Please report this bug`,
+  };
 }
 
 export function toDiagnostic(uri: string, finding: Finding): Diagnostic {

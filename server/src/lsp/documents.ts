@@ -33,10 +33,16 @@ export class DocumentStore {
   /** Most recently edited first: their trees stay, the rest are freed (wasm memory is the cost). */
   private readonly recent: string[] = [];
 
-  /** `idle`: told of each document whose tree and chunks were freed (it is not being edited now). */
+  /**
+   * `idle`: told of each document whose tree and chunks were freed (it is not being edited now).
+   * `busy`: a document under analysis (analysis-runs.ts), whose tree is kept over the budget until it
+   * ends: freed, its analysis would be dropped, and two large documents analysed at once would each
+   * free the other's tree, for ever.
+   */
   constructor(
     private readonly parser: PythonParser,
     private readonly idle: (uri: string) => void = () => {},
+    private readonly busy: (uri: string) => boolean = () => false,
   ) {}
 
   get(uri: string): OpenDocument | undefined {
@@ -105,6 +111,10 @@ export class DocumentStore {
       chars += this.open.get(this.recent[i]!)?.document.getText().length ?? 0;
       if (i === 0 || chars <= TREE_BUDGET_CHARS) continue;
       for (const stale of this.recent.splice(i)) {
+        if (this.busy(stale)) {
+          this.recent.push(stale);
+          continue;
+        }
         const other = this.open.get(stale);
         other?.tree?.delete();
         if (other) {

@@ -17,6 +17,9 @@ export interface Report {
 interface Kept extends Report {
   findings: readonly Finding[];
   refused: string | undefined;
+  /** The rule errors' diagnostics (kept while equal, so an unchanged report keeps its resultId), as JSON. */
+  errors: Diagnostic[];
+  errorsKey: string;
   byFinding: Map<Finding, Diagnostic>;
 }
 
@@ -37,11 +40,17 @@ export class DocumentReports {
   private readonly prefix = crypto.randomBytes(6).toString('base64url');
   private count = 0;
 
-  /** The report of `findings` (and the reason the document was not checked, if it was not). */
-  report(uri: string, findings: readonly Finding[], refused?: string): Report {
+  /**
+   * The report of `findings` (and the reason the document was not checked, if it was not, and the
+   * diagnostics of rules that threw on it, if any did: session.ts).
+   */
+  report(uri: string, findings: readonly Finding[], refused?: string, ruleErrors: Diagnostic[] = []): Report {
     const prev = this.last.get(uri);
-    if (prev && prev.findings === findings && prev.refused === refused) return prev;
+    const errorsKey = ruleErrors.length ? JSON.stringify(ruleErrors) : '';
+    if (prev && prev.findings === findings && prev.refused === refused && prev.errorsKey === errorsKey) return prev;
     const items: Diagnostic[] = refused ? [prev?.refused === refused ? prev.items[0]! : refusalDiagnostic(refused)] : [];
+    const errors = prev?.errorsKey === errorsKey ? prev.errors : ruleErrors;
+    items.push(...errors);
     const byFinding = new Map<Finding, Diagnostic>();
     let leftBehind: Map<string, Diagnostic> | undefined;
     for (const finding of findings) {
@@ -64,7 +73,7 @@ export class DocumentReports {
     const idle = this.compact.get(uri);
     this.compact.delete(uri);
     const resultId = same ? prev.resultId : idle && digestOf(items) === idle.digest ? idle.resultId : `${this.prefix}.${++this.count}`;
-    const kept: Kept = { resultId, items, findings, refused, byFinding };
+    const kept: Kept = { resultId, items, findings, refused, errors, errorsKey, byFinding };
     this.last.set(uri, kept);
     return kept;
   }

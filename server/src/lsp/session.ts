@@ -2,15 +2,18 @@
 // in each, when an edit is analysed quickly (one function) and when in full, and when the client is
 // told to pull again or is sent diagnostics. The request and notification modules (requests/,
 // notifications/) only translate between the protocol and this object.
-import { Connection, Diagnostic, NotebookDocument } from 'vscode-languageserver/node';
+import { CancellationToken, Connection, Diagnostic, NotebookDocument } from 'vscode-languageserver/node';
+import type { Tree } from 'web-tree-sitter';
 import { Checker, ResolveMemo } from '../analysis/index.js';
 import { showsTraining } from '../analysis/autograd.js';
 import { loneFileView } from '../analysis/program.js';
 import type { Settings } from '../analysis/config.js';
-import type { FileAnalysis } from '../analysis/engine.js';
+import type { AnalysisSteps, FileAnalysis } from '../analysis/engine.js';
+import type { RuleError } from '../analysis/file-run.js';
 import type { Finding } from '../analysis/types.js';
 import { sizeRefusal } from '../workspace/files.js';
-import { toDiagnostic } from './convert.js';
+import { AnalysisRuns, RunCounts } from './analysis-runs.js';
+import { ruleErrorDiagnostic, toDiagnostic } from './convert.js';
 import { DocumentStore, OpenDocument } from './documents.js';
 import { NotebookStore } from './notebooks.js';
 import { PublishQueue } from './publish-queue.js';
@@ -32,6 +35,8 @@ interface CachedResult {
   refused?: string;
   /** From a quick analysis of a function that does not parse (FileAnalysis.provisional). */
   provisional?: boolean;
+  /** Rules that threw (a bitexact bug), shown as error diagnostics at their lines. */
+  ruleErrors?: Diagnostic[];
 }
 
 export class Session {
@@ -58,6 +63,10 @@ export class Session {
   private closedMade = 0;
   private readonly editorCache = new Map<string, Promise<EditorSettings>>();
   private readonly settleTimers = new Map<string, NodeJS.Timeout>();
+  /** Full analyses under way, interruptible (analysis-runs.ts). */
+  private readonly runs = new AnalysisRuns();
+  /** Rule errors already logged, by document, rule and message: logged once, not on every keystroke. */
+  private readonly loggedRuleErrors = new Set<string>();
   /** Push mode: publish once per burst of changes (publish-queue.ts), never for a version that has moved on. */
   private readonly publishes = new PublishQueue(async (uri) => {
     const entry = this.docs.get(uri);
@@ -72,7 +81,7 @@ export class Session {
     readonly connection: Connection,
     readonly checker: Checker,
   ) {
-    this.docs = new DocumentStore(checker.parser, (uri) => this.idle(uri));
+    this.docs = new DocumentStore(checker.parser, (uri) => this.idle(uri), (uri) => this.runs.isRunning(uri));
     this.notebooks = new NotebookStore(checker);
     this.scans = workspaceScans({
       connection,
@@ -112,16 +121,20 @@ export class Session {
    * typing pauses and re-reports if it differs, which it should never, except after a keystroke that
    * left the function unparseable, whose answer is provisional (it keeps the function's last findings).
    */
-  async findingsFor(entry: OpenDocument, settled = false): Promise<Finding[]> {
+  async findingsFor(entry: OpenDocument, settled = false, token?: CancellationToken): Promise<Finding[]> {
     const { docs, workspace, checker } = this;
     const { uri, version } = entry.document;
     const cached = this.results.get(uri);
     if (!settled && cached && cached.version === version && cached.generation === this.generation) return cached.findings;
     const editor = await this.editorSettings(uri);
-    if (entry !== docs.get(uri) || entry.document.version !== version) return this.findingsFor(docs.get(uri) ?? entry, settled);
+    const now = docs.get(uri);
+    if (!now) return [];
+    if (entry !== now || entry.document.version !== version) return this.findingsFor(now, settled, token);
     const generation = this.generation;
     let findings: Finding[] = [];
     let provisional = false;
+    let ruleErrors: Diagnostic[] | undefined;
+    let resultGeneration: number | undefined;
     if (editor.enable) {
       const effective = workspace.effectiveSettings(uri, editor);
       for (const p of effective.problems) this.log('warn', p);
@@ -133,13 +146,25 @@ export class Session {
         this.results.set(uri, { version, generation, findings: [], refused });
         return [];
       }
-      const quick = !settled && entry.edits?.length && entry.chunks ? checker.analyzeEdit(text, entry.edits, settings, entry.chunks) : undefined;
+      // A full analysis of this version under way is joined, not raced by a quick one.
+      const joins = this.runs.isRunning(uri, version);
+      const quick = !settled && !joins && entry.edits?.length && entry.chunks ? checker.analyzeEdit(text, entry.edits, settings, entry.chunks) : undefined;
       // A full analysis is what the settle would do: it is not needed then.
       if (quick) this.scheduleSettle(uri);
       else this.cancelSettle(uri);
       const file = uriToPath(uri);
-      const analysis = quick ?? this.fullAnalysis(entry, text, settings, file);
+      const analysis = quick ?? (await this.fullAnalysis(entry, text, settings, file, token));
+      // Settings or program facts that changed while it ran: the result is kept as of before.
+      if (this.generation !== generation) resultGeneration = generation;
+      if (!analysis) {
+        // Dropped unfinished: the document moved on (its newest version is analysed instead, once the
+        // edits already sent have been read), or every request that wanted it was cancelled.
+        const latest = token?.isCancellationRequested ? undefined : await this.quietVersion(uri);
+        if (!latest || token?.isCancellationRequested) return this.results.get(uri)?.findings ?? [];
+        return this.findingsFor(latest, settled, token);
+      }
       provisional = !!analysis.provisional;
+      ruleErrors = this.ruleErrorsOf(uri, text, analysis.ruleErrors);
       // The quick analysis works from the chunk cache's layout (its last clean text): the edits since.
       const layout = entry.chunks?.layout;
       if (!layout || layout.text === text) entry.edits = [];
@@ -153,23 +178,68 @@ export class Session {
       if (!memo) this.memos.set(uri, (memo = new ResolveMemo()));
       findings = checker.resolve(analysis, text, settings, program, offPath, memo);
     }
-    this.results.set(uri, { version, generation: this.generation, findings, ...(provisional ? { provisional } : {}) });
+    this.results.set(uri, { version, generation: resultGeneration ?? this.generation, findings, ...(provisional ? { provisional } : {}), ...(ruleErrors ? { ruleErrors } : {}) });
     return findings;
   }
 
   /**
-   * The whole file analysed. Its calls are read only when they can matter, as the CLI reads them
-   * (Checker.addCallEdges): when this file or another of its project switches the mode (program.ts
-   * reachability). Reading them is a query over the whole file, as long as the rest of an analysis
-   * of an edit; a switch appearing later bumps the generation, and open files are analysed again.
+   * The whole file analysed, in steps that stop when the document moves on (analysis-runs.ts); undefined
+   * then. Its calls are read only when they can matter, as the CLI reads them (Checker.addCallEdges):
+   * when this file or another of its project switches the mode (program.ts reachability). Reading them
+   * is a query over the whole file, as long as the rest of an analysis of an edit; a switch appearing
+   * later bumps the generation, and open files are analysed again.
    */
-  private fullAnalysis(entry: OpenDocument, text: string, settings: Settings, file: string | undefined): FileAnalysis {
+  private fullAnalysis(entry: OpenDocument, text: string, settings: Settings, file: string | undefined, token?: CancellationToken): FileAnalysis | Promise<FileAnalysis | undefined> {
     const { checker } = this;
     if (!checker.mayMatch(text)) return checker.analyze(text, settings);
-    const tree = this.docs.treeOf(entry);
-    const analysis = checker.analyzeTree(tree, text, settings, entry.chunks, false);
+    const { uri, version } = entry.document;
+    let tree: Tree | undefined;
+    const steps = (): AnalysisSteps => {
+      this.log('debug', `bitexact: analysing ${uri} (version ${version}) in full`);
+      tree = this.docs.treeOf(entry);
+      return this.fullSteps(tree, entry, text, settings, file);
+    };
+    // Stale: closed or reopened, edited, or its tree freed (documents.ts). Another file's program facts
+    // (the generation) do not change this analysis, only how its hits resolve, after it.
+    const stale = () => this.docs.get(uri) !== entry || entry.document.version !== version || entry.tree !== tree;
+    const analysisSettings = JSON.stringify([settings.torchVersion, settings.guardNames]);
+    return this.runs.analysis(uri, version, analysisSettings, steps, stale, token);
+  }
+
+  private *fullSteps(tree: Tree, entry: OpenDocument, text: string, settings: Settings, file: string | undefined): AnalysisSteps {
+    const analysis = yield* this.checker.analysisSteps(tree, text, settings, entry.chunks, false);
     const callsMatter = !file || analysis.modeSettings.length > 0 || this.workspace.hasSwitches(file);
-    return { ...analysis, calls: callsMatter ? checker.callsOfTree(tree) : [] };
+    return { ...analysis, calls: callsMatter ? this.checker.callsOfTree(tree) : [] };
+  }
+
+  /**
+   * The rules that threw (a bug in bitexact) as diagnostics, each logged the first time it is seen in
+   * the document (by rule and message: typing above it moves its line, and is not a new error).
+   */
+  private ruleErrorsOf(uri: string, text: string, errors: readonly RuleError[] | undefined): Diagnostic[] | undefined {
+    if (!errors?.length) return undefined;
+    for (const error of errors) {
+      const key = `${uri}\0${error.rule}\0${error.message}`;
+      if (this.loggedRuleErrors.has(key)) continue;
+      this.loggedRuleErrors.add(key);
+      this.log('error', `bitexact: internal error in rule ${error.rule} at ${uriToPath(uri) ?? uri}:${error.line + 1} (${error.message}); the other rules' findings are still reported. Please report this bug`);
+    }
+    return errors.map((error) => ruleErrorDiagnostic(error, text));
+  }
+
+  /**
+   * The document once a turn of the event loop has passed without a newer version. The connection
+   * reads one message per turn: a burst of edits is read to its end before an analysis starts again,
+   * rather than each edit dropping the analysis the previous one started.
+   */
+  private async quietVersion(uri: string): Promise<OpenDocument | undefined> {
+    for (;;) {
+      const entry = this.docs.get(uri);
+      const version = entry?.document.version;
+      await new Promise((resolve) => setImmediate(resolve));
+      const now = this.docs.get(uri);
+      if (!now || (now === entry && now.document.version === version)) return now;
+    }
   }
 
   /** The findings of the last analysis of `uri`, whatever version it was of. */
@@ -179,7 +249,7 @@ export class Session {
 
   /** A push publish is waiting or under way for `uri`: the document is being typed into. */
   isTyping(uri: string): boolean {
-    return this.publishes.isPending(uri);
+    return this.publishes.isPending(uri) || this.runs.isRunning(uri);
   }
 
   private scheduleSettle(uri: string): void {
@@ -199,6 +269,8 @@ export class Session {
     const quick = this.results.get(uri);
     if (!entry || !quick || quick.version !== entry.document.version) return;
     const findings = await this.findingsFor(entry, true);
+    // Typing went on meanwhile: the newer version has its own analysis (and settle) to come.
+    if (this.docs.get(uri) !== entry || entry.document.version !== quick.version) return;
     if (JSON.stringify(findings) === JSON.stringify(quick.findings)) return;
     // A provisional answer (a function that did not parse kept its last findings) may well differ.
     if (quick.provisional) this.log('debug', `bitexact: ${uri} parsed again in full after a syntax error; re-reporting`);
@@ -244,14 +316,15 @@ export class Session {
 
   /** The findings' report: its diagnostics and a resultId that changes only when they do. */
   reportOf(uri: string, findings: readonly Finding[]): Report {
-    return this.reports.report(uri, findings, this.results.get(uri)?.refused);
+    const result = this.results.get(uri);
+    return this.reports.report(uri, findings, result?.refused, result?.ruleErrors);
   }
 
   /** Work done so far, counted (requests/stats.ts). */
-  stats(): { conversions: number; findingsMade: number } {
+  stats(): { conversions: number; findingsMade: number } & RunCounts {
     let findingsMade = this.closedMade;
     for (const memo of this.memos.values()) findingsMade += memo.made;
-    return { conversions: this.reports.conversions, findingsMade };
+    return { conversions: this.reports.conversions, findingsMade, ...this.runs.counts };
   }
 
   /**
@@ -274,6 +347,7 @@ export class Session {
     this.memos.delete(uri);
     this.reports.forget(uri);
     this.editorCache.delete(uri);
+    for (const key of this.loggedRuleErrors) if (key.startsWith(`${uri}\0`)) this.loggedRuleErrors.delete(key);
     if (!this.pull) void this.connection.sendDiagnostics({ uri, diagnostics: [] });
   }
 

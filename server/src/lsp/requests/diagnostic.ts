@@ -12,10 +12,11 @@ export async function documentDiagnostic(session: Session, params: DocumentDiagn
     return { kind: DocumentDiagnosticReportKind.Full, items };
   }
   // One turn of the event loop first: a $/cancelRequest sent right after the request (the client
-  // moved on) is read before the analysis starts, which cannot be interrupted once it runs.
+  // moved on) is read before the analysis starts. A cancel read later stops the analysis at its next
+  // step unless another request waits for it (lsp/analysis-runs.ts).
   await new Promise((resolve) => setImmediate(resolve));
   if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
-  const findings = await session.findingsFor(entry);
+  const findings = await session.findingsFor(entry, false, token);
   if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
   // The resultId changes only when a diagnostic does (reports.ts), and never repeats: a document closed
   // and reopened at the same version with other content is not told its old diagnostics still stand.
