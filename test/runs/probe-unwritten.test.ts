@@ -28,7 +28,7 @@ function opsRun(env: Record<string, string> = {}): string {
   return dir;
 }
 
-describe.skipIf(shouldSkip('probe unwritten outputs', prereq))('the ops probe and unwritten outputs', { timeout: 120_000 }, () => {
+describe.skipIf(shouldSkip('probe unwritten outputs', prereq))('the ops probe and unwritten outputs', { timeout: 240_000 }, () => {
   it('leaves out outputs named as RNG state, keeps the result, and two runs match', () => {
     assertPresent('probe unwritten outputs', prereq);
     const a = opsRun();
