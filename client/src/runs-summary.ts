@@ -24,6 +24,8 @@ export interface PairSummary {
   hazards?: HazardSummary;
   /** How many folders the pair directory is below the folder the runs ran in (the hazards' paths are relative to it), when the report says. */
   depth?: number;
+  /** The pair ran with this finding's fix applied in a copy of the workspace (pair --with-fix). */
+  fix?: { rule: string; path: string; line: number; title: string };
 }
 
 /** The summary of a report.json text; throws with a readable message when it is not one. */
@@ -37,6 +39,7 @@ export function summarizeReport(json: string): PairSummary {
     ...(report.reading ? { reading: report.reading } : {}),
     metrics: report.metrics.map((m) => ({ name: m.name, verdict: m.verdict, detail: metricDetail(m), timing: m.timing })),
     ...(report.hazards ? { hazards: report.hazards } : {}),
+    ...(report.withFix ? { fix: { rule: report.withFix.rule, path: report.withFix.path, line: report.withFix.line, title: report.withFix.title } } : {}),
     ...depthOf(report.runs[0]?.logPath),
   };
 }

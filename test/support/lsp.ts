@@ -23,7 +23,8 @@ export interface LspSession {
   close(): Promise<void>;
 }
 
-export async function startLsp(rootDir: string, capabilities: ClientCapabilities, settings: Record<string, unknown> = {}): Promise<LspSession> {
+/** `options`: more initializationOptions (what the client says it can do, as the VS Code client's pairRunWithFix). */
+export async function startLsp(rootDir: string, capabilities: ClientCapabilities, settings: Record<string, unknown> = {}, options: Record<string, unknown> = {}): Promise<LspSession> {
   const child = spawn(process.execPath, [path.join(ROOT, 'bin/bitexact.cjs'), 'lsp', '--stdio'], { cwd: rootDir, stdio: ['pipe', 'pipe', 'pipe'] });
   const connection = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   const published: PublishDiagnosticsParams[] = [];
@@ -41,7 +42,7 @@ export async function startLsp(rootDir: string, capabilities: ClientCapabilities
     rootUri: null,
     workspaceFolders: [{ uri: `file://${rootDir}`, name: 'ws' }],
     capabilities,
-    initializationOptions: { settings },
+    initializationOptions: { ...options, settings },
   });
   await connection.sendNotification(InitializedNotification.type, {});
   return {

@@ -58,6 +58,23 @@ export interface PairRunParams {
   rerun?: string;
 }
 
+/**
+ * The client command a "Pair-run with this fixed" code action runs (PairRunWithFixArgs): it asks which
+ * run configuration to use and sends bitexact/runPair with `withFix`. The server offers the action only
+ * to a client that says it has the command (initializationOptions.pairRunWithFix: true): another
+ * editor would have nothing to run.
+ */
+export const PAIR_RUN_WITH_FIX_COMMAND = 'bitexact.pairRunWithFix';
+
+export interface PairRunWithFixArgs {
+  /** The finding: its rule, its file (absolute path) and its 1-based line, as `--with-fix RULE@PATH:LINE` names it. */
+  rule: string;
+  path: string;
+  line: number;
+  /** The fix that will be applied in the copy (its title). */
+  fix: string;
+}
+
 /** Request, client → server: the run configurations of the pyproject.toml at or above `cwd` (RunConfigsParams → RunConfigsResult). */
 export const RUN_CONFIGS_METHOD = 'bitexact/runConfigs';
 

@@ -21,6 +21,8 @@ export interface Hazard {
   message: string;
   /** For a file the scripts import: the file whose import reached it first. */
   importedBy?: string;
+  /** The title of the fix `pair --with-fix` would apply (its first fix that is not a suppression), when it has one. */
+  fix?: string;
 }
 
 export interface HazardCheck {
@@ -51,7 +53,7 @@ export function commandScripts(command: readonly string[], cwd: string): string[
 interface CheckJson {
   reached?: Array<{ path: string; depth: number; importedBy?: string }>;
   filesChecked: number;
-  diagnostics: Array<{ path: string; range: { start: { line: number; column: number } }; rule: string; severity: string; message: string }>;
+  diagnostics: Array<{ path: string; range: { start: { line: number; column: number } }; rule: string; severity: string; message: string; fixes?: Array<{ title: string; suppression?: boolean }> }>;
 }
 
 /** Runs `bitexact check --format json --entry S...` for `scripts` with the CLI bundle at `cli`. */
@@ -76,7 +78,8 @@ export function checkScripts(cli: string, scripts: readonly string[], cwd: strin
     .filter((d) => d.severity === 'error' || d.severity === 'warning')
     .map((d) => {
       const by = reached.get(d.path)?.importedBy;
-      return { path: d.path, line: d.range.start.line, column: d.range.start.column, rule: d.rule, severity: d.severity, message: d.message, ...(by ? { importedBy: by } : {}) };
+      const fix = d.fixes?.find((f) => !f.suppression)?.title;
+      return { path: d.path, line: d.range.start.line, column: d.range.start.column, rule: d.rule, severity: d.severity, message: d.message, ...(by ? { importedBy: by } : {}), ...(fix ? { fix } : {}) };
     });
   // Stable: within a severity and a depth, the check's own order (by file, then line).
   hazards.sort((a, b) => (a.severity === 'error' ? 0 : 1) - (b.severity === 'error' ? 0 : 1) || depth(a) - depth(b));

@@ -62,7 +62,7 @@ export const HAZARDS = z.object({
   /** The command's scripts, checked with the workspace files they import (`files` in all). */
   checked: z.array(z.string()),
   files: z.number().optional(),
-  hazards: z.array(z.object({ path: z.string(), line: z.number(), column: z.number(), rule: z.string(), severity: z.string(), message: z.string(), importedBy: z.string().optional() })),
+  hazards: z.array(z.object({ path: z.string(), line: z.number(), column: z.number(), rule: z.string(), severity: z.string(), message: z.string(), importedBy: z.string().optional(), fix: z.string().optional() })),
   error: z.string().optional(),
 });
 
