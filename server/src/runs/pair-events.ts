@@ -12,6 +12,8 @@ export type PairEvent =
   | { kind: 'run-ended'; run: number; total: number; status: RunEndStatus; exitCode: number | null; signal: string | null; wallTime: number }
   /** Every run is over; comparing, checking the code, writing the report. */
   | { kind: 'comparing'; dir: string }
+  /** The runs differ: bitexact check looks for the suspects in these scripts (relative to the working directory) and what they import. */
+  | { kind: 'checking'; scripts: string[] }
   /** The report is written: the engine's verdict, headline and exit status. */
   | { kind: 'done'; dir: string; verdict: string; headline: string; exitCode: number }
   /** A line for the user (`bitexact: warning: …` in the CLI). */

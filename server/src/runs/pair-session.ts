@@ -84,7 +84,7 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
   if (!options.withFix) return runPairIn(options);
   let copy: FixedCopy;
   try {
-    copy = makeFixedCopy(options.fixer!, options.workspace ?? options.cwd, options.cwd, options.command, options.withFix, [options.out]);
+    copy = await makeFixedCopy(options.fixer!, options.workspace ?? options.cwd, options.cwd, options.command, options.withFix, [options.out]);
   } catch (error) {
     options.onEvent?.({ kind: 'message', level: 'error', text: (error as Error).message });
     return { exitCode: 2 };
@@ -236,7 +236,9 @@ async function runPairIn(options: PairSessionOptions, fix?: AppliedFix): Promise
     body = reportText(comparison, reportRuns, judged, cost);
   }
   // From the divergence back to the code: what bitexact check finds in the command's scripts and their imports.
-  const hazards = options.checker && comparison.firstDivergence ? checkScripts(options.checker, commandScripts(options.command, options.cwd), options.cwd) : undefined;
+  const scripts = options.checker && comparison.firstDivergence ? commandScripts(options.command, options.cwd) : undefined;
+  if (scripts?.length) tell({ kind: 'checking', scripts });
+  const hazards = scripts ? await checkScripts(options.checker!, scripts, options.cwd, undefined, options.signal) : undefined;
   const probed = options.probe ? localisePair(pair.dir) : {};
   const followUp = options.probe && !cancelled ? await probeFollowUp(options, pair.dir, probed.localisation, metrics !== undefined, tell) : {};
   const text = body + (fix ? `\n${fixText(fix)}` : '') + (hazards ? `\n${formatHazards(hazards)}` : '') + (options.probe ? `\n${localisationText(probed)}` : '') + (followUp.text ?? '');
