@@ -14,7 +14,7 @@ import type { DivergenceView } from './divergence-view.js';
 import { fixNote } from './fix-pairs.js';
 import { LivePair, currentRun, phaseText, runText } from './live-pairs.js';
 import type { FolderConfigs, PairLauncher } from './pair-launcher.js';
-import { HazardSummary, MetricSummary, PairSummary, PairVerdict, VERDICT_ICONS, pairTime, summarizeReport } from './runs-summary.js';
+import { HazardSummary, MetricSummary, PairSummary, PairVerdict, VERDICT_ICONS, logsToOpen, pairTime, summarizeReport } from './runs-summary.js';
 
 function iconOf(verdict: PairVerdict): vscode.ThemeIcon {
   const { codicon, color } = VERDICT_ICONS[verdict];
@@ -83,6 +83,17 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       vscode.commands.registerCommand('bitexact.openReport', async (node: Node | undefined) => {
         if (node?.kind === 'pair') await vscode.commands.executeCommand('vscode.open', vscode.Uri.joinPath(node.report, '..', 'report.txt'));
       }),
+      // The runs' logs at the line where the first divergent step is logged (the engine's report says where).
+      vscode.commands.registerCommand('bitexact.openLog', async (node: Node | undefined) => {
+        const pair = node?.kind === 'pair' ? node : node && 'pair' in node ? node.pair : undefined;
+        if (!pair?.summary) return;
+        const cwd = view.cwdOf(pair);
+        for (const [i, log] of logsToOpen(pair.summary).entries()) {
+          const uri = /^(\/|[A-Za-z]:[\\/])/.test(log.path) ? vscode.Uri.file(log.path) : vscode.Uri.joinPath(cwd, log.path);
+          const at = new vscode.Position(Math.max(0, (log.line ?? 1) - 1), 0);
+          await vscode.window.showTextDocument(uri, { selection: new vscode.Range(at, at), preview: false, viewColumn: i === 0 ? vscode.ViewColumn.Active : vscode.ViewColumn.Beside });
+        }
+      }),
       vscode.commands.registerCommand('bitexact.runConfiguration', (node: Node | undefined) => {
         if (node?.kind === 'config' && !('error' in node.entry)) launcher.runConfiguration(node.folder, node.entry.name);
       }),
@@ -137,8 +148,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     const counted: Node[] = node.summary.metrics.filter((m) => !m.timing).map((metric) => ({ kind: 'metric', metric, pair: node }));
     const timing = node.summary.metrics.filter((m) => m.timing);
     const out = timing.length ? [...counted, { kind: 'timing', metrics: timing, pair: node } as Node] : counted;
-    // The folder the pair ran in: its logs' paths are relative to it (by default it holds .bitexact/runs/<id>/).
-    const cwd = vscode.Uri.joinPath(node.report, '..', ...Array<string>(node.summary.depth ?? 3).fill('..'));
+    const cwd = this.cwdOf(node);
     return node.summary.hazards ? [{ kind: 'hazards', hazards: node.summary.hazards, cwd, pair: node }, ...out] : out;
   }
 
@@ -224,6 +234,11 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     item.contextValue = 'pair';
     if (node.summary) item.command = { title: 'Show divergence', command: 'bitexact.showDivergence', arguments: [node] };
     return item;
+  }
+
+  /** The folder the pair ran in: its logs' paths are relative to it (by default it holds .bitexact/runs/<id>/). */
+  cwdOf(node: PairNode): vscode.Uri {
+    return vscode.Uri.joinPath(node.report, '..', ...Array<string>(node.summary?.depth ?? 3).fill('..'));
   }
 
   /** Newest first: run directories are named by their start time. */

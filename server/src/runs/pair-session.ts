@@ -25,6 +25,7 @@ import type { MetaSettings, MetaVariant } from './pair-meta.js';
 import { VariantsOutcome, variantsReport } from './variants.js';
 import { Judgement, judge } from './verdict.js';
 import { RunProgress } from './progress.js';
+import { stepLine } from './step-line.js';
 
 /** How often a run's progress is told at most (its output is read back every 50 ms). */
 const PROGRESS_INTERVAL_MS = 250;
@@ -234,6 +235,15 @@ async function runPairIn(options: PairSessionOptions, fix?: AppliedFix): Promise
     judged = judge(comparison, { requireBitwise: options.requireBitwise, cancelled, expectedRuns: total, ...(broken ? { broken } : {}) });
     cost = settingsCost(reportRuns, inputs.map((input) => input.log));
     body = reportText(comparison, reportRuns, judged, cost);
+  }
+  // Where each run's log shows the first divergent step (the editor opens the log there). Values read
+  // from stderr too (--stderr) are not looked for in the output alone.
+  const first = comparison.firstDivergence;
+  if (first && !options.stderrMetrics) {
+    reportRuns.forEach((run, i) => {
+      const line = stepLine(read[i]!.file ?? pair.records[i]!.logPath, read[i]!.log, first.metric, first.step);
+      if (line !== null) run.firstDivergenceLine = line;
+    });
   }
   // From the divergence back to the code: what bitexact check finds in the command's scripts and their imports.
   const scripts = options.checker && comparison.firstDivergence ? commandScripts(options.command, options.cwd) : undefined;

@@ -51,6 +51,8 @@ export const REPORT_RUN = z.object({
   unfinished: z.literal(true).optional(),
   /** The variant the run belongs to (pair --variant). */
   variant: z.string().optional(),
+  /** The 1-based line of its log (logPath) where firstDivergence's metric is logged at its step; absent when unknown. */
+  firstDivergenceLine: z.number().optional(),
   format: z.string().nullable(),
   stepKind: z.string().nullable(),
   lastStep: z.number().nullable(),

@@ -22,6 +22,8 @@ export interface ReportRun {
   unfinished?: boolean;
   /** The variant the run belongs to (pair --variant). */
   variant?: string;
+  /** The 1-based line of its log where the first divergent step is logged (step-line.ts). */
+  firstDivergenceLine?: number;
 }
 
 /** What a pair adds to the comparison's report: hazards, probe localisation, variants. */
@@ -66,6 +68,7 @@ export function reportObject(kind: 'pair' | 'compare', comparison: Comparison, r
         ...(r.cancelled ? { cancelled: true as const } : {}),
         ...(r.unfinished ? { unfinished: true as const } : {}),
         ...(r.variant !== undefined ? { variant: r.variant } : {}),
+        ...(r.firstDivergenceLine !== undefined ? { firstDivergenceLine: r.firstDivergenceLine } : {}),
         format: parsed?.format ?? null,
         stepKind: parsed?.stepKind ?? null,
         lastStep: parsed?.lastStep ?? null,
