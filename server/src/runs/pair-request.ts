@@ -8,7 +8,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { bundledCli, sitecustomizeDir } from './bundle-paths.js';
 import { LOG_FORMATS, LogFormat } from './formats/detect.js';
-import { RUN_NUMBER_ENV } from './launch.js';
+import { RUN_NUMBER_ENV } from './run-setup.js';
 import type { PairRunParams } from './pair-events.js';
 import { PAIR_META_READ } from './pair-meta.js';
 import { hasRunPlaceholder } from './pair-metrics.js';

@@ -1,5 +1,5 @@
 // One `bitexact pair`, from the command to the report, for every shell (the CLI, the language server):
-// launch the runs (launch.ts: logs and meta.json on disk first), read what they logged (their output, or
+// launch the runs (launch.ts, launch-run.ts: logs and meta.json on disk first), read what they logged (their output, or
 // the metrics files of --metrics), compare, judge (verdict.ts), look for the hazards in the command's
 // code when the runs differ, localise with the probe, and keep report.txt and report.json beside the
 // logs. A shell hands in settings it has checked and listens to the events; it prints, nothing more.

@@ -2,7 +2,7 @@
 // one-line reading) and the JSON object of the DESIGN contract for tools.
 import type { Comparison, MetricComparison } from './compare.js';
 import { SettingsCost, costText } from './cost.js';
-import { RUN_NUMBER_ENV } from './launch.js';
+import { RUN_NUMBER_ENV } from './run-setup.js';
 import type { HazardSummary, Report, ReportAgreement, ReportVariant } from './report-schema.js';
 import { Judgement, countOf, stepWord } from './verdict.js';
 
