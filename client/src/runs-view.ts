@@ -330,6 +330,7 @@ function liveTooltip(pair: LivePair): vscode.MarkdownString {
     p.runConfig !== undefined ? `run configuration \`${p.runConfig}\`` : undefined,
     p.command ? `\`${p.command.join(' ')}\`` : undefined,
     p.rerun !== undefined ? `again as \`${vscode.workspace.asRelativePath(p.rerun)}\` ran` : undefined,
+    p.withFix ? `with the fix of ${p.withFix.rule} at \`${vscode.workspace.asRelativePath(p.withFix.path)}:${p.withFix.line}\` applied in a copy of the workspace` : undefined,
     p.runs !== undefined ? `${p.runs} runs` : undefined,
     p.variants ? `variants ${p.variants.join(', ')}` : undefined,
     p.env && Object.keys(p.env).length ? `env ${Object.entries(p.env).map(([k, v]) => `${k}=${v}`).join(' ')}` : undefined,

@@ -76,7 +76,7 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
     id,
     command: spec.argv,
     cwd: spec.cwd,
-    git: gitState(spec.cwd),
+    git: await gitState(spec.cwd),
     preset: spec.variants ? null : (spec.preset ?? null),
     parallel: spec.parallel === true,
     stderrMetrics: spec.stderrMetrics === true,

@@ -2,7 +2,7 @@
 // parent's, the preset, --env, --env-b, the variant's, its number) and what meta.json says of it (the
 // difference from bitexact's own environment, the repository's state). Used by the pair loop
 // (launch.ts) and the probe's re-runs.
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import path from 'node:path';
 
@@ -70,11 +70,17 @@ export function environmentDifference(parent: NodeJS.ProcessEnv, env: NodeJS.Pro
   return diff;
 }
 
-/** The git revision of `cwd` and whether tracked files have changes, or null outside a repository. */
-export function gitState(cwd: string): { revision: string; dirty: boolean } | null {
-  const run = (args: string[]) => spawnSync('git', args, { cwd, encoding: 'utf8', timeout: 5000 });
-  const head = run(['rev-parse', 'HEAD']);
-  if (head.status !== 0 || !head.stdout) return null;
-  const status = run(['status', '--porcelain', '--untracked-files=no']);
-  return { revision: head.stdout.trim(), dirty: status.status === 0 ? status.stdout.trim() !== '' : true };
+/**
+ * The git revision of `cwd` and whether tracked files have changes, or null outside a repository.
+ * Waited for without blocking: the language server that starts a pair answers the editor meanwhile.
+ */
+export async function gitState(cwd: string): Promise<{ revision: string; dirty: boolean } | null> {
+  const run = (args: string[]) =>
+    new Promise<{ ok: boolean; stdout: string }>((resolve) => {
+      execFile('git', args, { cwd, encoding: 'utf8', timeout: 5000 }, (error, stdout) => resolve({ ok: !error, stdout }));
+    });
+  const head = await run(['rev-parse', 'HEAD']);
+  if (!head.ok || !head.stdout) return null;
+  const status = await run(['status', '--porcelain', '--untracked-files=no']);
+  return { revision: head.stdout.trim(), dirty: status.ok ? status.stdout.trim() !== '' : true };
 }
