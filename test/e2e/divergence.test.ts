@@ -10,7 +10,8 @@
 // configuration launched from the view's title (a real python3 pair through the language server),
 // its live progress row and status-bar item, its verdict row; an ad-hoc command typed in, a re-run
 // of the first pair beside it, the ad-hoc one cancelled (its row says `cancelled`, as report.json
-// does) and deleted.
+// does) and deleted; then the diverging pair's suspect (BX308) pair-run with its fix from its inline
+// action, the same pair again picked first, which the engine finds bitwise: "fix proven".
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -305,7 +306,7 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
   );
 
   it.skipIf(skip)(
-    'launches pairs from the Runs view through the server: live progress to the engine\'s verdict, a re-run beside an ad-hoc pair, which is cancelled and deleted',
+    'launches pairs from the Runs view through the server: live progress to the engine\'s verdict, a re-run beside an ad-hoc pair, which is cancelled and deleted; a suspect pair-run with its fix is proven bitwise',
     async () => {
       assertPresent(SUITE, pre);
       const t0 = Date.now();
@@ -434,6 +435,26 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         await expect.poll(() => fs.existsSync(longDir!), { timeout: 15_000 }).toBe(false);
         await expect.poll(() => rows.filter({ hasText: 'CANCELLED' }).count(), { timeout: 15_000 }).toBe(0);
         mark('deleted');
+
+        // A suspect of the diverging pair, pair-run with its fix (its inline action): the same pair
+        // again, first in the pick list; the fixed pair is bitwise, its row says the fix is proven.
+        const suspect = rows.filter({ hasText: /BX308 train\.py:53/ }).first();
+        // (The diverging pair is the first test's; its row is unfolded there, else here.)
+        if ((await suspect.count()) === 0) await rows.filter({ hasText: /^\s*DIFFERS from step/ }).first().locator('.monaco-tl-twistie').click({ timeout: 10_000 });
+        const again = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'the same pair again' }).first();
+        for (let attempt = 0; !(await again.isVisible()); attempt++) {
+          expect(attempt, 'pair-run with this fixed clicks').toBeLessThan(5);
+          await suspect.hover({ timeout: 10_000 }).catch(() => undefined);
+          await suspect.locator('.action-label[aria-label="Pair-run with this fixed"]').click({ timeout: 3_000 }).catch(() => undefined);
+          await again.waitFor({ timeout: 3_000 }).catch(() => undefined);
+        }
+        await again.click({ timeout: 10_000 });
+        const fixedDir = async () => pairsWhere((m) => (m as { settings?: { withFix?: unknown } }).settings?.withFix !== undefined)[0];
+        await expect.poll(async () => { const d = await fixedDir(); return d !== undefined && fs.existsSync(path.join(d, 'report.json')); }, { timeout: 60_000 }).toBe(true);
+        expect(reportOf((await fixedDir())!).verdict).toBe('bitwise');
+        await rows.filter({ hasText: 'BX308 fixed (train.py:53): fix proven' }).first().waitFor({ timeout: 30_000 });
+        await page.locator('.notifications-toasts').filter({ hasText: 'the fix is proven on this pair' }).first().waitFor({ timeout: 15_000 });
+        mark('suspect pair-run with its fix');
       } catch (e) {
         await explain(e, shown, marks);
       } finally {
