@@ -45,7 +45,8 @@ fs.writeFileSync(
     "export { compareRuns } from '../server/src/runs/compare.js';",
     "export { judge } from '../server/src/runs/verdict.js';",
     "export { reportJson, reportText } from '../server/src/runs/report.js';",
-    "export { launchRun, runEnvironment } from '../server/src/runs/launch.js';",
+    "export { launchRun } from '../server/src/runs/launch-run.js';",
+    "export { runEnvironment } from '../server/src/runs/run-setup.js';",
   ].join('\n'),
 );
 const bundle = path.join(benchDir, 'runs-engine.cjs');

@@ -38,6 +38,8 @@ export interface LivePair {
   error?: string;
   /** The engine's warnings and notes while it ran. */
   messages: string[];
+  /** The runs differ and the engine looks for the suspects in the command's code. */
+  checking?: true;
 }
 
 const VERDICTS: readonly PairVerdict[] = ['bitwise', 'print-precision', 'differs', 'missing', 'cancelled', 'incomplete'];
@@ -84,6 +86,9 @@ export class LivePairs {
       case 'comparing':
         pair.dir = event.dir;
         if (pair.state !== 'cancelling') pair.state = 'comparing';
+        break;
+      case 'checking':
+        pair.checking = true;
         break;
       case 'done':
         Object.assign(pair, { state: 'done', dir: event.dir, headline: event.headline, ...(isVerdict(event.verdict) ? { verdict: event.verdict } : {}) });
@@ -172,7 +177,7 @@ export function phaseText(pair: LivePair): string {
     case 'cancelling':
       return 'cancelling…';
     case 'comparing':
-      return 'comparing the runs…';
+      return pair.checking ? 'the runs differ; checking the code for suspects…' : 'comparing the runs…';
     case 'done':
       return pair.headline ?? '';
     case 'failed':

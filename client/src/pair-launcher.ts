@@ -1,6 +1,7 @@
 // Launching pairs from the editor through the language server (bitexact/runPair: the engine of
 // `bitexact pair`, no terminal): a run configuration of pyproject.toml or a typed command (with the
-// bitexact.pair.* defaults), a re-run of a pair directory, a cancel. The server's pairEvent
+// bitexact.pair.* defaults), a re-run of a pair directory, a pair with a finding's fix ("Pair-run
+// with this fixed": the code action, or a suspect in the Runs view), a cancel. The server's pairEvent
 // notifications feed the live model (live-pairs.ts) that the Runs view and the status bar item show.
 // Running a training command executes workspace code: it needs a trusted workspace.
 import * as vscode from 'vscode';
@@ -16,18 +17,22 @@ import {
   RunConfigsParams,
   RunConfigsResult,
 } from '../../server/src/runs/pair-events.js';
+import { FixTarget, fixedOutcome, fixedTitle, withFixRequest } from './fix-pairs.js';
 import { LivePair, LivePairs, phaseText, statusText } from './live-pairs.js';
 import { PairDefaults, adHocRequest, readPairDefaults } from './pair-settings.js';
+import { PickEntry, RunChoice, lastOf, readLastChoice, runPickEntries } from './run-picks.js';
 import { splitCommandLine } from './shell-line.js';
 
 const LAST_COMMAND = 'bitexact.lastPairCommand';
+/** The run picked last (run-picks.ts: it comes first next time). */
+const LAST_CHOICE = 'bitexact.lastPairChoice';
 
 export interface FolderConfigs {
   folder: vscode.WorkspaceFolder;
   listed: RunConfigsResult;
 }
 
-type Pick = vscode.QuickPickItem & { run?: { folder: vscode.WorkspaceFolder; name: string }; broken?: { file: string }; adHoc?: true };
+type Pick = vscode.QuickPickItem & { entry?: PickEntry };
 
 export class PairLauncher implements vscode.Disposable {
   readonly model = new LivePairs();
@@ -75,42 +80,81 @@ export class PairLauncher implements vscode.Disposable {
   /** The view's "Run pair…": a run configuration, or a command typed in. */
   async pick(): Promise<void> {
     if (!this.trusted()) return;
-    const folders = await this.configurations();
-    const many = folders.length > 1;
-    const items: Pick[] = [];
-    for (const { folder, listed } of folders) {
-      if (!listed.configs.length && !listed.error) continue;
-      items.push({ label: many ? `run configurations · ${folder.name}` : 'run configurations', kind: vscode.QuickPickItemKind.Separator });
-      if (listed.error) items.push({ label: '$(warning) pyproject.toml', description: listed.error, broken: { file: listed.file ?? '' } });
-      for (const c of listed.configs) {
-        if ('error' in c) items.push({ label: `$(warning) ${c.name}`, description: c.error, broken: { file: listed.file ?? '' } });
-        else items.push({ label: `$(play) ${c.name}`, description: c.command.join(' '), detail: configDetail(c), run: { folder, name: c.name } });
-      }
-    }
-    items.push({ label: '', kind: vscode.QuickPickItemKind.Separator }, { label: '$(terminal) Ad hoc command…', description: 'type a command; bitexact.pair.* settings apply', adHoc: true });
-    const picked = await vscode.window.showQuickPick(items, { title: 'bitexact: run a pair', placeHolder: 'A run configuration of pyproject.toml, or a command to run twice and compare', matchOnDescription: true });
-    if (!picked) return;
-    if (picked.adHoc) return this.adHoc();
-    if (picked.broken) {
-      if (picked.broken.file) await vscode.window.showTextDocument(vscode.Uri.file(picked.broken.file));
-      return;
-    }
-    if (picked.run) this.runConfiguration(picked.run.folder, picked.run.name);
+    const choice = await this.pickRun('bitexact: run a pair', 'A run configuration of pyproject.toml, or a command to run twice and compare');
+    if (choice?.kind === 'adHoc') return this.adHoc();
+    if (choice?.kind === 'config') this.launchChoice(choice);
   }
 
   runConfiguration(folder: vscode.WorkspaceFolder, name: string): void {
     if (!this.trusted()) return;
-    this.launch({ id: this.model.newId(), cwd: folder.uri.fsPath, runConfig: name }, name);
+    this.launchChoice({ kind: 'config', folder: folder.uri.fsPath, name });
   }
 
   /** A command typed into an input box, run under the bitexact.pair.* defaults. */
   async adHoc(): Promise<void> {
     if (!this.trusted()) return;
+    const asked = await this.askCommand();
+    if (asked) this.launch(asked.request, asked.title);
+  }
+
+  /**
+   * "Pair-run with this fixed": asks what to run (`source`, the pair a suspect came from, first), and
+   * runs it with the finding's fix applied in a copy of the workspace (bitexact/runPair withFix).
+   */
+  async withFix(target: FixTarget, source?: { dir: vscode.Uri; title: string }): Promise<void> {
+    if (!this.trusted()) return;
+    const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(target.path));
+    if (!folder) return void vscode.window.showWarningMessage(`bitexact: ${vscode.workspace.asRelativePath(target.path)} is not in a workspace folder: the fix is applied in a copy of the folder that holds it.`);
+    const first: PickEntry[] = source
+      ? [
+          { label: 'the pair this suspect came from', separator: true },
+          { label: `$(debug-rerun) ${source.title}`, description: 'the same pair again, with the fix', choice: { kind: 'rerun', dir: source.dir.fsPath, cwd: folder.uri.fsPath, title: source.title } },
+        ]
+      : [];
+    const fix = target.fix ? `: ${target.fix}` : '';
+    const choice = await this.pickRun(`bitexact: pair-run with the fix of ${target.rule}${fix}`, 'The pair to run with the fix applied in a copy of the workspace (your files stay as they are)', first);
+    if (!choice) return;
+    if (choice.kind === 'adHoc') {
+      const asked = await this.askCommand(folder);
+      if (!asked) return;
+      const request = withFixRequest(asked.request.id, choice, target, asked.request);
+      return this.launch(request, fixedTitle(target, asked.title), (pair) => this.tellFixed(target, pair));
+    }
+    if (choice.kind === 'config') await this.remember(choice);
+    const title = choice.kind === 'config' ? choice.name : choice.title;
+    this.launch(withFixRequest(this.model.newId(), choice, target), fixedTitle(target, title), (pair) => this.tellFixed(target, pair));
+  }
+
+  /** What to run, from the pick list (the last choice first); a broken configuration opens its file. */
+  private async pickRun(title: string, placeHolder: string, first: PickEntry[] = []): Promise<RunChoice | undefined> {
+    const folders = (await this.configurations()).map(({ folder, listed }) => ({ name: folder.name, path: folder.uri.fsPath, listed }));
+    const entries = runPickEntries(folders, readLastChoice(this.state.get(LAST_CHOICE)), first);
+    const items: Pick[] = entries.map((entry) => (entry.separator ? { label: entry.label, kind: vscode.QuickPickItemKind.Separator } : { label: entry.label, description: entry.description, detail: entry.detail, entry }));
+    const picked = await vscode.window.showQuickPick(items, { title, placeHolder, matchOnDescription: true });
+    if (picked?.entry?.broken) {
+      if (picked.entry.broken.file) await vscode.window.showTextDocument(vscode.Uri.file(picked.entry.broken.file));
+      return undefined;
+    }
+    return picked?.entry?.choice;
+  }
+
+  private async remember(choice: RunChoice): Promise<void> {
+    const last = lastOf(choice);
+    if (last) await this.state.update(LAST_CHOICE, last);
+  }
+
+  private launchChoice(choice: Extract<RunChoice, { kind: 'config' }>): void {
+    void this.remember(choice);
+    this.launch({ id: this.model.newId(), cwd: choice.folder, runConfig: choice.name }, choice.name);
+  }
+
+  /** The ad-hoc command, asked in an input box (in `folder`, or the one picked): its request under the defaults. */
+  private async askCommand(folder?: vscode.WorkspaceFolder): Promise<{ request: PairRunParams; title: string } | undefined> {
     const folders = vscode.workspace.workspaceFolders ?? [];
-    const folder = folders.length > 1 ? await vscode.window.showWorkspaceFolderPick({ placeHolder: 'Where the command runs' }) : folders[0];
+    folder ??= folders.length > 1 ? await vscode.window.showWorkspaceFolderPick({ placeHolder: 'Where the command runs' }) : folders[0];
     if (!folder) {
       if (!folders.length) void vscode.window.showWarningMessage('bitexact: open a folder to run a pair in.');
-      return;
+      return undefined;
     }
     const line = await vscode.window.showInputBox({
       title: 'bitexact: run a training command twice and compare what it logs',
@@ -123,12 +167,22 @@ export class PairLauncher implements vscode.Disposable {
         return 'error' in split && text.trim() ? split.error : undefined;
       },
     });
-    if (!line?.trim()) return;
+    if (!line?.trim()) return undefined;
     const split = splitCommandLine(line);
-    if ('error' in split) return;
+    if ('error' in split) return undefined;
     await this.state.update(LAST_COMMAND, line);
-    const request = adHocRequest(this.model.newId(), folder.uri.fsPath, split, this.defaults());
-    this.launch(request, split.argv.join(' '));
+    await this.remember({ kind: 'adHoc' });
+    return { request: adHocRequest(this.model.newId(), folder.uri.fsPath, split, this.defaults()), title: split.argv.join(' ') };
+  }
+
+  /** A fixed pair is over: what its verdict proves about the fix. */
+  private tellFixed(target: FixTarget, pair: LivePair): void {
+    if (pair.state !== 'done' || pair.headline === undefined) return;
+    const { level, text } = fixedOutcome(target, pair.verdict, pair.headline);
+    const shown = level === 'info' ? vscode.window.showInformationMessage(text, 'Open report') : vscode.window.showWarningMessage(text, 'Open report');
+    void shown.then((answer) => {
+      if (answer && pair.dir) void vscode.commands.executeCommand('vscode.open', vscode.Uri.file(`${pair.dir}/report.txt`));
+    });
   }
 
   /** The pair in `dir` again, as its meta.json says it ran. */
@@ -166,7 +220,8 @@ export class PairLauncher implements vscode.Disposable {
     return defaults;
   }
 
-  private launch(params: PairRunParams, title: string): void {
+  /** `settled`: told once the pair is over (done or failed). */
+  private launch(params: PairRunParams, title: string, settled?: (pair: LivePair) => void): void {
     const pair = this.model.start(params, title);
     this.tell(pair, true);
     void (async () => {
@@ -179,6 +234,7 @@ export class PairLauncher implements vscode.Disposable {
       }
       this.tell(pair, true);
       if (pair.state === 'failed') void vscode.window.showErrorMessage(`bitexact: ${title}: ${pair.error}`);
+      settled?.(pair);
     })();
   }
 
@@ -199,9 +255,4 @@ export class PairLauncher implements vscode.Disposable {
     } else this.status.hide();
     this.changed.fire({ pair, rows });
   }
-}
-
-function configDetail(c: { runs?: number; variants?: string[] }): string | undefined {
-  const parts = [...(c.runs !== undefined ? [`${c.runs} runs`] : []), ...(c.variants?.length ? [`variants ${c.variants.join(', ')}`] : [])];
-  return parts.length ? parts.join(' · ') : undefined;
 }

@@ -24,6 +24,10 @@ export interface PairSummary {
   hazards?: HazardSummary;
   /** How many folders the pair directory is below the folder the runs ran in (the hazards' paths are relative to it), when the report says. */
   depth?: number;
+  /** The pair ran with this finding's fix applied in a copy of the workspace (pair --with-fix). */
+  fix?: { rule: string; path: string; line: number; title: string };
+  /** Each run's log (as the report gives its path) and the line where its first divergent step is logged, when the engine found it. */
+  logs: { label: string; path: string; line?: number }[];
 }
 
 /** The summary of a report.json text; throws with a readable message when it is not one. */
@@ -37,6 +41,8 @@ export function summarizeReport(json: string): PairSummary {
     ...(report.reading ? { reading: report.reading } : {}),
     metrics: report.metrics.map((m) => ({ name: m.name, verdict: m.verdict, detail: metricDetail(m), timing: m.timing })),
     ...(report.hazards ? { hazards: report.hazards } : {}),
+    logs: report.runs.map((r) => ({ label: r.label, path: r.logPath, ...(r.firstDivergenceLine !== undefined ? { line: r.firstDivergenceLine } : {}) })),
+    ...(report.withFix ? { fix: { rule: report.withFix.rule, path: report.withFix.path, line: report.withFix.line, title: report.withFix.title } } : {}),
     ...depthOf(report.runs[0]?.logPath),
   };
 }
@@ -50,6 +56,15 @@ function depthOf(logPath: string | undefined): { depth?: number } {
   const parts = logPath.split('/').filter((p) => p && p !== '.');
   if (parts.includes('..') || parts.length < 2) return {};
   return { depth: parts.length - 1 };
+}
+
+/**
+ * The logs "Open log" shows: the runs whose log has the first divergent step's line (the first two,
+ * side by side), else the first run's log from its top.
+ */
+export function logsToOpen(summary: PairSummary): PairSummary['logs'] {
+  const placed = summary.logs.filter((l) => l.line !== undefined);
+  return placed.length ? placed.slice(0, 2) : summary.logs.slice(0, 1);
 }
 
 /**

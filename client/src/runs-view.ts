@@ -11,9 +11,10 @@
 import * as vscode from 'vscode';
 import type { RunConfigsResult } from '../../server/src/runs/pair-events.js';
 import type { DivergenceView } from './divergence-view.js';
+import { fixNote } from './fix-pairs.js';
 import { LivePair, currentRun, phaseText, runText } from './live-pairs.js';
 import type { FolderConfigs, PairLauncher } from './pair-launcher.js';
-import { HazardSummary, MetricSummary, PairSummary, PairVerdict, VERDICT_ICONS, pairTime, summarizeReport } from './runs-summary.js';
+import { HazardSummary, MetricSummary, PairSummary, PairVerdict, VERDICT_ICONS, logsToOpen, pairTime, summarizeReport } from './runs-summary.js';
 
 function iconOf(verdict: PairVerdict): vscode.ThemeIcon {
   const { codicon, color } = VERDICT_ICONS[verdict];
@@ -33,8 +34,8 @@ type Node =
   | { kind: 'live-run'; id: string; run: number }
   | { kind: 'metric'; metric: MetricSummary; pair: PairNode }
   | { kind: 'timing'; metrics: MetricSummary[]; pair: PairNode }
-  | { kind: 'hazards'; hazards: HazardSummary; cwd: vscode.Uri }
-  | { kind: 'hazard'; hazard: Hazard; cwd: vscode.Uri };
+  | { kind: 'hazards'; hazards: HazardSummary; cwd: vscode.Uri; pair: PairNode }
+  | { kind: 'hazard'; hazard: Hazard; cwd: vscode.Uri; pair: PairNode };
 
 export class RunsView implements vscode.TreeDataProvider<Node> {
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
@@ -82,6 +83,17 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       vscode.commands.registerCommand('bitexact.openReport', async (node: Node | undefined) => {
         if (node?.kind === 'pair') await vscode.commands.executeCommand('vscode.open', vscode.Uri.joinPath(node.report, '..', 'report.txt'));
       }),
+      // The runs' logs at the line where the first divergent step is logged (the engine's report says where).
+      vscode.commands.registerCommand('bitexact.openLog', async (node: Node | undefined) => {
+        const pair = node?.kind === 'pair' ? node : node && 'pair' in node ? node.pair : undefined;
+        if (!pair?.summary) return;
+        const cwd = view.cwdOf(pair);
+        for (const [i, log] of logsToOpen(pair.summary).entries()) {
+          const uri = /^(\/|[A-Za-z]:[\\/])/.test(log.path) ? vscode.Uri.file(log.path) : vscode.Uri.joinPath(cwd, log.path);
+          const at = new vscode.Position(Math.max(0, (log.line ?? 1) - 1), 0);
+          await vscode.window.showTextDocument(uri, { selection: new vscode.Range(at, at), preview: false, viewColumn: i === 0 ? vscode.ViewColumn.Active : vscode.ViewColumn.Beside });
+        }
+      }),
       vscode.commands.registerCommand('bitexact.runConfiguration', (node: Node | undefined) => {
         if (node?.kind === 'config' && !('error' in node.entry)) launcher.runConfiguration(node.folder, node.entry.name);
       }),
@@ -100,6 +112,13 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
         if (dir) await vscode.commands.executeCommand('revealInExplorer', dir);
       }),
       vscode.commands.registerCommand('bitexact.deletePair', (node: Node | undefined) => view.delete(node)),
+      // A suspect of a diverging pair, pair-run with its fix: the same pair again first in the pick list.
+      vscode.commands.registerCommand('bitexact.pairRunSuspectFixed', (node: Node | undefined) => {
+        if (node?.kind !== 'hazard' || !node.hazard.fix) return;
+        const { rule, line, fix } = node.hazard;
+        const source = { dir: vscode.Uri.joinPath(node.pair.report, '..'), title: node.pair.summary?.title ?? 'pair' };
+        return launcher.withFix({ rule, path: vscode.Uri.joinPath(node.cwd, node.hazard.path).fsPath, line, fix }, source);
+      }),
       launcher.onDidChange(({ pair, rows }) => {
         const node = view.liveNodes.get(pair.id);
         view.changed.fire(rows || !node ? undefined : node);
@@ -124,14 +143,13 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     if (node.kind === 'configs') return node.configs.listed.configs.map((entry) => ({ kind: 'config', entry, folder: node.configs.folder, file: node.configs.listed.file }));
     if (node.kind === 'live') return (this.launcher.model.get(node.id)?.runs ?? []).map((r) => ({ kind: 'live-run', id: node.id, run: r.run }));
     if (node.kind === 'timing') return node.metrics.map((metric) => ({ kind: 'metric', metric, pair: node.pair }));
-    if (node.kind === 'hazards') return node.hazards.hazards.map((hazard) => ({ kind: 'hazard', hazard, cwd: node.cwd }));
+    if (node.kind === 'hazards') return node.hazards.hazards.map((hazard) => ({ kind: 'hazard', hazard, cwd: node.cwd, pair: node.pair }));
     if (node.kind !== 'pair' || !node.summary) return [];
     const counted: Node[] = node.summary.metrics.filter((m) => !m.timing).map((metric) => ({ kind: 'metric', metric, pair: node }));
     const timing = node.summary.metrics.filter((m) => m.timing);
     const out = timing.length ? [...counted, { kind: 'timing', metrics: timing, pair: node } as Node] : counted;
-    // The folder the pair ran in: its logs' paths are relative to it (by default it holds .bitexact/runs/<id>/).
-    const cwd = vscode.Uri.joinPath(node.report, '..', ...Array<string>(node.summary.depth ?? 3).fill('..'));
-    return node.summary.hazards ? [{ kind: 'hazards', hazards: node.summary.hazards, cwd }, ...out] : out;
+    const cwd = this.cwdOf(node);
+    return node.summary.hazards ? [{ kind: 'hazards', hazards: node.summary.hazards, cwd, pair: node }, ...out] : out;
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
@@ -185,6 +203,9 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       item.description = hazard.message;
       item.tooltip = hazard.message;
       item.iconPath = new vscode.ThemeIcon(hazard.severity === 'error' ? 'error' : 'warning');
+      // A suspect with a fix can be pair-run with it (its context menu).
+      item.contextValue = hazard.fix ? 'hazard-fixable' : 'hazard';
+      item.accessibilityInformation = { label: `${hazard.rule} at ${hazard.path} line ${hazard.line}: ${hazard.message}` };
       const at = new vscode.Position(hazard.line - 1, hazard.column - 1);
       item.command = { title: 'Open', command: 'vscode.open', arguments: [vscode.Uri.joinPath(node.cwd, hazard.path), { selection: new vscode.Range(at, at) }] };
       return item;
@@ -204,12 +225,20 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     const run = vscode.workspace.asRelativePath(vscode.Uri.joinPath(node.report, '..'));
     const item = new vscode.TreeItem(node.summary?.headline ?? 'unreadable report', node.summary ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     const started = pairTime(node.report.path.split('/').at(-2) ?? '');
-    item.description = [started, node.summary?.title ?? node.error].filter(Boolean).join(' · ');
-    item.tooltip = new vscode.MarkdownString(`**${node.summary?.headline ?? 'unreadable report'}**\n\n${node.summary?.reading ?? node.error ?? ''}\n\n\`${run}\``);
+    const fix = node.summary?.fix;
+    const fixed = fix ? [`${fix.rule} fixed (${fix.path}:${fix.line})`, fixNote(node.summary?.verdict)].filter(Boolean).join(': ') : undefined;
+    item.description = [started, fixed, node.summary?.title ?? node.error].filter(Boolean).join(' · ');
+    const withFix = fix ? `\n\nWith the fix of ${fix.rule} at \`${fix.path}:${fix.line}\` applied in a copy of the workspace: ${fix.title}` : '';
+    item.tooltip = new vscode.MarkdownString(`**${node.summary?.headline ?? 'unreadable report'}**${withFix}\n\n${node.summary?.reading ?? node.error ?? ''}\n\n\`${run}\``);
     item.iconPath = node.summary ? iconOf(node.summary.verdict) : new vscode.ThemeIcon('warning');
     item.contextValue = 'pair';
     if (node.summary) item.command = { title: 'Show divergence', command: 'bitexact.showDivergence', arguments: [node] };
     return item;
+  }
+
+  /** The folder the pair ran in: its logs' paths are relative to it (by default it holds .bitexact/runs/<id>/). */
+  cwdOf(node: PairNode): vscode.Uri {
+    return vscode.Uri.joinPath(node.report, '..', ...Array<string>(node.summary?.depth ?? 3).fill('..'));
   }
 
   /** Newest first: run directories are named by their start time. */
@@ -258,7 +287,8 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     const settled = pair.state === 'done' || pair.state === 'failed';
     const item = new vscode.TreeItem(settled && pair.headline ? pair.headline : pair.title, pair.runs.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
     item.id = `live:${pair.id}`;
-    item.description = settled && pair.headline ? pair.title : phaseText(pair);
+    const proven = pair.params.withFix && pair.state === 'done' ? fixNote(pair.verdict) : undefined;
+    item.description = settled && pair.headline ? [proven, pair.title].filter(Boolean).join(' · ') : phaseText(pair);
     item.iconPath = pair.state === 'done' && pair.verdict ? iconOf(pair.verdict) : pair.state === 'failed' ? new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed')) : new vscode.ThemeIcon('loading~spin');
     item.contextValue = pair.state === 'failed' ? 'pair-failed' : settled ? 'pair-settled' : pair.state === 'cancelling' ? 'pair-cancelling' : 'pair-running';
     item.tooltip = liveTooltip(pair);
@@ -300,6 +330,7 @@ function liveTooltip(pair: LivePair): vscode.MarkdownString {
     p.runConfig !== undefined ? `run configuration \`${p.runConfig}\`` : undefined,
     p.command ? `\`${p.command.join(' ')}\`` : undefined,
     p.rerun !== undefined ? `again as \`${vscode.workspace.asRelativePath(p.rerun)}\` ran` : undefined,
+    p.withFix ? `with the fix of ${p.withFix.rule} at \`${vscode.workspace.asRelativePath(p.withFix.path)}:${p.withFix.line}\` applied in a copy of the workspace` : undefined,
     p.runs !== undefined ? `${p.runs} runs` : undefined,
     p.variants ? `variants ${p.variants.join(', ')}` : undefined,
     p.env && Object.keys(p.env).length ? `env ${Object.entries(p.env).map(([k, v]) => `${k}=${v}`).join(' ')}` : undefined,

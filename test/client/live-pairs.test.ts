@@ -101,6 +101,17 @@ describe('the live pairs model', () => {
     expect(pair.runs).toHaveLength(1);
   }, 60_000);
 
+  it('a pair whose runs differ says so while the engine checks the code for its suspects', async () => {
+    const dir = scratch();
+    const toy = path.join(ROOT, 'examples/toy_runs/completion_order_trainer.py');
+    const { pair, seen } = await watched({ id: 'd', cwd: dir, command: ['python3', toy, '6'], out: path.join(dir, 'runs') });
+    const phases = seen.map((s) => s.phase);
+    const checking = phases.indexOf('the runs differ; checking the code for suspects…');
+    expect(checking, phases.join(' | ')).toBeGreaterThan(phases.indexOf('comparing the runs…'));
+    expect(seen[checking]!.status).toBe('bitexact: the runs differ; checking the code for suspects…');
+    expect(pair).toMatchObject({ state: 'done', verdict: 'differs' });
+  }, 60_000);
+
   it('a command that cannot start is failed, with the engine\'s reason; so is a refused request', async () => {
     const dir = scratch();
     const { pair } = await watched({ id: 'f', cwd: dir, command: ['no-such-python-here', 'x.py'], out: path.join(dir, 'runs') });

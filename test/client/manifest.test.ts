@@ -37,7 +37,7 @@ describe('package.json contributes', () => {
     // Restricted mode: checking and comparing logs work; pair (which runs workspace code) is disabled.
     expect(manifest.capabilities.untrustedWorkspaces.supported).toBe('limited');
     const commands = new Map(manifest.contributes.commands.map((c: { command: string }) => [c.command, c]));
-    for (const id of ['bitexact.pairRuns', 'bitexact.runPair', 'bitexact.runConfiguration', 'bitexact.rerunPair']) expect(commands.get(id), id).toMatchObject({ enablement: 'isWorkspaceTrusted' });
+    for (const id of ['bitexact.pairRuns', 'bitexact.runPair', 'bitexact.runConfiguration', 'bitexact.rerunPair', 'bitexact.pairRunWithFix', 'bitexact.pairRunSuspectFixed']) expect(commands.get(id), id).toMatchObject({ enablement: 'isWorkspaceTrusted' });
     for (const id of ['bitexact.checkWorkspace', 'bitexact.compareLogs', 'bitexact.showConfiguration']) expect(commands.get(id)).not.toHaveProperty('enablement');
     // Every contributed command is registered by the client, and every registered one contributed.
     const sources = fs.readdirSync(path.join(ROOT, 'client/src')).map((f) => fs.readFileSync(path.join(ROOT, 'client/src', f), 'utf8'));
@@ -72,8 +72,8 @@ describe('package.json contributes', () => {
     const ids = new Set(manifest.contributes.commands.map((c: { command: string }) => c.command));
     // and only rows the Runs view makes (their contextValue); every inline action has an icon.
     const runsView = fs.readFileSync(path.join(ROOT, 'client/src/runs-view.ts'), 'utf8');
-    const made = new Set([...runsView.matchAll(/contextValue = ([^;]+);/g)].flatMap((m) => [...m[1]!.matchAll(/'((?:config|pair)[\w-]*)'/g)].map((q) => q[1])));
-    expect([...made].sort()).toEqual(['config', 'config-broken', 'pair', 'pair-cancelling', 'pair-failed', 'pair-running', 'pair-settled']);
+    const made = new Set([...runsView.matchAll(/contextValue = ([^;]+);/g)].flatMap((m) => [...m[1]!.matchAll(/'((?:config|pair|hazard)[\w-]*)'/g)].map((q) => q[1])));
+    expect([...made].sort()).toEqual(['config', 'config-broken', 'hazard', 'hazard-fixable', 'pair', 'pair-cancelling', 'pair-failed', 'pair-running', 'pair-settled']);
     for (const entry of manifest.contributes.menus['view/item/context']) {
       expect(ids.has(entry.command), entry.command).toBe(true);
       expect(entry.when).toMatch(/^view == bitexact\.runs\b/);

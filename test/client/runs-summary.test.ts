@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { VERDICT_ICONS, pairTime, summarizeReport } from '../../client/src/runs-summary.js';
-import { newRunId } from '../../server/src/runs/launch.js';
+import { newRunId } from '../../server/src/runs/run-setup.js';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
 

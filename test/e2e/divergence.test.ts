@@ -10,7 +10,9 @@
 // configuration launched from the view's title (a real python3 pair through the language server),
 // its live progress row and status-bar item, its verdict row; an ad-hoc command typed in, a re-run
 // of the first pair beside it, the ad-hoc one cancelled (its row says `cancelled`, as report.json
-// does) and deleted.
+// does) and deleted; then the diverging pair's suspect (BX308) pair-run with its fix from its inline
+// action, the same pair again picked first, which the engine finds bitwise: "fix proven"; and the
+// finding in the editor, from the light bulb's "Pair-run with this fixed (BX308)" with a typed command.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,7 +20,7 @@ import type { FrameLocator, Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
-import { Browser, CodeServer, openWorkbench, packageVsix, plain, prerequisites } from './code-server-driver.js';
+import { Browser, CodeServer, goTo, openFile, openWorkbench, packageVsix, pickAction, plain, prerequisites } from './code-server-driver.js';
 import { assertPresent, shouldSkip } from './prereq.js';
 
 const SUITE = 'e2e divergence';
@@ -305,7 +307,7 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
   );
 
   it.skipIf(skip)(
-    'launches pairs from the Runs view through the server: live progress to the engine\'s verdict, a re-run beside an ad-hoc pair, which is cancelled and deleted',
+    'launches pairs from the Runs view through the server: live progress to the engine\'s verdict, a re-run beside an ad-hoc pair, which is cancelled and deleted; a suspect and a finding pair-run with their fix are proven bitwise',
     async () => {
       assertPresent(SUITE, pre);
       const t0 = Date.now();
@@ -434,6 +436,49 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         await expect.poll(() => fs.existsSync(longDir!), { timeout: 15_000 }).toBe(false);
         await expect.poll(() => rows.filter({ hasText: 'CANCELLED' }).count(), { timeout: 15_000 }).toBe(0);
         mark('deleted');
+
+        // A suspect of the diverging pair, pair-run with its fix (its inline action): the same pair
+        // again, first in the pick list; the fixed pair is bitwise, its row says the fix is proven.
+        const suspect = rows.filter({ hasText: /BX308 train\.py:53/ }).first();
+        // (The diverging pair is the first test's; its row is unfolded there, else here.)
+        if ((await suspect.count()) === 0) await rows.filter({ hasText: /^\s*DIFFERS from step/ }).first().locator('.monaco-tl-twistie').click({ timeout: 10_000 });
+        const again = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'the same pair again' }).first();
+        for (let attempt = 0; !(await again.isVisible()); attempt++) {
+          expect(attempt, 'pair-run with this fixed clicks').toBeLessThan(5);
+          await suspect.hover({ timeout: 10_000 }).catch(() => undefined);
+          await suspect.locator('.action-label[aria-label="Pair-run with this fixed"]').click({ timeout: 3_000 }).catch(() => undefined);
+          await again.waitFor({ timeout: 3_000 }).catch(() => undefined);
+        }
+        await again.click({ timeout: 10_000 });
+        const fixedDir = async () => pairsWhere((m) => (m as { settings?: { withFix?: unknown } }).settings?.withFix !== undefined)[0];
+        await expect.poll(async () => { const d = await fixedDir(); return d !== undefined && fs.existsSync(path.join(d, 'report.json')); }, { timeout: 60_000 }).toBe(true);
+        expect(reportOf((await fixedDir())!).verdict).toBe('bitwise');
+        await rows.filter({ hasText: 'BX308 fixed (train.py:53): fix proven' }).first().waitFor({ timeout: 30_000 });
+        await page.locator('.notifications-toasts').filter({ hasText: 'the fix is proven on this pair' }).first().waitFor({ timeout: 15_000 });
+        mark('suspect pair-run with its fix');
+
+        // The same from the editor: the light bulb's "Pair-run with this fixed (BX308)" on the finding;
+        // the pick list has the last choice first (the ad-hoc command), and a command typed in.
+        await page.mouse.move(5, 5);
+        await page.keyboard.press('Escape');
+        const trainEditor = await openFile(page, 'train.py', 'as_completed');
+        // (The finding's line is below the fold: go there, then wait for its squiggle.)
+        await goTo(page, 53, 24);
+        await trainEditor.locator('.squiggly-warning, .squiggly-error').first().waitFor({ timeout: 30_000 });
+        await page.keyboard.press('Control+.');
+        await pickAction(page, 'Pair-run with this fixed (BX308)');
+        const firstPick = page.locator('.quick-input-list .monaco-list-row').first();
+        await expect.poll(() => firstPick.innerText().then(plain).catch(() => ''), { timeout: 15_000 }).toContain('Ad hoc command…');
+        await page.keyboard.press('Enter');
+        const typed = page.locator('.quick-input-widget input');
+        await typed.waitFor({ state: 'visible', timeout: 15_000 });
+        await typed.fill('python3 train.py');
+        await page.keyboard.press('Enter');
+        const fixedPairs = () => pairsWhere((m) => (m as { settings?: { withFix?: unknown } }).settings?.withFix !== undefined);
+        await expect.poll(() => fixedPairs().filter((d) => fs.existsSync(path.join(d, 'report.json'))).length, { timeout: 60_000 }).toBe(2);
+        expect(fixedPairs().map((d) => reportOf(d).verdict)).toEqual(['bitwise', 'bitwise']);
+        await expect.poll(() => rows.filter({ hasText: 'BX308 fixed (train.py:53): fix proven' }).count(), { timeout: 30_000 }).toBe(2);
+        mark('finding pair-run with its fix from the light bulb');
       } catch (e) {
         await explain(e, shown, marks);
       } finally {

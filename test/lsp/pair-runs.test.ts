@@ -3,7 +3,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DidOpenTextDocumentNotification, DocumentDiagnosticRequest, Hover, HoverRequest, MarkupContent } from 'vscode-languageserver-protocol/node';
 import { PAIR_CANCEL_METHOD, PAIR_EVENT_METHOD, PAIR_RUN_METHOD, PairEventParams, PairRunResult, RUN_CONFIGS_METHOD, RunConfigsResult } from '../../server/src/runs/pair-events.js';
 import { PAIR_META } from '../../server/src/runs/pair-meta.js';
 import { REPORT } from '../../server/src/runs/report-schema.js';
@@ -91,6 +93,58 @@ describe('pairs run through the language server', () => {
     expect(b.runs.map((r) => [r.variant, r.env['TOY'], r.env['TOY_ALL']])).toEqual([...Array(3).fill(['default', '0', '1']), ...Array(3).fill(['b', '2,3', '1'])]);
     await expect(session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'e', cwd: dir, rerun: first.dir, runs: 4 })).rejects.toThrow(/give only id, cwd and rerun/);
     await expect(session!.connection.sendRequest(PAIR_RUN_METHOD, { id: 'e', cwd: dir, rerun: path.join(dir, 'nowhere') })).rejects.toThrow(/cannot read .*meta\.json: ENOENT/);
+  }, 60_000);
+
+  it('answers the editor while bitexact check looks for the suspects of a diverging pair (the check does not block the server)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-lsp-pair-check-'));
+    const toy = path.join(dir, 'completion_order_trainer.py');
+    fs.copyFileSync(path.join(ROOT, 'examples/toy_runs/completion_order_trainer.py'), toy);
+    session = await startLsp(dir, { textDocument: { diagnostic: { dynamicRegistration: false }, hover: {} } });
+    const connection = session.connection;
+    const uri = pathToFileURL(toy).href;
+    void connection.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: 'python', version: 1, text: fs.readFileSync(toy, 'utf8') } });
+    const report = await connection.sendRequest(DocumentDiagnosticRequest.type, { textDocument: { uri } });
+    const finding = (report as { items: { code?: unknown; range: { start: { line: number; character: number } } }[] }).items.find((d) => d.code === 'BX308')!;
+    const hover = () => connection.sendRequest(HoverRequest.type, { textDocument: { uri }, position: finding.range.start }) as Promise<Hover | null>;
+    expect(((await hover())!.contents as MarkupContent).value).toContain('BX308');
+    // From the moment the engine says it checks the code until the report is done, hovers are sent
+    // one after the other; a server blocked by the check answers none of them before the end.
+    const seen: string[] = [];
+    let checking = false;
+    let done = false;
+    let answered = 0;
+    const hoverWhileChecking = async () => {
+      while (!done && answered < 10_000) {
+        const answer = await hover();
+        if (done) break;
+        expect((answer!.contents as MarkupContent).value).toContain('BX308');
+        answered++;
+        seen.push('hover');
+      }
+    };
+    let loop: Promise<void> | undefined;
+    connection.onNotification(PAIR_EVENT_METHOD, ({ event }: PairEventParams) => {
+      if (event.kind === 'checking') {
+        checking = true;
+        seen.push('checking');
+        loop = hoverWhileChecking();
+      }
+      if (event.kind === 'done') {
+        done = true;
+        seen.push('done');
+      }
+    });
+    const result: PairRunResult = await connection.sendRequest(PAIR_RUN_METHOD, { id: 'differs', cwd: dir, command: ['python3', toy, '6'] });
+    await loop;
+    expect(result.verdict).toBe('differs');
+    expect(checking).toBe(true);
+    expect(answered, seen.join(' ')).toBeGreaterThan(0);
+    expect(seen[0]).toBe('checking');
+    expect(seen.at(-1)).toBe('done');
+    // The check did run to its end: the report has the suspect.
+    const json = REPORT.parse(JSON.parse(fs.readFileSync(path.join(result.dir!, 'report.json'), 'utf8')));
+    expect(json.hazards!.hazards.map((h) => h.rule)).toContain('BX308');
+    fs.rmSync(dir, { recursive: true });
   }, 60_000);
 
   it('refuses a request it cannot run, naming what is wrong', async () => {

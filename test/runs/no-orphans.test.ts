@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { launchRun } from '../../server/src/runs/launch.js';
+import { launchRun } from '../../server/src/runs/launch-run.js';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
 import { isRunning } from '../support/processes.js';

@@ -48,7 +48,7 @@ describe('pair: hazards in the code of runs that differ', () => {
     expect(skipped).not.toContain('bitexact check finds');
   });
 
-  it('finds the scripts among the arguments and -m modules, and says so when the check cannot run', () => {
+  it('finds the scripts among the arguments and -m modules, and says so when the check cannot run', async () => {
     const dir = project();
     const scripts = commandScripts(['torchrun', '--nproc-per-node', '2', 'src/model.py', '--config', 'missing.py', './src/model.py'], dir);
     expect(scripts).toEqual(['src/model.py']);
@@ -58,12 +58,17 @@ describe('pair: hazards in the code of runs that differ', () => {
     fs.writeFileSync(path.join(dir, 'src/tool/__main__.py'), 'print(1)\n');
     expect(commandScripts(['python3', '-m', 'src.tool'], dir)).toEqual(['src/tool/__main__.py']);
     expect(commandScripts(['python3', '-m', 'torch.distributed.run', 'src/model.py'], dir)).toEqual(['src/model.py']);
-    const broken = checkScripts(path.join(dir, 'no-such-cli.cjs'), ['src/model.py'], dir);
+    const broken = await checkScripts(path.join(dir, 'no-such-cli.cjs'), ['src/model.py'], dir);
     expect(broken.hazards).toEqual([]);
     expect(formatHazards(broken)).toMatch(/^Static check of the command's code: bitexact check did not run: /);
     // Bounded in time: a check that outlasts its limit is stopped, and the pair reports without it.
-    const slow = checkScripts(path.join(ROOT, 'bin/bitexact.cjs'), ['src/model.py'], dir, 1);
+    const slow = await checkScripts(path.join(ROOT, 'bin/bitexact.cjs'), ['src/model.py'], dir, 1);
     expect(slow.hazards).toEqual([]);
     expect(formatHazards(slow)).toMatch(/bitexact check did not run: stopped after 0\.001 s/);
+    // A pair cancelled while its code is checked stops the check too.
+    const controller = new AbortController();
+    const stopped = checkScripts(path.join(ROOT, 'bin/bitexact.cjs'), ['src/model.py'], dir, undefined, controller.signal);
+    controller.abort();
+    expect(formatHazards(await stopped)).toMatch(/bitexact check did not run: cancelled/);
   });
 });

@@ -1,11 +1,12 @@
 // `bitexact pair` as a user runs it: the built CLI, real python3 processes, logs on disk, process
 // groups killed on timeout, crashed runs, the det preset; plus the launcher's own building blocks.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DET_PRESET_ENV, environmentDifference, launchRun, runEnvironment, safeRunId } from '../../server/src/runs/launch.js';
+import { launchRun } from '../../server/src/runs/launch-run.js';
+import { DET_PRESET_ENV, environmentDifference, gitState, runEnvironment, safeRunId } from '../../server/src/runs/run-setup.js';
 import { readRequest } from '../../server/src/runs/read-logs.js';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
@@ -35,6 +36,25 @@ interface Report {
 function metricOf(report: Report, name: string) {
   return report.metrics.find((m) => m.name === name)!;
 }
+
+describe('the repository state meta.json keeps', () => {
+  it('is the revision of HEAD and whether tracked files changed, null outside a repository', async () => {
+    const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-git-'));
+    expect(await gitState(repo)).toBeNull();
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: repo, encoding: 'utf8' }).trim();
+    git('init', '-q');
+    fs.writeFileSync(path.join(repo, 'train.py'), 'print(1)\n');
+    git('add', 'train.py');
+    git('commit', '-q', '-m', 'one');
+    expect(await gitState(repo)).toEqual({ revision: git('rev-parse', 'HEAD'), dirty: false });
+    // Untracked files do not count; a change to a tracked one does.
+    fs.writeFileSync(path.join(repo, 'notes.txt'), 'x\n');
+    expect((await gitState(repo))!.dirty).toBe(false);
+    fs.writeFileSync(path.join(repo, 'train.py'), 'print(2)\n');
+    expect(await gitState(repo)).toEqual({ revision: git('rev-parse', 'HEAD'), dirty: true });
+    fs.rmSync(repo, { recursive: true });
+  });
+});
 
 describe('bitexact pair on the toy trainers', () => {
   it('calls the deterministic trainer bitwise identical, keeps logs, meta and report on disk', () => {

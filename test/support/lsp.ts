@@ -23,8 +23,15 @@ export interface LspSession {
   close(): Promise<void>;
 }
 
-/** `server`: the node arguments that start it (the bundled `bitexact lsp --stdio` unless given). */
-export async function startLsp(rootDir: string, capabilities: ClientCapabilities, settings: Record<string, unknown> = {}, server = [path.join(ROOT, 'bin/bitexact.cjs'), 'lsp', '--stdio']): Promise<LspSession> {
+export interface StartOptions {
+  /** More initializationOptions: what the client says it can do, as the VS Code client's pairRunWithFix. */
+  initialization?: Record<string, unknown>;
+  /** The node arguments that start the server (the bundled `bitexact lsp --stdio` unless given). */
+  server?: string[];
+}
+
+export async function startLsp(rootDir: string, capabilities: ClientCapabilities, settings: Record<string, unknown> = {}, options: StartOptions = {}): Promise<LspSession> {
+  const server = options.server ?? [path.join(ROOT, 'bin/bitexact.cjs'), 'lsp', '--stdio'];
   const child = spawn(process.execPath, server, { cwd: rootDir, stdio: ['pipe', 'pipe', 'pipe'] });
   const connection = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   const published: PublishDiagnosticsParams[] = [];
@@ -42,7 +49,7 @@ export async function startLsp(rootDir: string, capabilities: ClientCapabilities
     rootUri: null,
     workspaceFolders: [{ uri: `file://${rootDir}`, name: 'ws' }],
     capabilities,
-    initializationOptions: { settings },
+    initializationOptions: { ...options.initialization, settings },
   });
   await connection.sendNotification(InitializedNotification.type, {});
   return {

@@ -3,7 +3,8 @@
 // pair session's events on stderr and its report on stdout. The pair itself is runs/pair-session.ts.
 import { parseArgs } from 'node:util';
 import { LOG_FORMATS } from '../runs/formats/detect.js';
-import { RUN_NUMBER_ENV, killActiveRuns } from '../runs/launch.js';
+import { killActiveRuns } from '../runs/launch-run.js';
+import { RUN_NUMBER_ENV } from '../runs/run-setup.js';
 import type { PairEvent } from '../runs/pair-events.js';
 import { parseFixRequest } from '../runs/fixed-copy.js';
 import { runPairSession } from '../runs/pair-session.js';

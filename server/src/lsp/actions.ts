@@ -1,20 +1,30 @@
-// Code actions: one quick fix per fix carried by a diagnostic, "disable for this line/file", and
+// Code actions: one quick fix per fix carried by a diagnostic, "Pair-run with this fixed" for a
+// finding that has a real fix (for a client that runs it), "disable for this line/file", and
 // `source.fixAll.bitexact`, whose edit is computed on resolve.
 import { CodeAction, CodeActionKind, Diagnostic, TextEdit as LspTextEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { applyFixes } from '../analysis/fixes.js';
 import type { Finding } from '../analysis/types.js';
+import { PAIR_RUN_WITH_FIX_COMMAND, PairRunWithFixArgs } from '../runs/pair-events.js';
 import { diagnosticData, toLspEdits } from './convert.js';
 
 export const FIX_ALL_KIND = `${CodeActionKind.SourceFixAll}.bitexact`;
+/**
+ * A quick fix of its own kind: it sits in the light bulb with the finding's fixes (where a user looks
+ * for what to do about a diagnostic), but it edits nothing; it runs the pair with the fix in a copy.
+ */
+export const PAIR_RUN_KIND = `${CodeActionKind.QuickFix}.bitexact.pairRun`;
 
 export interface FixAllData {
   uri: string;
   version: number;
 }
 
-/** `fileScope`: the document whose header holds file-wide suppressions (a notebook's first code cell). */
-export function quickFixes(document: TextDocument, diagnostics: readonly Diagnostic[], fileScope: TextDocument = document): CodeAction[] {
+/**
+ * `fileScope`: the document whose header holds file-wide suppressions (a notebook's first code cell).
+ * `pairRunFile`: the document's path, when the client can pair-run a fix (a .py file on disk).
+ */
+export function quickFixes(document: TextDocument, diagnostics: readonly Diagnostic[], fileScope: TextDocument = document, pairRunFile?: string): CodeAction[] {
   const actions: CodeAction[] = [];
   const uri = document.uri;
   for (const diagnostic of diagnostics) {
@@ -31,6 +41,17 @@ export function quickFixes(document: TextDocument, diagnostics: readonly Diagnos
         diagnostics: [diagnostic],
         isPreferred,
         edit: { changes: { [uri]: toLspEdits(fix.edits) } },
+      });
+    }
+    // The fix `--with-fix` applies: the finding's first one that is not a suppression (fixed-copy.ts).
+    const real = data.fixes.find((f) => !f.isSuppression);
+    if (pairRunFile && real) {
+      const args: PairRunWithFixArgs = { rule: data.rule, path: pairRunFile, line: diagnostic.range.start.line + 1, fix: real.title };
+      actions.push({
+        title: `Pair-run with this fixed (${data.rule})`,
+        kind: PAIR_RUN_KIND,
+        diagnostics: [diagnostic],
+        command: { title: `Pair-run with this fixed (${data.rule})`, command: PAIR_RUN_WITH_FIX_COMMAND, arguments: [args] },
       });
     }
     const line = data.fixes.find((f) => f.isSuppression);

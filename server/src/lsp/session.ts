@@ -53,6 +53,8 @@ export class Session {
   refreshSupport = false;
   configurationSupport = false;
   resolveEdits = false;
+  /** The client runs "Pair-run with this fixed" (PAIR_RUN_WITH_FIX_COMMAND, initializationOptions.pairRunWithFix). */
+  pairRunWithFix = false;
   globalEditor = DEFAULT_EDITOR_SETTINGS;
   /** Bumped when settings or a project's mode change: every cached result is stale then. */
   private generation = 0;

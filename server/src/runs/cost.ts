@@ -1,7 +1,7 @@
 // What run B's settings cost (`pair --env-b`, e.g. deterministic algorithms on in B only): when the
 // runs differ in environment, B's wall time and per-step time over A's. Wall time includes start-up
 // and the first steps' warm-up; the median of a per-step timing metric the log reports leaves them out.
-import { RUN_NUMBER_ENV } from './launch.js';
+import { RUN_NUMBER_ENV } from './run-setup.js';
 import type { ReportRun } from './report.js';
 import type { MetricSeries, ParsedLog } from './series.js';
 

@@ -4,12 +4,12 @@
 // still go to the pair directory the user asked for. What the copy leaves out is linked, not copied:
 // version control and environments (`.git`, `node_modules`, `.venv`...), so a command that names
 // `.venv/bin/python` still runs, and large files (data, checkpoints), which a fix never touches.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { applyFix } from '../analysis/fixes.js';
 import type { Fix } from '../analysis/types.js';
+import { runCheckProcess } from './check-process.js';
 
 export interface FixRequest {
   rule: string;
@@ -63,17 +63,18 @@ interface JsonFinding {
  * that file under the project's settings: its first fix that is not a suppression, safe or not (the
  * user asked for this one).
  */
-export function findFix(cli: string, cwd: string, request: FixRequest): { title: string; safety: 'safe' | 'unsafe'; fix: Fix } {
+export async function findFix(cli: string, cwd: string, request: FixRequest): Promise<{ title: string; safety: 'safe' | 'unsafe'; fix: Fix }> {
   const file = path.resolve(cwd, request.path);
   const shown = isInside(file, cwd) ? path.relative(cwd, file) : file;
   if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new Error(`--with-fix: '${shown}' is not a file`);
   if (!file.endsWith('.py')) throw new Error(`--with-fix applies fixes to .py files, not '${shown}'`);
-  const result = spawnSync(process.execPath, [cli, 'check', '--format', 'json', file], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  // Not waited for in a blocking way: the language server answers the editor meanwhile.
+  const result = await runCheckProcess(cli, ['check', '--format', 'json', file], cwd);
   let findings: JsonFinding[];
   try {
     findings = JSON.parse(result.stdout).diagnostics;
   } catch {
-    throw new Error(`--with-fix: bitexact check of '${shown}' failed: ${result.stderr.trim().split('\n').at(-1) ?? `exit ${result.status}`}`);
+    throw new Error(`--with-fix: bitexact check of '${shown}' failed: ${result.error?.message ?? result.stderr.trim().split('\n').at(-1) ?? `exit ${result.status}`}`);
   }
   const here = findings.filter((f) => f.rule === request.rule && f.range.start.line === request.line);
   if (here.length === 0) throw new Error(`--with-fix: bitexact check reports no ${request.rule} on line ${request.line} of ${shown}`);
@@ -89,10 +90,10 @@ export function findFix(cli: string, cwd: string, request: FixRequest): { title:
  * (the pair directory, so the copy never holds itself), applies the requested fix in the copy, and
  * says where the command runs now.
  */
-export function makeFixedCopy(cli: string, root: string, cwd: string, command: readonly string[], request: FixRequest, skip: readonly string[]): FixedCopy {
+export async function makeFixedCopy(cli: string, root: string, cwd: string, command: readonly string[], request: FixRequest, skip: readonly string[]): Promise<FixedCopy> {
   const file = path.resolve(cwd, request.path);
   if (!isInside(file, root) || !isInside(cwd, root)) throw new Error(`--with-fix: '${request.path}' and the working directory must be inside the workspace ${root}, which is copied`);
-  const found = findFix(cli, cwd, request);
+  const found = await findFix(cli, cwd, request);
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-with-fix-'));
   const copyRoot = path.join(base, path.basename(root) || 'workspace');
   const counts = { copied: 0, linked: 0 };

@@ -5,7 +5,8 @@
 // same environment, --env-b and run numbers as the pair it narrows.
 import fs from 'node:fs';
 import path from 'node:path';
-import { PairResult, PairSpec, RunRecord, runPair } from './launch.js';
+import type { RunRecord } from './launch-run.js';
+import { PairResult, PairSpec, runPair } from './launch.js';
 import { localisationText } from './probe-run.js';
 import { Localisation, localiseDirectories } from './probe-trace.js';
 

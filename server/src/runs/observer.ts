@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { Comparison, compareRuns, Verdict } from './compare.js';
 import type { LogFormat } from './formats/detect.js';
-import { RunRecord } from './launch.js';
+import { RunRecord } from './launch-run.js';
 import { rerunInto, RerunSpec } from './narrow.js';
 import { readLogFiles } from './read-logs.js';
 

@@ -12,6 +12,8 @@ export type PairEvent =
   | { kind: 'run-ended'; run: number; total: number; status: RunEndStatus; exitCode: number | null; signal: string | null; wallTime: number }
   /** Every run is over; comparing, checking the code, writing the report. */
   | { kind: 'comparing'; dir: string }
+  /** The runs differ: bitexact check looks for the suspects in these scripts (relative to the working directory) and what they import. */
+  | { kind: 'checking'; scripts: string[] }
   /** The report is written: the engine's verdict, headline and exit status. */
   | { kind: 'done'; dir: string; verdict: string; headline: string; exitCode: number }
   /** A line for the user (`bitexact: warning: …` in the CLI). */
@@ -56,6 +58,23 @@ export interface PairRunParams {
   probeSteps?: string;
   /** A pair directory to run again as its meta.json says it ran (then only id and cwd go with it). */
   rerun?: string;
+}
+
+/**
+ * The client command a "Pair-run with this fixed" code action runs (PairRunWithFixArgs): it asks which
+ * run configuration to use and sends bitexact/runPair with `withFix`. The server offers the action only
+ * to a client that says it has the command (initializationOptions.pairRunWithFix: true): another
+ * editor would have nothing to run.
+ */
+export const PAIR_RUN_WITH_FIX_COMMAND = 'bitexact.pairRunWithFix';
+
+export interface PairRunWithFixArgs {
+  /** The finding: its rule, its file (absolute path) and its 1-based line, as `--with-fix RULE@PATH:LINE` names it. */
+  rule: string;
+  path: string;
+  line: number;
+  /** The fix that will be applied in the copy (its title). */
+  fix: string;
 }
 
 /** Request, client → server: the run configurations of the pyproject.toml at or above `cwd` (RunConfigsParams → RunConfigsResult). */

@@ -2,11 +2,11 @@
 // the Python scripts the command runs, which checks them and the workspace files they reach through
 // their imports (cli/entry-files.ts), and the report lists what it finds there, the suspects, next
 // to the verdict: most severe first, then the fewest imports away from the script. The check runs
-// as its own process (the full CLI bundle), so `pair` and `compare` keep starting without the
-// analysis core.
-import { spawnSync } from 'node:child_process';
+// as its own process (the full CLI bundle, check-process.ts), waited for without blocking: the
+// language server answers the editor while it runs.
 import fs from 'node:fs';
 import path from 'node:path';
+import { runCheckProcess } from './check-process.js';
 
 /** How long the static check of a pair's scripts may take before it is stopped. */
 export const HAZARD_CHECK_TIMEOUT_MS = 120_000;
@@ -21,6 +21,8 @@ export interface Hazard {
   message: string;
   /** For a file the scripts import: the file whose import reached it first. */
   importedBy?: string;
+  /** The title of the fix `pair --with-fix` would apply (its first fix that is not a suppression), when it has one. */
+  fix?: string;
 }
 
 export interface HazardCheck {
@@ -51,18 +53,18 @@ export function commandScripts(command: readonly string[], cwd: string): string[
 interface CheckJson {
   reached?: Array<{ path: string; depth: number; importedBy?: string }>;
   filesChecked: number;
-  diagnostics: Array<{ path: string; range: { start: { line: number; column: number } }; rule: string; severity: string; message: string }>;
+  diagnostics: Array<{ path: string; range: { start: { line: number; column: number } }; rule: string; severity: string; message: string; fixes?: Array<{ title: string; suppression?: boolean }> }>;
 }
 
-/** Runs `bitexact check --format json --entry S...` for `scripts` with the CLI bundle at `cli`. */
-export function checkScripts(cli: string, scripts: readonly string[], cwd: string, timeoutMs = HAZARD_CHECK_TIMEOUT_MS): HazardCheck {
+/** Runs `bitexact check --format json --entry S...` for `scripts` with the CLI bundle at `cli` (stopped on `signal`). */
+export async function checkScripts(cli: string, scripts: readonly string[], cwd: string, timeoutMs = HAZARD_CHECK_TIMEOUT_MS, signal?: AbortSignal): Promise<HazardCheck> {
   if (scripts.length === 0) return { checked: [], hazards: [] };
-  const args = [cli, 'check', '--format', 'json', ...scripts.flatMap((s) => ['--entry', s])];
+  const args = ['check', '--format', 'json', ...scripts.flatMap((s) => ['--entry', s])];
   // Bounded in time (a folder of generated code, a slow disk) and in output; each file by max-file-size.
-  const result = spawnSync(process.execPath, args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs, killSignal: 'SIGKILL' });
+  const result = await runCheckProcess(cli, args, cwd, { timeoutMs, ...(signal ? { signal } : {}) });
   const failed = (why: string): HazardCheck => ({ checked: [...scripts], hazards: [], error: `bitexact check did not run: ${why}` });
   // Exit 0 (nothing) and 1 (findings) both carry a report; 2 is an error.
-  if ((result.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT') return failed(`stopped after ${timeoutMs / 1000} s (the runs' verdict stands without it)`);
+  if (result.error?.kind === 'timeout') return failed(`${result.error.message} (the runs' verdict stands without it)`);
   if (result.error) return failed(result.error.message);
   let report: CheckJson;
   try {
@@ -76,7 +78,8 @@ export function checkScripts(cli: string, scripts: readonly string[], cwd: strin
     .filter((d) => d.severity === 'error' || d.severity === 'warning')
     .map((d) => {
       const by = reached.get(d.path)?.importedBy;
-      return { path: d.path, line: d.range.start.line, column: d.range.start.column, rule: d.rule, severity: d.severity, message: d.message, ...(by ? { importedBy: by } : {}) };
+      const fix = d.fixes?.find((f) => !f.suppression)?.title;
+      return { path: d.path, line: d.range.start.line, column: d.range.start.column, rule: d.rule, severity: d.severity, message: d.message, ...(by ? { importedBy: by } : {}), ...(fix ? { fix } : {}) };
     });
   // Stable: within a severity and a depth, the check's own order (by file, then line).
   hazards.sort((a, b) => (a.severity === 'error' ? 0 : 1) - (b.severity === 'error' ? 0 : 1) || depth(a) - depth(b));

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { LogFormat, readLogFile } from './formats/detect.js';
-import { RUN_NUMBER_ENV } from './launch.js';
+import { RUN_NUMBER_ENV } from './run-setup.js';
 import { ParsedLog, emptyLog } from './series.js';
 
 /** `{k}` or `{run}` in PATH: the run number, so every run writes and is read from its own file. */

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { bundledCli, sitecustomizeDir } from './bundle-paths.js';
 import { LOG_FORMATS, LogFormat } from './formats/detect.js';
-import { RUN_NUMBER_ENV } from './launch.js';
+import { RUN_NUMBER_ENV } from './run-setup.js';
 import type { PairRunParams } from './pair-events.js';
 import { PAIR_META_READ } from './pair-meta.js';
 import { hasRunPlaceholder } from './pair-metrics.js';
@@ -70,8 +70,9 @@ export function parsePairRunParams(input: unknown): { id: string; settings: Pair
   }
   const { id, probe, probeSteps, rerun, ...given } = parsed.data;
   if (rerun !== undefined) {
-    if (Object.keys(given).some((key) => key !== 'cwd')) throw new PairRequestError('rerun: a re-run repeats the pair as meta.json keeps it; give only id, cwd and rerun');
-    return { id, settings: rerunSettings(rerun) };
+    if (Object.keys(given).some((key) => key !== 'cwd' && key !== 'withFix')) throw new PairRequestError('rerun: a re-run repeats the pair as meta.json keeps it; give only id, cwd and rerun (and withFix)');
+    // A suspect of a diverging pair, pair-run with its fix: the same pair again, with this fix (in place of any it had).
+    return { id, settings: { ...rerunSettings(rerun), ...(given.withFix ? { withFix: given.withFix } : {}) } };
   }
   const spec = probeSpec(probe, probeSteps);
   return { id, settings: { ...given, ...(spec ? { probe: spec } : {}) } };

@@ -1,5 +1,5 @@
 // One `bitexact pair`, from the command to the report, for every shell (the CLI, the language server):
-// launch the runs (launch.ts: logs and meta.json on disk first), read what they logged (their output, or
+// launch the runs (launch.ts, launch-run.ts: logs and meta.json on disk first), read what they logged (their output, or
 // the metrics files of --metrics), compare, judge (verdict.ts), look for the hazards in the command's
 // code when the runs differ, localise with the probe, and keep report.txt and report.json beside the
 // logs. A shell hands in settings it has checked and listens to the events; it prints, nothing more.
@@ -25,6 +25,7 @@ import type { MetaSettings, MetaVariant } from './pair-meta.js';
 import { VariantsOutcome, variantsReport } from './variants.js';
 import { Judgement, judge, withInsideDivergence } from './verdict.js';
 import { RunProgress } from './progress.js';
+import { stepLine } from './step-line.js';
 
 /** How often a run's progress is told at most (its output is read back every 50 ms). */
 const PROGRESS_INTERVAL_MS = 250;
@@ -84,7 +85,7 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
   if (!options.withFix) return runPairIn(options);
   let copy: FixedCopy;
   try {
-    copy = makeFixedCopy(options.fixer!, options.workspace ?? options.cwd, options.cwd, options.command, options.withFix, [options.out]);
+    copy = await makeFixedCopy(options.fixer!, options.workspace ?? options.cwd, options.cwd, options.command, options.withFix, [options.out]);
   } catch (error) {
     options.onEvent?.({ kind: 'message', level: 'error', text: (error as Error).message });
     return { exitCode: 2 };
@@ -237,8 +238,19 @@ async function runPairIn(options: PairSessionOptions, fix?: AppliedFix): Promise
     cost = settingsCost(reportRuns, inputs.map((input) => input.log));
     body = reportText(comparison, reportRuns, judged, cost);
   }
+  // Where each run's log shows the first divergent step (the editor opens the log there). Values read
+  // from stderr too (--stderr) are not looked for in the output alone.
+  const first = comparison.firstDivergence;
+  if (first && !options.stderrMetrics) {
+    reportRuns.forEach((run, i) => {
+      const line = stepLine(read[i]!.file ?? pair.records[i]!.logPath, read[i]!.log, first.metric, first.step);
+      if (line !== null) run.firstDivergenceLine = line;
+    });
+  }
   // From the divergence back to the code: what bitexact check finds in the command's scripts and their imports.
-  const hazards = options.checker && judged.verdict === 'differs' ? checkScripts(options.checker, commandScripts(options.command, options.cwd), options.cwd) : undefined;
+  const scripts = options.checker && judged.verdict === 'differs' ? commandScripts(options.command, options.cwd) : undefined;
+  if (scripts?.length) tell({ kind: 'checking', scripts });
+  const hazards = scripts ? await checkScripts(options.checker!, scripts, options.cwd, undefined, options.signal) : undefined;
   const followUp = options.probe && !cancelled ? await probeFollowUp(options, pair.dir, probed.localisation, metrics !== undefined, tell) : {};
   const text = body + (fix ? `\n${fixText(fix)}` : '') + (hazards ? `\n${formatHazards(hazards)}` : '') + (options.probe ? `\n${localisationText(probed)}` : '') + (followUp.text ?? '');
   const localisation = probed.localisation ?? (probed.error ? { error: probed.error } : undefined);

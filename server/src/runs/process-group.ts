@@ -1,6 +1,6 @@
 // The pieces of a run that talk to the operating system: its processes (signals, whether any of them
 // is still running), the supervisor that stops them if bitexact dies, and the files its output goes
-// to, which the child writes straight into and launch.ts reads back in whole lines.
+// to, which the child writes straight into and launch-run.ts reads back in whole lines.
 //
 // A run's processes are its process group (spawn detached) and, on Linux, every process whose
 // environment holds the run's token (RUN_TOKEN_ENV): a descendant that left the group (setsid, a

@@ -51,6 +51,8 @@ export const REPORT_RUN = z.object({
   unfinished: z.literal(true).optional(),
   /** The variant the run belongs to (pair --variant). */
   variant: z.string().optional(),
+  /** The 1-based line of its log (logPath) where firstDivergence's metric is logged at its step; absent when unknown. */
+  firstDivergenceLine: z.number().optional(),
   format: z.string().nullable(),
   stepKind: z.string().nullable(),
   lastStep: z.number().nullable(),
@@ -62,7 +64,7 @@ export const HAZARDS = z.object({
   /** The command's scripts, checked with the workspace files they import (`files` in all). */
   checked: z.array(z.string()),
   files: z.number().optional(),
-  hazards: z.array(z.object({ path: z.string(), line: z.number(), column: z.number(), rule: z.string(), severity: z.string(), message: z.string(), importedBy: z.string().optional() })),
+  hazards: z.array(z.object({ path: z.string(), line: z.number(), column: z.number(), rule: z.string(), severity: z.string(), message: z.string(), importedBy: z.string().optional(), fix: z.string().optional() })),
   error: z.string().optional(),
 });
 

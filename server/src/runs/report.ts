@@ -2,7 +2,7 @@
 // one-line reading) and the JSON object of the DESIGN contract for tools.
 import type { Comparison, MetricComparison } from './compare.js';
 import { SettingsCost, costText } from './cost.js';
-import { RUN_NUMBER_ENV } from './launch.js';
+import { RUN_NUMBER_ENV } from './run-setup.js';
 import type { HazardSummary, Report, ReportAgreement, ReportVariant } from './report-schema.js';
 import { Judgement, countOf, stepWord } from './verdict.js';
 
@@ -22,6 +22,8 @@ export interface ReportRun {
   unfinished?: boolean;
   /** The variant the run belongs to (pair --variant). */
   variant?: string;
+  /** The 1-based line of its log where the first divergent step is logged (step-line.ts). */
+  firstDivergenceLine?: number;
 }
 
 /** What a pair adds to the comparison's report: hazards, probe localisation, variants. */
@@ -66,6 +68,7 @@ export function reportObject(kind: 'pair' | 'compare', comparison: Comparison, r
         ...(r.cancelled ? { cancelled: true as const } : {}),
         ...(r.unfinished ? { unfinished: true as const } : {}),
         ...(r.variant !== undefined ? { variant: r.variant } : {}),
+        ...(r.firstDivergenceLine !== undefined ? { firstDivergenceLine: r.firstDivergenceLine } : {}),
         format: parsed?.format ?? null,
         stepKind: parsed?.stepKind ?? null,
         lastStep: parsed?.lastStep ?? null,

@@ -1,8 +1,9 @@
 // textDocument/codeAction and codeAction/resolve: quick fixes from the diagnostics' data, and
 // fix-all, whose edit is computed on resolve (or at once for a client that cannot resolve edits).
 import { CodeAction, CodeActionKind, CodeActionParams, Diagnostic } from 'vscode-languageserver/node';
-import { FIX_ALL_KIND, FixAllData, fixAllAction, fixAllEdits, quickFixes } from '../actions.js';
+import { FIX_ALL_KIND, FixAllData, PAIR_RUN_KIND, fixAllAction, fixAllEdits, quickFixes } from '../actions.js';
 import type { Session } from '../session.js';
+import { uriToPath } from '../workspace.js';
 
 export async function codeActions(session: Session, params: CodeActionParams): Promise<CodeAction[]> {
   const { docs, notebooks } = session;
@@ -17,7 +18,13 @@ export async function codeActions(session: Session, params: CodeActionParams): P
   const only = params.context.only;
   const wants = (kind: string) => !only || only.some((o) => kind === o || kind.startsWith(`${o}.`));
   const actions: CodeAction[] = [];
-  if (wants(CodeActionKind.QuickFix)) actions.push(...quickFixes(entry.document, params.context.diagnostics as Diagnostic[]));
+  // "Pair-run with this fixed" applies the fix to a .py file on disk, in a copy (fixed-copy.ts).
+  const file = uriToPath(entry.document.uri);
+  const pairRunFile = session.pairRunWithFix && wants(PAIR_RUN_KIND) && file?.endsWith('.py') ? file : undefined;
+  if (wants(CodeActionKind.QuickFix) || pairRunFile) {
+    const fixes = quickFixes(entry.document, params.context.diagnostics as Diagnostic[], entry.document, pairRunFile);
+    actions.push(...fixes.filter((a) => wants(a.kind!)));
+  }
   if (wants(FIX_ALL_KIND)) {
     const action = fixAllAction(entry.document);
     actions.push(session.resolveEdits ? action : await resolveFixAll(session, action));

@@ -1,7 +1,7 @@
 // initialize / initialized: what the client supports, what the server offers.
 import { CodeActionKind, InitializeParams, InitializeResult, TextDocumentSyncKind } from 'vscode-languageserver/node';
 import packageJson from '../../../../package.json';
-import { FIX_ALL_KIND } from '../actions.js';
+import { FIX_ALL_KIND, PAIR_RUN_KIND } from '../actions.js';
 import { NOTEBOOK_SELECTOR } from '../notebooks.js';
 import type { Session } from '../session.js';
 import { readEditorSettings } from '../settings.js';
@@ -16,12 +16,13 @@ export function initialize(session: Session, params: InitializeParams): Initiali
   session.resolveEdits = !!caps.textDocument?.codeAction?.resolveSupport?.properties.includes('edit');
   session.folders = (params.workspaceFolders?.map((f) => f.uri) ?? (params.rootUri ? [params.rootUri] : [])).flatMap((u) => uriToPath(u) ?? []);
   session.globalEditor = readEditorSettings(params.initializationOptions?.settings ?? {}).settings;
+  session.pairRunWithFix = params.initializationOptions?.pairRunWithFix === true;
   return {
     capabilities: {
       textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
       notebookDocumentSync: { notebookSelector: NOTEBOOK_SELECTOR },
       ...(session.pull ? { diagnosticProvider: { identifier: 'bitexact', interFileDependencies: true, workspaceDiagnostics: false } } : {}),
-      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, FIX_ALL_KIND], resolveProvider: true },
+      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, PAIR_RUN_KIND, FIX_ALL_KIND], resolveProvider: true },
       hoverProvider: true,
       executeCommandProvider: { commands: [...SERVER_COMMANDS] },
     },
