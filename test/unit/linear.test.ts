@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Node, TreeCursor } from 'web-tree-sitter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCALING_CASES } from '../../bench/scaling-cases.mjs';
-import { CALL_CAPTURE_PATTERNS, isCallName } from '../../server/src/analysis/engine.js';
+import { CALL_CAPTURE_PATTERNS, isCallName } from '../../server/src/analysis/capture-patterns.js';
 import { check, loadChecker, ROOT } from '../support/checker.js';
 
 const work = { calls: 0, chars: 0 };
