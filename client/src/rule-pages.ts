@@ -80,7 +80,7 @@ export function registerRulePages(pagesDir: vscode.Uri): vscode.Disposable[] {
     panel.webview.html = rulePageHtml(panel.webview.cspSource, title, body);
     panel.reveal(undefined, true);
   };
-  return [vscode.commands.registerCommand(SHOW_RULE, show), { dispose: () => panel?.dispose() }];
+  return [vscode.commands.registerCommand('bitexact.showRule', show), { dispose: () => panel?.dispose() }];
 }
 
 async function pickRule(pagesDir: vscode.Uri): Promise<string | undefined> {
