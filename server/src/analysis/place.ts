@@ -14,6 +14,17 @@ export interface PlaceOfNode {
 /** Nodes whose parts may not run when their function does (an `if` body is handled apart). */
 export const CONDITIONAL_PARENTS = new Set(['elif_clause', 'else_clause', 'for_statement', 'while_statement', 'except_clause', 'conditional_expression', 'lambda', 'boolean_operator', 'list_comprehension', 'generator_expression', 'dictionary_comprehension', 'set_comprehension', 'match_statement']);
 
+/**
+ * Whether `node` stands in an `except` handler of its function (or module): it runs only after the
+ * `try` body raised, a retry or fallback path that a working setup does not take.
+ */
+export function inExceptHandler(node: Node): boolean {
+  for (let current = node.parent; current && current.type !== 'function_definition'; current = current.parent) {
+    if (current.type === 'except_clause' || current.type === 'except_group_clause') return true;
+  }
+  return false;
+}
+
 /** `if __name__ == "__main__":` (either side). */
 export function isMainGuard(node: Node): boolean {
   if (node.type !== 'if_statement') return false;

@@ -71,6 +71,14 @@ export class ImportScope {
     this.bind(local, target);
   }
 
+  /**
+   * `self.attn_fn = flash_attn_func` (in any method of the file): attribute name → what the import
+   * it is bound to names, so `self.attn_fn(q, k, v)` calls that function. Flow-insensitive like the
+   * rest, and class-insensitive: one attribute bound to two things anywhere in the file is neither.
+   */
+  private readonly selfBindings = new Map<string, string>();
+  private readonly selfAmbiguous = new Set<string>();
+
   /** `F = torch.nn.functional` style aliases; anything else assigned to a bound name shadows it. */
   addAssignment(left: Node, right: Node | null): void {
     const op = aliasAssignmentOf(left, right);
@@ -79,14 +87,31 @@ export class ImportScope {
 
   /** addAssignment() for an assignment already reduced to its name and dotted value (see aliasAssignmentOf). */
   addAlias([name, value]: AliasAssignment): void {
+    if (name.startsWith(SELF_PREFIX)) return this.addSelfAlias(name.slice(SELF_PREFIX.length), value);
     const target = value ? this.resolveParts(value) : undefined;
     if (target && isLibraryName(target)) this.bind(name, target);
     else if (this.bindings.has(name)) this.shadow(name);
   }
 
+  /**
+   * A callable kept on the instance: bound when every such assignment of the file names one thing
+   * rooted in an import (any library: the attribute holds a reference, not a module alias). `None`
+   * (the `else` of an optional import) binds nothing; any other value makes the attribute ambiguous.
+   */
+  private addSelfAlias(attribute: string, value: readonly string[] | undefined | null): void {
+    if (value === null || this.selfAmbiguous.has(attribute)) return;
+    const target = value ? this.resolveParts(value) : undefined;
+    const previous = this.selfBindings.get(attribute);
+    if (target !== undefined && (previous === undefined || previous === target)) this.selfBindings.set(attribute, target);
+    else {
+      this.selfBindings.delete(attribute);
+      this.selfAmbiguous.add(attribute);
+    }
+  }
+
   /** Everything resolution depends on, as text: two scopes with equal states resolve every name alike. */
   state(): string {
-    return `${this.project ? `${this.project.module}|${Object.keys(this.project.aliases).length}|` : ''}${[...this.bindings].map(([local, target]) => `${local}=${target}`).join(',')}|${[...this.ambiguous].join(',')}`;
+    return `${this.project ? `${this.project.module}|${Object.keys(this.project.aliases).length}|` : ''}${[...this.bindings].map(([local, target]) => `${local}=${target}`).join(',')}|${[...this.ambiguous].join(',')}|${[...this.selfBindings].map(([a, target]) => `${a}=${target}`).join(',')}|${[...this.selfAmbiguous].join(',')}`;
   }
 
   /** Fully qualified name of a dotted expression rooted in an import, else undefined. */
@@ -97,6 +122,7 @@ export class ImportScope {
 
   private resolveParts(parts: readonly string[]): string | undefined {
     const [root, ...rest] = parts;
+    if (root === 'self' && rest.length > 0 && this.selfBindings.has(rest[0]!)) return canonicalName([this.selfBindings.get(rest[0]!)!, ...rest.slice(1)].join('.'));
     if (root === undefined || this.ambiguous.has(root)) return undefined;
     const base = this.bindings.get(root);
     if (base === undefined) return undefined;
@@ -106,12 +132,14 @@ export class ImportScope {
     return (absolute !== undefined && Object.hasOwn(this.project.aliases, absolute) ? this.project.aliases[absolute] : undefined) ?? qualified;
   }
 
-  /** Local names bound to something whose last segment is in `finals` (`sa` for `scatter_add as sa`). */
+  /**
+   * Local names bound to something whose last segment is in `finals` (`sa` for `scatter_add as sa`),
+   * and instance attributes so bound (`attn_fn` for `self.attn_fn = flash_attn_func`).
+   */
   namesBoundTo(finals: ReadonlySet<string>): string[] {
-    return [...this.bindings].filter(([local]) => {
-      const target = this.resolveParts([local]) ?? '';
-      return finals.has(target.slice(target.lastIndexOf('.') + 1));
-    }).map(([local]) => local);
+    const endsIn = (target: string) => finals.has(target.slice(target.lastIndexOf('.') + 1));
+    const locals = [...this.bindings].filter(([local]) => endsIn(this.resolveParts([local]) ?? '')).map(([local]) => local);
+    return [...locals, ...[...this.selfBindings].filter(([, target]) => endsIn(target)).map(([attribute]) => attribute)];
   }
 
   /** The last segments of the project's aliases (scope.ts ProjectContext) of names ending in `finals`. */
@@ -205,8 +233,12 @@ function forwardingShim(importNode: Node): { name: string; forwards: string } | 
   return { name, forwards: callee.text };
 }
 
-/** `name = a.b.c` as [name, ['a', 'b', 'c']]; `name = <anything else>` as [name, undefined]. */
-export type AliasAssignment = readonly [string, readonly string[] | undefined];
+/**
+ * `name = a.b.c` as [name, ['a', 'b', 'c']]; `name = <anything else>` as [name, undefined];
+ * `self.attr = ...` as [`self.attr`, ...], with null for `self.attr = None`.
+ */
+export type AliasAssignment = readonly [string, readonly string[] | undefined | null];
+const SELF_PREFIX = 'self.';
 
 /**
  * The part of an assignment that import resolution reads; undefined when it binds no plain name, or
@@ -214,6 +246,11 @@ export type AliasAssignment = readonly [string, readonly string[] | undefined];
  * is the fallback of an import that failed, not a rebinding of the module the code runs with.
  */
 export function aliasAssignmentOf(left: Node, right: Node | null): AliasAssignment | undefined {
+  if (left.type === 'attribute' && left.childForFieldName('object')?.text === 'self') {
+    const attribute = left.childForFieldName('attribute')?.text;
+    if (!attribute || inImportFallback(left)) return undefined;
+    return [`${SELF_PREFIX}${attribute}`, right?.type === 'none' ? null : (right && dottedParts(right)) ?? undefined];
+  }
   if (left.type !== 'identifier' || inImportFallback(left)) return undefined;
   return [left.text, (right && dottedParts(right)) ?? undefined];
 }

@@ -34,6 +34,12 @@ const FIRST_POSITION = new Map<string, number>([
   ...Object.entries(FA3).map(([name, i]) => [`flash_attn_interface.${name}`, i] as [string, number]),
   ...Object.entries(FA2_BACKWARD).map(([name, i]) => [`flash_attn.flash_attn_interface.${name}`, i] as [string, number]),
 ]);
+/**
+ * flash-attn 2's Triton implementation (`flash_attn.flash_attn_triton`): no `deterministic` flag;
+ * its backward is autotuned between a sequential config and a SEQUENCE_PARALLEL one that adds dQ
+ * with `tl.atomic_add`, so which runs, and the order of the adds, varies.
+ */
+const TRITON_ENTRY_POINTS = new Set(['flash_attn_func', 'flash_attn_qkvpacked_func', 'flash_attn_kvpacked_func'].map((name) => `flash_attn.flash_attn_triton.${name}`));
 const BACKWARD_KERNELS = new Set(Object.keys(FA2_BACKWARD).map((name) => `flash_attn.flash_attn_interface.${name}`));
 /**
  * A project's own wrapper named as a flash-attn entry point (`ring_flash_attn_varlen_func`,
@@ -78,6 +84,15 @@ function scanWrappers(root: Node, ctx: RuleContext): void {
   }
 }
 
+/** A Triton flash-attn call: nothing to pass, so the fix is the CUDA entry point with the flag. */
+function reportTriton(call: CallSite, ctx: RuleContext): void {
+  const name = `\`${call.node.childForFieldName('function')?.text ?? call.callee}\``;
+  const message = (tail: string) => fitMessage(`${name} (flash-attn's Triton kernels) may add dQ with atomics in its backward${tail}`, `This Triton flash-attn call may add dQ with atomics in its backward${tail}`);
+  const detail = "`flash_attn.flash_attn_triton` has no `deterministic` flag: its backward is autotuned between a sequential kernel and a SEQUENCE_PARALLEL one that adds dQ with `tl.atomic_add`, and the autotuner picks by timing. Use the CUDA `flash_attn_func` with `deterministic=True`.";
+  const underMode: ModeOutcome = { severity: 'error', message: message(', even under the mode'), detail: `Triton kernels do not look at \`torch.use_deterministic_algorithms\`. ${detail}` };
+  ctx.report({ node: call.node, range: callRange(call), outcomes: { off: { severity: 'warning', message: message(''), detail }, on: underMode, warn: underMode } });
+}
+
 const rule: Rule = {
   id: 'BX501',
   name: 'flash-attn-nondeterministic-backward',
@@ -88,10 +103,15 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: 'flash-attn 2.4.1 and later: `deterministic` (default False) selects a deterministic backward, "slightly slower and uses more memory"; the forward pass is always deterministic' },
     { torch: '', source: 'docs', text: 'Dao-AILab/flash-attention#414: the backward is not deterministic because it accumulates with atomic adds' },
     { torch: '', source: 'docs', text: "flash-attn reads only its own argument: torch.use_deterministic_algorithms(True) does not change which backward it runs" },
+    { torch: '', source: 'docs', text: 'flash-attn 2 flash_attn/flash_attn_triton.py: the backward kernel is autotuned over SEQUENCE_PARALLEL False and True, and the SEQUENCE_PARALLEL one adds dq with tl.atomic_add; the module has no deterministic argument' },
   ],
   triggers: [...Object.keys(FA2), ...Object.keys(FA2_BACKWARD), 'flash_attn'],
-  calls: [...FIRST_POSITION.keys()],
+  calls: [...FIRST_POSITION.keys(), ...TRITON_ENTRY_POINTS],
   onCall(call, ctx) {
+    if (TRITON_ENTRY_POINTS.has(call.callee)) {
+      if (!ctx.runsWithoutGrad(call.node)) reportTriton(call, ctx);
+      return;
+    }
     // A backward kernel is the backward: it runs where autograd runs backward functions.
     if (!BACKWARD_KERNELS.has(call.callee) && ctx.runsWithoutGrad(call.node)) return;
     if (flagState(call, 'deterministic', ctx, FIRST_POSITION.get(call.callee)) !== 'off') return;
@@ -132,6 +152,14 @@ another accelerator's flag (\`if is_npu_available:\`) does not hide the CUDA one
   may be among them (a \`**opts\` dict built in the function from literal keys, none of them
   \`deterministic\`, passes no flag and is reported);
 - \`flash_attn_with_kvcache\`, which has no backward, and the forward kernels.
+
+flash-attn's Triton implementation (\`flash_attn.flash_attn_triton.flash_attn_func\` and its packed
+variants) has no flag at all: its backward is autotuned between a sequential kernel and a
+\`SEQUENCE_PARALLEL\` one that adds dQ with \`tl.atomic_add\`, so its calls in code that runs
+backward are reported too (the CUDA entry point with \`deterministic=True\` is the fix).
+
+A function kept on the instance (\`self.attn_fn = flash_attn_func\` in \`__init__\`, then
+\`self.attn_fn(q, k, v)\`) is the function it names.
 
 Module wrappers (\`flash_attn.modules.mha.FlashSelfAttention(deterministic=...)\`) are not checked.
 

@@ -2,7 +2,7 @@
 // reads) and what a `deterministic=` style keyword argument says.
 import type { Node } from 'web-tree-sitter';
 import type { CallSite } from '../../calls.js';
-import { callArguments, enclosingFunction, literalValue, Literal } from '../../syntax.js';
+import { callArguments, enclosingFunction, literalValue, Literal, unparenthesize } from '../../syntax.js';
 import { formatSlowdown } from '../cost.js';
 import type { AssignmentSite, RuleContext } from '../rule.js';
 import { defaultLiteral } from '../../defaults.js';
@@ -137,7 +137,7 @@ function splatsMayPass(call: Node, name: string, ctx: RuleContext): boolean {
     const dict = splat.namedChildren[0];
     if (splat.type !== 'dictionary_splat' || dict?.type !== 'identifier') return true;
     const def = ctx.values.definition(dict);
-    if (!def || def.unpacked || def.value.type !== 'dictionary' || !literalKeys(def.value, name)) return true;
+    if (!def || def.unpacked || !literalDict(def.value, name)) return true;
     let fn: Node | null = call.parent;
     while (fn && fn.type !== 'function_definition') fn = fn.parent;
     for (const use of fn?.descendantsOfType('identifier') ?? []) {
@@ -155,6 +155,16 @@ function splatsMayPass(call: Node, name: string, ctx: RuleContext): boolean {
     }
     return false;
   });
+}
+
+/** A dict literal whose keys are all literal strings other than `name`, or a choice of two such (`{"w": x} if w else {}`). */
+function literalDict(value: Node, name: string): boolean {
+  const expr = unparenthesize(value);
+  if (expr.type === 'conditional_expression') {
+    const [then, , otherwise] = expr.namedChildren;
+    return !!then && !!otherwise && literalDict(then, name) && literalDict(otherwise, name);
+  }
+  return expr.type === 'dictionary' && literalKeys(expr, name);
 }
 
 /** A dict literal whose keys are all literal strings other than `name`. */

@@ -3,6 +3,7 @@ import { argument, literalValue } from '../../syntax.js';
 import { inRange } from '../../version.js';
 import { fitMessage, type ModeOutcome, type Outcomes, type Rule, type RuleContext } from '../rule.js';
 import { moduleValue } from '../kernels/module-scope.js';
+import { inExceptHandler } from '../../place.js';
 
 const COMPILE = 'torch.compile';
 /** `torch.compile` modes that turn on Inductor's timed kernel selection. */
@@ -75,7 +76,13 @@ const rule: Rule = {
     const tuned = dict ? [...literalEntries(dict)].filter(([key, value]) => TUNING_OPTIONS.has(key) && value === true).map(([key]) => key) : [];
     if (!(typeof mode === 'string' && TUNING_MODES.has(mode)) && tuned.length === 0) return;
     const what = typeof mode === 'string' && TUNING_MODES.has(mode) ? `mode="${mode}"` : tuned.map((k) => `"${k}": True`).join(', ');
-    ctx.report({ node: call.node, outcomes: outcomes(`\`torch.compile(..., ${what})\``, ctx) });
+    const found = outcomes(`\`torch.compile(..., ${what})\``, ctx);
+    // A retry after a failed compile: the tuning runs only where the plain compile raised.
+    if (inExceptHandler(call.node)) for (const key of ['off', 'on', 'warn'] as const) {
+      const outcome = found[key];
+      if (outcome) found[key] = { ...outcome, severity: 'info', detail: `${outcome.detail} This call stands in an \`except\` handler: it runs only when the code above it raised, not on the default path.` };
+    }
+    ctx.report({ node: call.node, outcomes: found });
   },
   onAssignment(site, ctx) {
     if (site.node.type !== 'assignment' || !site.target?.startsWith(`${INDUCTOR_CONFIG}.`)) return;
@@ -103,7 +110,9 @@ set to \`True\` in a dict literal (or a name bound to one), and assignments of \
 attributes of \`torch._inductor.config\`: a warning while the deterministic mode is off, nothing under
 the mode from torch 2.10 on. Not reported when the file turns Inductor's deterministic mode on
 itself (the config attribute, \`"deterministic": True\` in the options, the environment variable).
-Plain \`torch.compile\` and \`mode="reduce-overhead"\` are not reported.
+Plain \`torch.compile\` and \`mode="reduce-overhead"\` are not reported. A call in an \`except\`
+handler (a retry with max-autotune after the plain compile raised) is information: a working
+setup never runs it.
 
 **Fix.** Turn Inductor's deterministic mode on for runs that must reproduce (it costs the speed the
 tuning would have found), or compile without max-autotune:

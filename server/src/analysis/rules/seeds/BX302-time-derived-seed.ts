@@ -1,8 +1,8 @@
 import type { Node } from 'web-tree-sitter';
-import { callArguments, rangeOf, unparenthesize } from '../../syntax.js';
+import { callArguments, enclosingFunction, rangeOf, unparenthesize } from '../../syntax.js';
 import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { testsUnsetOption } from './cli-options.js';
-import { GLOBAL_SEEDERS, globalGenerator } from './global-rng.js';
+import { GLOBAL_SEEDERS, globalGenerator, torchGlobalDraw } from './global-rng.js';
 import { callsByName, callsWithKeyword, literalThroughName, methodName, ownDescendants, parameterDefault, resolvedCallee, rootOf, scopeOf, SEED_HELPER_NAME, TORCH_SEEDERS } from './shared.js';
 
 /** Calls that return something different in every run. */
@@ -31,6 +31,8 @@ interface Source {
   fallback: boolean;
   /** The source is a draw from an unseeded global generator: reported at the draw, once. */
   draw?: Node;
+  /** Set in the default branch of a seed function (seedFunctionDefault): reported there, once. */
+  site?: Node;
 }
 
 /** The seed argument of a sink call, if `call` is one. */
@@ -59,10 +61,37 @@ function conditionalBetween(node: Node, limit: Node | null, ctx: RuleContext): b
   for (let current = node.parent; current && !(limit && current.equals(limit)); child = current, current = current.parent) {
     if (current.type === 'if_statement' && current.childForFieldName('consequence')?.equals(child)) {
       const condition = current.childForFieldName('condition');
-      if (condition && testsUnsetOption(condition, ctx)) continue;
+      if (condition && (testsUnsetOption(condition, ctx) || seedFunctionDefault(condition))) continue;
     }
     if (CONDITIONAL.has(current.type)) return true;
     if (current.type === 'function_definition' || current.type === 'module') return false;
+  }
+  return false;
+}
+
+/**
+ * `if seed is None:` in a function named for seeding (`set_seed`, `seed_all_rng`) whose `seed`
+ * parameter defaults to None: the function's own default is "no seed given", so its body is what
+ * a plain call runs, and the function exists to fix the run's seed.
+ */
+function seedFunctionDefault(condition: Node): boolean {
+  const tested = unparenthesize(condition);
+  const [left, right] = tested.namedChildren;
+  const isNoneTest = tested.type === 'comparison_operator' && right?.type === 'none' && /^\S+\s+is\s+None$/.test(tested.text.trim());
+  const name = isNoneTest ? left : tested.type === 'not_operator' ? tested.childForFieldName('argument') : undefined;
+  if (name?.type !== 'identifier') return false;
+  const fnName = enclosingFunction(condition)?.childForFieldName('name')?.text ?? '';
+  const byDefault = parameterDefault(name);
+  return /seed/i.test(fnName) && byDefault?.type === 'none';
+}
+
+/** Does `node` stand in a seed function's default branch (seedFunctionDefault)? */
+function inSeedFunctionDefault(node: Node): boolean {
+  let child = node;
+  for (let current = node.parent; current && current.type !== 'function_definition'; child = current, current = current.parent) {
+    if (current.type !== 'if_statement' || !current.childForFieldName('consequence')?.equals(child)) continue;
+    const condition = current.childForFieldName('condition');
+    if (condition && seedFunctionDefault(condition)) return true;
   }
   return false;
 }
@@ -72,7 +101,7 @@ function conditionalBetween(node: Node, limit: Node | null, ctx: RuleContext): b
  * (in the text): such a generator starts from OS entropy, so the value differs on every run.
  */
 function unseededDraw(call: Node, resolved: string, ctx: RuleContext): boolean {
-  const module = globalGenerator(resolved);
+  const module = globalGenerator(resolved) ?? (torchGlobalDraw(resolved, call) ? 'torch' : undefined);
   if (!module) return false;
   const seeders = GLOBAL_SEEDERS[module]!;
   const root = rootOf(call);
@@ -129,6 +158,7 @@ function findSource(expr: Node, ctx: RuleContext, depth: number, fallback: boole
       const assignment = def.value.parent;
       const viaBranch = !!assignment && conditionalBetween(assignment, null, ctx);
       const found = findSource(def.value, ctx, depth + 1, fallback || viaBranch || conditionalBetween(id, root.parent, ctx));
+      if (found && !found.fallback && !found.draw && !found.site && assignment && inSeedFunctionDefault(assignment)) return { ...found, site: assignment };
       if (found) return found;
       continue;
     }
@@ -239,9 +269,9 @@ function scan(root: Node, ctx: RuleContext): void {
       // Reported at the draw, once however many seed calls take its value.
       if (drawn.has(source.draw.id)) continue;
       drawn.add(source.draw.id);
-      const numpy = globalGenerator(resolvedCallee(source.draw, ctx) ?? '') === 'numpy';
-      const generator = numpy ? "NumPy's global generator" : "Python's `random`";
-      const unseeded = numpy ? "NumPy's unseeded global generator" : "Python's unseeded `random`";
+      const drawnFrom = globalGenerator(resolvedCallee(source.draw, ctx) ?? '') ?? 'torch';
+      const generator = { numpy: "NumPy's global generator", random: "Python's `random`", torch: "torch's default generator" }[drawnFrom];
+      const unseeded = { numpy: "NumPy's unseeded global generator", random: "Python's unseeded `random`", torch: "torch's unseeded default generator" }[drawnFrom];
       const draws = `\`${source.text}\` draws from ${generator}, which nothing has seeded at this point (it starts from OS entropy)`;
       ctx.report({
         node: source.draw,
@@ -256,6 +286,21 @@ function scan(root: Node, ctx: RuleContext): void {
               fitMessage(`\`${name}\` is seeded from ${unseeded}, so no two runs start alike`, `The seed comes from ${unseeded}, so no two runs start alike`),
               `${draws}. Take the seed from the configuration or the command line with a fixed default (and log it).`,
             ),
+      });
+      continue;
+    }
+    if (source.site) {
+      // The seed function's own default: reported where it picks the seed, once for all its sinks.
+      if (drawn.has(source.site.id)) continue;
+      drawn.add(source.site.id);
+      const owner = enclosingFunction(source.site)?.childForFieldName('name')?.text ?? 'this function';
+      ctx.report({
+        node: source.site,
+        outcomes: always(
+          'warning',
+          fitMessage(`Called without a seed (its default), \`${owner}\` seeds from \`${source.text}\`, which changes every run`, 'Called without a seed (its default), this function seeds from a value that changes every run'),
+          `The seed parameter defaults to None, and then the seed comes from \`${source.text}\`: a run that sets no seed can never be repeated. Give the seed a fixed default, or at least log the one picked.`,
+        ),
       });
       continue;
     }

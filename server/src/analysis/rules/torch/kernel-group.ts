@@ -1,5 +1,5 @@
 // Kernels whose backward (or forward) is nondeterministic on CUDA: scans, sparse, conv, resampling,
-// pooling, padding and losses.
+// pooling, padding, losses, and library kernels (torchvision's region pooling, Mamba's fused scan).
 import BX118 from './BX118-cumsum-float.js';
 import BX119 from './BX119-cumprod-logcumsumexp.js';
 import BX120 from './BX120-sparse-mm.js';
@@ -18,9 +18,10 @@ import BX132 from './BX132-replication-pad-backward.js';
 import BX133 from './BX133-nll-loss-nd.js';
 import BX134 from './BX134-ctc-loss-backward.js';
 import BX137 from './BX137-roi-pooling-backward.js';
+import BX138 from './BX138-mamba-fused-scan-backward.js';
 import type { Rule } from '../rule.js';
 
 export const KERNEL_RULES: Rule[] = [
   BX118, BX119, BX120, BX121, BX122, BX123, BX124, BX125, BX126,
-  BX127, BX128, BX129, BX130, BX131, BX132, BX133, BX134, BX137,
+  BX127, BX128, BX129, BX130, BX131, BX132, BX133, BX134, BX137, BX138,
 ];
