@@ -48,7 +48,7 @@ function reductionOf(call: CallSite, ctx: RuleContext): Reduction | 'order-free'
 }
 
 export default defineOpRule({
-  id: 'BX138',
+  id: 'BX139',
   name: 'scatter-wrapper',
   summary: "PyG's `scatter` and torch_scatter's `scatter*` with a sum, mean or product reduce floats with CUDA atomics.",
   calls: Object.keys(WRAPPERS),
@@ -117,7 +117,7 @@ reduce contiguous segments (\`torch_geometric.utils.segment\` with a CSR \`ptr\`
 \`\`\`python
 from torch_geometric.utils import scatter
 
-pooled = scatter(x, batch, dim=0, reduce="mean")            # BX138
+pooled = scatter(x, batch, dim=0, reduce="mean")            # BX139
 degree = scatter(torch.ones_like(index), index, dim=0)      # exact: all ones
 peak = scatter(x, batch, dim=0, reduce="max")               # order-free, not reported
 \`\`\`
