@@ -22,6 +22,66 @@ const SHAPE_ONLY = new Set(['view', 'reshape', 'expand', 'permute', 'repeat', 'f
 const DEFAULT_DEVICE = /\bset_default_(device|tensor_type)\b/;
 const MAX_DEPTH = 30;
 
+/**
+ * The tensors an enclosing `if` tests to be off CUDA (`if not x.is_cuda and ...:`,
+ * `if x.device.type == "cpu":`, `if x.is_cpu:`), as their text: in that branch they are on the CPU
+ * (a CPU-only fast path, with the CUDA one after it). Only conjuncts of an `and` chain count.
+ */
+function cpuTestsAround(node: Node): Set<string> {
+  const tested = new Set<string>();
+  for (let child = node, parent = node.parent; parent; child = parent, parent = parent.parent) {
+    if (parent.type !== 'if_statement' && parent.type !== 'elif_clause') continue;
+    if (!parent.childForFieldName('consequence')?.equals(child)) continue;
+    const condition = parent.childForFieldName('condition');
+    if (condition) for (const conjunct of conjuncts(condition)) {
+      const tensor = cpuTest(conjunct);
+      if (tensor) tested.add(tensor);
+    }
+  }
+  return tested;
+}
+
+function conjuncts(node: Node): Node[] {
+  const expr = unparenthesize(node);
+  if (expr.type !== 'boolean_operator' || expr.childForFieldName('operator')?.text !== 'and') return [expr];
+  return [expr.childForFieldName('left'), expr.childForFieldName('right')].flatMap((side) => (side ? conjuncts(side) : []));
+}
+
+/** The tensor a condition says is on the CPU: `not x.is_cuda` / `not x.is_cuda()`, `x.is_cpu`, `x.device.type == "cpu"`. */
+function cpuTest(raw: Node): string | undefined {
+  const expr = unparenthesize(raw);
+  const property = (n: Node | null | undefined, name: string) => {
+    const e = n && unparenthesize(n);
+    const attr = e?.type === 'call' ? e.childForFieldName('function') : e;
+    return attr?.type === 'attribute' && attr.childForFieldName('attribute')?.text === name ? attr.childForFieldName('object')?.text : undefined;
+  };
+  if (expr.type === 'not_operator') return property(expr.childForFieldName('argument'), 'is_cuda');
+  if (expr.type === 'comparison_operator' && expr.namedChildCount === 2 && expr.children.some((c) => c.text === '==')) {
+    const [left, right] = expr.namedChildren;
+    const device = property(left, 'type');
+    return literalValue(right) === 'cpu' && device?.endsWith('.device') ? device.slice(0, -'.device'.length) : undefined;
+  }
+  return property(expr, 'is_cpu');
+}
+
+/** Is `node` (or the tensor it was made from by method calls, `src.to_sparse_csr()`) tested off CUDA around it? */
+function testedOffCuda(node: Node, values: ValueHints): boolean {
+  const tested = cpuTestsAround(node);
+  if (tested.size === 0) return false;
+  let expr: Node | null = unparenthesize(node);
+  for (let depth = 0; expr && depth < 8; depth++) {
+    if (tested.has(expr.text)) return true;
+    if (expr.type === 'identifier') {
+      const bound = values.definition(expr);
+      expr = bound && !bound.unpacked ? unparenthesize(bound.value) : null;
+    } else if (expr.type === 'call') {
+      const fn = expr.childForFieldName('function');
+      expr = fn?.type === 'attribute' ? fn.childForFieldName('object') : null;
+    } else expr = null;
+  }
+  return false;
+}
+
 export class Devices {
   private readonly memo = new Map<string, boolean>();
   private readonly defaultMoved: boolean;
@@ -36,11 +96,11 @@ export class Devices {
     this.defaultMoved = DEFAULT_DEVICE.test(text);
   }
 
-  /** Is `node` a torch tensor on the CPU, by how the function made it? */
+  /** Is `node` a torch tensor on the CPU, by how the function made it or by the branch it is in? */
   isCpu(node: Node | undefined): boolean {
     if (!node || this.defaultMoved) return false;
     this.question = 'cpu';
-    return this.cpu(node, 0);
+    return this.cpu(node, 0) || testedOffCuda(node, this.values);
   }
 
   /**

@@ -183,9 +183,24 @@ export class GuardFinder {
     return this.statementGuards(block).get(child.id)?.earlyExit;
   }
 
-  /** The guard an early exit puts on what follows it, if its condition says a mode. */
-  private earlyExitOf(statement: Node): Guard | undefined {
-    if (!isEarlyExit(statement)) return undefined;
+  /**
+   * The guard an early exit puts on what follows it, if its condition says a mode; also one nested a
+   * level down (`if ptr is not None:` / `if index is None or self._deterministic: return segment(x)`):
+   * what follows the outer `if` is the path taken when the inner exit is not, the default side of the
+   * flag (or, where the outer condition fails, a path the code has no deterministic choice for). Not
+   * the deterministic side: where the outer condition fails, the default mode runs it too.
+   */
+  private earlyExitOf(statement: Node, nested = true): Guard | undefined {
+    if (!isEarlyExit(statement)) {
+      const body = statement.type === 'if_statement' && statement.childrenForFieldName('alternative').length === 0 ? statement.childForFieldName('consequence') : null;
+      if (!nested || !body) return undefined;
+      for (const inner of body.namedChildren) {
+        // Only the default side: where the outer condition fails, the deterministic mode is not shown.
+        const guard = this.earlyExitOf(inner, false);
+        if (guard?.kind === 'default-branch') return guard;
+      }
+      return undefined;
+    }
     const condition = statement.childForFieldName('condition');
     const polarity = condition ? this.polarity(condition) : NEUTRAL;
     return polarity.else && condition ? { kind: polarity.else, condition: rangeOf(condition) } : undefined;

@@ -4,6 +4,7 @@
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
 import { argument, callArguments, literalValue, unparenthesize } from './syntax.js';
+import { isGraphIndexName } from './value-names.js';
 
 const MAX_DEPTH = 6;
 /** Views that keep a flat index distinct but mix the rows of a per-row one. */
@@ -101,11 +102,18 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
   const expr = unparenthesize(node);
   switch (expr.type) {
     case 'identifier': {
+      // A graph's conventional index names repeat whatever fallback defines them (`batch = x.new_zeros(n)`
+      // under `if batch is None:`), unless the values show them distinct.
+      if (isGraphIndexName(expr.text) && !values.of(expr).unique) return true;
       const def = values.definition(expr);
+      if (!def) return false;
       // `a, ids = self.reorder(x)`: what the file's own function returns there.
-      if (def?.unpacked) return next(values.unpackedFrom(expr));
-      return !!def && next(def.value);
+      if (def.unpacked) return next(values.unpackedFrom(expr)) || unpacksGraphIndex(def.value);
+      return next(def.value);
     }
+    case 'attribute':
+      // `data.edge_index`, `batch_data.batch`: the graph conventions on a data object.
+      return isGraphIndexName(expr.childForFieldName('attribute')?.text ?? '');
     case 'binary_operator':
     case 'augmented_assignment': {
       const op = expr.childForFieldName('operator')?.text.replace(/=$/, '');
@@ -141,6 +149,24 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
     default:
       return false;
   }
+}
+
+/**
+ * `row, col = edge_index`, `row, col, _ = edge_index.coo()`: the end nodes of the edges, unpacked
+ * from a graph's edge list (value-names.ts), through subscripts and method calls on it.
+ */
+function unpacksGraphIndex(value: Node): boolean {
+  let node: Node | null = unparenthesize(value);
+  for (let depth = 0; node && depth < MAX_DEPTH; depth++) {
+    if (node.type === 'identifier') return isGraphIndexName(node.text);
+    if (node.type === 'attribute') return isGraphIndexName(node.childForFieldName('attribute')?.text ?? '');
+    if (node.type === 'subscript') node = node.childForFieldName('value');
+    else if (node.type === 'call') {
+      const fn = node.childForFieldName('function');
+      node = fn?.type === 'attribute' ? fn.childForFieldName('object') : null;
+    } else return false;
+  }
+  return false;
 }
 
 /** Calls listing the coordinates of set elements, one row per position (with `as_tuple=False`). */

@@ -25,6 +25,9 @@ const CANONICAL_PREFIXES: Array<[RegExp, string]> = [
   [/^torch\._C\._nn\.(\w+)$/, 'torch.nn.functional.$1'],
   [/^torch\.Tensor\.(\w+)$/, 'Tensor.$1'],
   [/^torch\.backends\.cudnn\.(\w+)$/, 'torch.backends.cudnn.$1'],
+  // An optional dependency re-exported by a project's compatibility module under its own name
+  // (`try: import torch_scatter` there, `from pkg.typing import torch_scatter` here) is that library.
+  [/^[\w.]+\.torch_scatter\.(\w+)$/, 'torch_scatter.$1'],
 ];
 
 export function canonicalName(qualified: string): string {

@@ -29,3 +29,17 @@ export function namedOffsets(name: string, defined: boolean): NamedValue | undef
   if (!defined && SEQUENCE_BOUNDARIES.test(name)) return { dtype: 'int', origin: 'torch', unique: 'flat', gradFree: true };
   return CUMULATIVE_OFFSETS.test(name) || (!defined && SEGMENT_SIZES.test(name)) ? { dtype: 'int', origin: 'torch', gradFree: true } : undefined;
 }
+
+/**
+ * Graph code's index names (PyG's and DGL's conventions, which graph models written on them keep):
+ * `edge_index` is the [2, E] list of each edge's two end nodes, `edge_type` each edge's relation,
+ * `batch` the graph each node of a batch of graphs belongs to. A node ends as many edges as its
+ * degree, a relation labels many edges and a graph holds many nodes, so as an index each repeats by
+ * construction (a gather by it has an accumulating backward). Read for a name without a definition
+ * in view (a parameter) or an attribute of that name (`data.edge_index`).
+ */
+const GRAPH_INDICES = new Set(['edge_index', 'edge_type', 'batch']);
+
+export function isGraphIndexName(name: string): boolean {
+  return GRAPH_INDICES.has(name);
+}

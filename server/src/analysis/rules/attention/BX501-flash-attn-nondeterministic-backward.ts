@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import type { CallSite } from '../../calls.js';
 import { callRange, keywordFix } from '../../calls.js';
-import { callArguments } from '../../syntax.js';
+import { callArguments, literalValue, rangeOf } from '../../syntax.js';
 import { fitMessage, type ModeOutcome, type Rule, type RuleContext } from '../rule.js';
 import { flagState } from './shared.js';
 
@@ -42,13 +42,58 @@ const FIRST_POSITION = new Map<string, number>([
 const TRITON_ENTRY_POINTS = new Set(['flash_attn_func', 'flash_attn_qkvpacked_func', 'flash_attn_kvpacked_func'].map((name) => `flash_attn.flash_attn_triton.${name}`));
 const BACKWARD_KERNELS = new Set(Object.keys(FA2_BACKWARD).map((name) => `flash_attn.flash_attn_interface.${name}`));
 /**
+ * The compiled backward kernels themselves, which libraries that build or vendor flash-attn call
+ * from their own autograd backward (`_C.bwd(grad, q, k, v, out, lse, dq, dk, dv, ...)`): the
+ * `deterministic` flag is positional, counted from the end. flash-attn 2's `bwd` / `varlen_bwd`
+ * end with (deterministic, gen, rng_state); FlashAttention-3's `bwd` with (deterministic,
+ * sm_margin), or deterministic last before sm_margin existed (fewer than 22 arguments).
+ */
+const FA2_KERNELS = ['flash_attn_2_cuda', 'flash_attn.flash_attn_interface.flash_attn_gpu', 'flash_attn.flash_attn_interface.flash_attn_cuda'];
+const FA3_KERNELS = ['torch.ops.flash_attn_3', 'flash_attn_3._C', 'flash_attn_3_cuda'];
+const COMPILED_BACKWARD = new Map<string, (count: number) => number>([
+  ...FA2_KERNELS.flatMap((m) => [`${m}.bwd`, `${m}.varlen_bwd`]).map((name) => [name, (n: number) => n - 3] as [string, (count: number) => number]),
+  ...FA3_KERNELS.map((m) => [`${m}.bwd`, (n: number) => (n >= 22 ? n - 2 : n - 1)] as [string, (count: number) => number]),
+]);
+
+/**
+ * A flash-attention build under a library's own name (`from xformers import _C_flashattention`,
+ * `_C_flashattention3.bwd`): a module whose last name says flash attention, called at `bwd` /
+ * `varlen_bwd`; a 3 in the name is FlashAttention-3's argument order.
+ */
+const BUILT_KERNEL = /(^|\.)\w*flash_?att(n|ention)(_?(\d))?\w*\.(bwd|varlen_bwd)$/i;
+
+function compiledPosition(callee: string): ((count: number) => number) | undefined {
+  const known = COMPILED_BACKWARD.get(callee);
+  if (known) return known;
+  const match = BUILT_KERNEL.exec(callee);
+  if (!match) return undefined;
+  return match[4] === '3' ? (n) => (n >= 22 ? n - 2 : n - 1) : (n) => n - 3;
+}
+
+/**
+ * Is a compiled kernel's positional flag off as written: a literal False, or a name the function
+ * binds to one (`is_deterministic = False`)? A parameter is the caller's choice (flash-attn's own
+ * interface forwards it), and is not read.
+ */
+function compiledFlagOff(call: CallSite, ctx: RuleContext): Node | undefined {
+  const args = call.args.positional;
+  if (call.args.hasSplat) return undefined;
+  const position = compiledPosition(call.callee);
+  const node = position ? args[position(args.length)] : undefined;
+  if (!node) return undefined;
+  const bound = node.type === 'identifier' ? ctx.values.definition(node) : undefined;
+  return literalValue(bound && !bound.unpacked ? bound.value : node) === false ? node : undefined;
+}
+
+/**
  * A project's own wrapper named as a flash-attn entry point (`ring_flash_attn_varlen_func`,
  * `llama3_flash_attn_varlen_kvpacked_func`): given `deterministic=False` it forwards the choice
  * to flash-attn's backward.
  */
 const WRAPPER_NAME = /flash_attn\w*_func$/;
 
-function report(call: CallSite, ctx: RuleContext): void {
+/** `flag`: a compiled kernel's positional flag, which the fix turns to True in place (it takes no keyword). */
+function report(call: CallSite, ctx: RuleContext, flag?: Node): void {
   const name = `\`${call.node.childForFieldName('function')?.text ?? call.callee}\``;
   const message = (tail: string) => fitMessage(`${name} adds dQ, dK and dV with atomics unless deterministic=True${tail}`, `This flash-attn call adds dQ, dK and dV with atomics unless deterministic=True${tail}`);
   const why = 'The gradients change in their low bits from run to run; the forward is unaffected.';
@@ -58,7 +103,10 @@ function report(call: CallSite, ctx: RuleContext): void {
     message: message(', even under the mode'),
     detail: `flash-attn does not look at \`torch.use_deterministic_algorithms\`, so the mode leaves it nondeterministic without a word. ${why} ${fix}`,
   };
-  const quickFix = keywordFix(call, 'deterministic', 'True', 'Pass deterministic=True (slower backward, more memory)', 'unsafe');
+  const title = 'Pass deterministic=True (slower backward, more memory)';
+  const quickFix = flag
+    ? flag.type === 'false' ? { title, safety: 'unsafe' as const, edits: [{ range: rangeOf(flag), newText: 'True' }] } : undefined
+    : keywordFix(call, 'deterministic', 'True', title, 'unsafe');
   ctx.report({
     node: call.node,
     range: callRange(call),
@@ -69,6 +117,7 @@ function report(call: CallSite, ctx: RuleContext): void {
 
 /** Calls of project wrappers named like flash-attn entry points that pass `deterministic=` off. */
 function scanWrappers(root: Node, ctx: RuleContext): void {
+  scanBuiltKernels(root, ctx);
   if (!/flash_attn\w*_func\s*\(/.test(ctx.text)) return;
   for (const node of root.descendantsOfType('call')) {
     const fn = node.childForFieldName('function');
@@ -93,6 +142,20 @@ function reportTriton(call: CallSite, ctx: RuleContext): void {
   ctx.report({ node: call.node, range: callRange(call), outcomes: { off: { severity: 'warning', message: message(''), detail }, on: underMode, warn: underMode } });
 }
 
+/** Calls of a flash-attention build's backward under a library's own module name (BUILT_KERNEL). */
+function scanBuiltKernels(root: Node, ctx: RuleContext): void {
+  if (!/flash_?att\w*\.(varlen_)?bwd\s*\(/i.test(ctx.text)) return;
+  for (const node of root.descendantsOfType('call')) {
+    const fn = node.childForFieldName('function');
+    if (fn?.type !== 'attribute' || !/^(bwd|varlen_bwd)$/.test(fn.childForFieldName('attribute')?.text ?? '')) continue;
+    const callee = ctx.scope.resolveExpression(fn) ?? fn.text;
+    if (COMPILED_BACKWARD.has(callee) || !BUILT_KERNEL.test(callee)) continue;
+    const call: CallSite = { node, callee, anchor: { start: node, end: node }, args: callArguments(node) };
+    const flag = compiledFlagOff(call, ctx);
+    if (flag) report(call, ctx, flag);
+  }
+}
+
 const rule: Rule = {
   id: 'BX501',
   name: 'flash-attn-nondeterministic-backward',
@@ -105,11 +168,16 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: "flash-attn reads only its own argument: torch.use_deterministic_algorithms(True) does not change which backward it runs" },
     { torch: '', source: 'docs', text: 'flash-attn 2 flash_attn/flash_attn_triton.py: the backward kernel is autotuned over SEQUENCE_PARALLEL False and True, and the SEQUENCE_PARALLEL one adds dq with tl.atomic_add; the module has no deterministic argument' },
   ],
-  triggers: [...Object.keys(FA2), ...Object.keys(FA2_BACKWARD), 'flash_attn'],
-  calls: [...FIRST_POSITION.keys(), ...TRITON_ENTRY_POINTS],
+  triggers: [...Object.keys(FA2), ...Object.keys(FA2_BACKWARD), 'flash_attn', 'bwd', 'varlen_bwd'],
+  calls: [...FIRST_POSITION.keys(), ...TRITON_ENTRY_POINTS, ...COMPILED_BACKWARD.keys()],
   onCall(call, ctx) {
     if (TRITON_ENTRY_POINTS.has(call.callee)) {
       if (!ctx.runsWithoutGrad(call.node)) reportTriton(call, ctx);
+      return;
+    }
+    if (COMPILED_BACKWARD.has(call.callee)) {
+      const flag = compiledFlagOff(call, ctx);
+      if (flag) report(call, ctx, flag);
       return;
     }
     // A backward kernel is the backward: it runs where autograd runs backward functions.
@@ -153,6 +221,7 @@ another accelerator's flag (\`if is_npu_available:\`) does not hide the CUDA one
   \`deterministic\`, passes no flag and is reported);
 - \`flash_attn_with_kvcache\`, which has no backward, and the forward kernels.
 
+<<<<<<< HEAD
 flash-attn's Triton implementation (\`flash_attn.flash_attn_triton.flash_attn_func\` and its packed
 variants) has no flag at all: its backward is autotuned between a sequential kernel and a
 \`SEQUENCE_PARALLEL\` one that adds dQ with \`tl.atomic_add\`, so its calls in code that runs
@@ -160,6 +229,11 @@ backward are reported too (the CUDA entry point with \`deterministic=True\` is t
 
 A function kept on the instance (\`self.attn_fn = flash_attn_func\` in \`__init__\`, then
 \`self.attn_fn(q, k, v)\`) is the function it names.
+=======
+The compiled backward kernels (\`flash_attn_2_cuda.bwd\` / \`varlen_bwd\`, FlashAttention-3's
+\`torch.ops.flash_attn_3.bwd\`), which libraries that build flash-attn call from their own backward,
+are reported when their positional \`deterministic\` is \`False\` as written or bound so in the function.
+>>>>>>> t-graph
 
 Module wrappers (\`flash_attn.modules.mha.FlashSelfAttention(deterministic=...)\`) are not checked.
 

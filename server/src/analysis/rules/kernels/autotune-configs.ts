@@ -86,14 +86,21 @@ export function moduleFunctions(node: Node): Map<string, Node> {
  * undefined when no Config call can be read.
  */
 export function varyingKeys(expr: Node | undefined, ctx: RuleContext): Set<string> | undefined {
-  const source = configSource(expr, ctx);
-  if (!source) return undefined;
-  const configs = source.descendantsOfType('call').filter((c) => /(^|\.)Config$/.test(c.childForFieldName('function')?.text ?? ''));
-  if (configs.length === 0) return undefined;
+  const sources = configSources(expr, ctx);
+  if (sources.length === 0) return undefined;
+  const calls = sources.flatMap((source) => source.descendantsOfType('call'));
+  const configs = calls.filter(isConfigCall);
+  // `gen_config(block_m=128, split_k=4)`: a module function that returns a Config of its parameters.
+  const built = calls.flatMap((call) => {
+    const fn = call.childForFieldName('function');
+    const helper = fn?.type === 'identifier' ? moduleFunctions(call).get(fn.text) : undefined;
+    return helper && !configs.includes(call) ? [{ call, helper }] : [];
+  }).filter(({ helper }) => helper.descendantsOfType('call').some(isConfigCall));
+  if (configs.length === 0 && built.length === 0) return undefined;
   // A loop variable takes the values of its iterable: a literal list gives them (`for w in [4]` is one
   // value); anything else counts as several.
   const loopValues = new Map<string, string[] | undefined>();
-  for (const loop of source.descendantsOfType(['for_in_clause', 'for_statement'])) {
+  for (const loop of sources.flatMap((source) => source.descendantsOfType(['for_in_clause', 'for_statement']))) {
     const left = loop.childForFieldName('left');
     const right = loop.childForFieldName('right');
     const items = left?.type === 'identifier' && (right?.type === 'list' || right?.type === 'tuple') ? right.namedChildren.filter((c) => c.type !== 'comment').map((c) => c.text) : undefined;
@@ -118,22 +125,68 @@ export function varyingKeys(expr: Node | undefined, ctx: RuleContext): Set<strin
     }
     for (const [name, value] of args.keywords) if (name.startsWith('num_')) note(name, value);
   }
+  for (const { call, helper } of built) for (const [key, value] of helperConfigValues(call, helper)) note(key, value);
   return new Set([...values].filter(([, seen]) => seen.size > 1).map(([key]) => key));
 }
 
-/** The expression or config-building function whose Config calls a configs argument holds. */
-function configSource(expr: Node | undefined, ctx: RuleContext, depth = 0): Node | undefined {
-  if (!expr || depth > 3) return undefined;
+function isConfigCall(call: Node): boolean {
+  return /(^|\.)Config$/.test(call.childForFieldName('function')?.text ?? '');
+}
+
+/**
+ * What one call of a config-building helper puts in its Config: for each key (and `num_*`
+ * keyword) the helper fills from a parameter, the argument the call passes for it, else the
+ * parameter's default.
+ */
+function helperConfigValues(call: Node, helper: Node): Array<[string, Node]> {
+  const params = (helper.childForFieldName('parameters')?.namedChildren ?? []).map((p) => ({
+    name: (p.type === 'identifier' ? p : p.childForFieldName('name') ?? p.namedChildren[0])?.text,
+    fallback: p.childForFieldName('value'),
+  }));
+  const args = callArguments(call);
+  const passed = (name: string): Node | undefined => {
+    const i = params.findIndex((p) => p.name === name);
+    if (i < 0) return undefined;
+    return args.keywords.get(name) ?? args.positional[i] ?? params[i]!.fallback ?? undefined;
+  };
+  const out: Array<[string, Node]> = [];
+  for (const config of helper.descendantsOfType('call').filter(isConfigCall)) {
+    const configArgs = callArguments(config);
+    const first = configArgs.positional[0];
+    const entries: Array<[string, Node | null]> = [];
+    for (const pair of first?.type === 'dictionary' ? first.namedChildren : []) {
+      const key = pair.type === 'pair' ? literalValue(pair.childForFieldName('key')) : undefined;
+      if (typeof key === 'string') entries.push([key, pair.childForFieldName('value')]);
+    }
+    for (const [name, value] of configArgs.keywords) if (name.startsWith('num_')) entries.push([name, value]);
+    for (const [key, value] of entries) {
+      const arg = value?.type === 'identifier' ? passed(value.text) : value;
+      if (arg) out.push([key, arg]);
+    }
+  }
+  return out;
+}
+
+/**
+ * The expressions or config-building functions whose Config calls a configs argument holds; a sum
+ * of lists (`BASIC + IO_BOUND`) holds those of each.
+ */
+function configSources(expr: Node | undefined, ctx: RuleContext, depth = 0): Node[] {
+  if (!expr || depth > 3) return [];
   if (expr.type === 'identifier') {
     const def = ctx.values.definition(expr);
     const value = def && !def.unpacked ? def.value : moduleValue(expr);
-    return configSource(value, ctx, depth + 1);
+    return configSources(value, ctx, depth + 1);
   }
   if (expr.type === 'call') {
     const fn = expr.childForFieldName('function');
-    return fn?.type === 'identifier' ? moduleFunctions(expr).get(fn.text) : undefined;
+    const helper = fn?.type === 'identifier' ? moduleFunctions(expr).get(fn.text) : undefined;
+    return helper ? [helper] : [];
   }
-  return expr;
+  if (expr.type === 'binary_operator' && expr.childForFieldName('operator')?.text === '+') {
+    return [expr.childForFieldName('left'), expr.childForFieldName('right')].flatMap((side) => configSources(side ?? undefined, ctx, depth + 1));
+  }
+  return [expr];
 }
 
 /**

@@ -7,14 +7,14 @@ const ALWAYS_SPARSE = new Set(['torch.sparse.mm', 'torch.sparse.addmm']);
 
 /**
  * `torch.sparse.*` always takes a sparse operand; `mm`/`matmul` only when the first one is known to
- * be sparse. Operands all made on the CPU (devices.ts: data preparation before `.to(device)`) meet
- * the CPU kernel, which has no atomics to race.
+ * be sparse. An operand on the CPU (devices.ts: made there before `.to(device)`, or tested off CUDA
+ * by the branch) means all are, or the product raises: the CPU kernel has no atomics to race.
  */
 function variant(call: CallSite, ctx: RuleContext): string | undefined {
   const first = call.receiver ?? argument(call.args, 0, 'input');
   if (!ALWAYS_SPARSE.has(call.callee) && !ctx.values.of(first).sparse) return undefined;
   const operands = call.receiver ? [call.receiver, ...call.args.positional] : call.args.positional;
-  if (operands.length > 0 && !call.args.hasSplat && operands.every((o) => ctx.isCpu(o))) return undefined;
+  if (operands.length > 0 && !call.args.hasSplat && operands.some((o) => ctx.isCpu(o))) return undefined;
   return 'default';
 }
 
@@ -53,9 +53,10 @@ COO tensor and for \`torch.sparse.addmm\`.
 
 \`torch.mm\`, \`torch.matmul\` and \`.mm()\` are reported only when the first operand is visibly sparse
 in the same function (\`.to_sparse()\`, \`torch.sparse_coo_tensor(...)\`, ...). The \`@\` operator is not
-checked yet. Products whose operands were all made on the CPU in the function (from
-host data or sizes, without \`device=\` and before any \`.to(device)\`: a data-loading step) run
-the CPU kernel and are not reported.
+checked yet. Products with an operand made on the CPU in the function (from host data or
+sizes, without \`device=\` and before any \`.to(device)\`: a data-loading step), or in a branch
+that tests it off CUDA (\`if not adj.is_cuda and ...:\`, \`x.device.type == "cpu"\`), run the CPU
+kernel (operands share a device) and are not reported.
 
 **Deterministic alternative.** Dense matmuls were bitwise stable in every measured shape, so
 \`adj.to_dense() @ x\` is reproducible when the dense matrix fits; otherwise compute the product on
