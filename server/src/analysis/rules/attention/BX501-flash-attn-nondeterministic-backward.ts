@@ -221,7 +221,6 @@ another accelerator's flag (\`if is_npu_available:\`) does not hide the CUDA one
   \`deterministic\`, passes no flag and is reported);
 - \`flash_attn_with_kvcache\`, which has no backward, and the forward kernels.
 
-<<<<<<< HEAD
 flash-attn's Triton implementation (\`flash_attn.flash_attn_triton.flash_attn_func\` and its packed
 variants) has no flag at all: its backward is autotuned between a sequential kernel and a
 \`SEQUENCE_PARALLEL\` one that adds dQ with \`tl.atomic_add\`, so its calls in code that runs
@@ -229,11 +228,10 @@ backward are reported too (the CUDA entry point with \`deterministic=True\` is t
 
 A function kept on the instance (\`self.attn_fn = flash_attn_func\` in \`__init__\`, then
 \`self.attn_fn(q, k, v)\`) is the function it names.
-=======
+
 The compiled backward kernels (\`flash_attn_2_cuda.bwd\` / \`varlen_bwd\`, FlashAttention-3's
 \`torch.ops.flash_attn_3.bwd\`), which libraries that build flash-attn call from their own backward,
 are reported when their positional \`deterministic\` is \`False\` as written or bound so in the function.
->>>>>>> t-graph
 
 Module wrappers (\`flash_attn.modules.mha.FlashSelfAttention(deterministic=...)\`) are not checked.
 
