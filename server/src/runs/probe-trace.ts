@@ -138,19 +138,12 @@ function alignmentKeys(records: readonly TraceRecord[]): string[] {
   });
 }
 
-export interface RecordPlace {
-  sequence: number;
-  step: number;
-  phase: string;
-  kind: string;
-  module: string;
-  op?: string;
-  output: number;
-  occurrence: number;
+/** Where a record stands in the trace: its identity fields (a place carries no null, unlike a record). */
+export type RecordPlace = Pick<TraceRecord, 'sequence' | 'step' | 'phase' | 'kind' | 'module' | 'op' | 'output' | 'occurrence'> & {
   /** Megatron-LM's records name their microbatch. */
   microbatch?: number;
   source?: { path: string; line: number };
-}
+};
 
 export interface Localisation {
   rank: number;
