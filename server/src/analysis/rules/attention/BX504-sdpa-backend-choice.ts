@@ -1,26 +1,21 @@
 import type { Node } from 'web-tree-sitter';
 import type { CallSite } from '../../calls.js';
 import { callRange } from '../../calls.js';
-import { argument, callArguments, dottedParts, literalValue } from '../../syntax.js';
+import { callArguments, literalValue } from '../../syntax.js';
 import { formatSlowdown } from '../cost.js';
 import { fitMessage, type ModeOutcome, type Outcomes, type Rule, type RuleContext } from '../rule.js';
 import { onForwardPath } from '../../members.js';
 import { onlyServes, showsTraining } from '../../autograd.js';
-import { isImplementationSetting, moduleValue, SDPA_SLOWDOWN, slowdownRange } from './shared.js';
+import { isImplementationSetting, SDPA_SLOWDOWN, slowdownRange } from './shared.js';
 import { oneLineStatement } from '../mode-around.js';
 import type { Fix } from '../../types.js';
+import { type Backend, CONTEXTS, contextBackends, directContexts, enclosingContext } from './sdpa-contexts.js';
 
-type Backend = 'FLASH_ATTENTION' | 'EFFICIENT_ATTENTION' | 'CUDNN_ATTENTION' | 'MATH';
-const BACKENDS = new Set<string>(['FLASH_ATTENTION', 'EFFICIENT_ATTENTION', 'CUDNN_ATTENTION', 'MATH']);
 const SDPA = 'torch.nn.functional.scaled_dot_product_attention';
 /** Packed variable-length attention: its backward is aten._flash_attention_backward, SDPA's flash backward. */
 const VARLEN = 'torch.nn.attention.varlen.varlen_attn';
 /** varlen_attn arguments of its KV-cache (decoding) mode, which has no autograd. */
 const KV_CACHE_ARGS = ['k_cache', 'v_cache', 'cache_seqlens', 'page_table'];
-const CONTEXTS = new Set(['torch.nn.attention.sdpa_kernel', 'torch.backends.cuda.sdp_kernel']);
-const LEGACY_FLAGS: Array<[string, Backend]> = [
-  ['enable_flash', 'FLASH_ATTENTION'], ['enable_math', 'MATH'], ['enable_mem_efficient', 'EFFICIENT_ATTENTION'], ['enable_cudnn', 'CUDNN_ATTENTION'],
-];
 const MODE = '`torch.use_deterministic_algorithms(True)`';
 const FLASH_MEASURED = 'flash attention: 20 of 20 runs distinct';
 const EFFICIENT_MEASURED = 'memory-efficient attention: 1 to 8 of 20';
@@ -39,48 +34,6 @@ function measuredFor(fused: string[]): { measured: string; cost: string } {
   };
 }
 const WARN_ONLY = 'With `warn_only=True` PyTorch only warns and the memory-efficient backend keeps its split, nondeterministic backward (pytorch#101847).';
-
-/** The backends an `SDPBackend.X` expression, a list of them, or a name bound to one names. */
-function backendsOf(raw: Node | undefined, ctx: RuleContext, depth = 0): Set<Backend> | undefined {
-  if (!raw || depth > 3) return undefined;
-  if (raw.type === 'list' || raw.type === 'tuple') {
-    const all = new Set<Backend>();
-    for (const item of raw.namedChildren) {
-      const one = backendsOf(item, ctx, depth + 1);
-      if (!one) return undefined;
-      for (const b of one) all.add(b);
-    }
-    return all;
-  }
-  if (raw.type === 'identifier') {
-    const def = ctx.values.definition(raw);
-    // A name set in the branches of a determinism guard holds either value: cannot tell.
-    if (def) return def.unpacked || ctx.guardOf(def.value) !== 'none' ? undefined : backendsOf(def.value, ctx, depth + 1);
-    const global = moduleValue(raw);
-    if (global) return backendsOf(global, ctx, depth + 1);
-  }
-  // `self.backends`: the list `__init__` assigns.
-  const assigned = raw.type === 'attribute' ? ctx.values.selfAttributeValue(raw) : undefined;
-  if (assigned) return backendsOf(assigned, ctx, depth + 1);
-  const parts = dottedParts(raw);
-  const qualified = ctx.scope.resolveExpression(raw) ?? parts?.join('.');
-  const match = qualified ? /(?:^|\.)SDPBackend\.(\w+)$/.exec(qualified) : null;
-  return match && BACKENDS.has(match[1]!) ? new Set([match[1] as Backend]) : undefined;
-}
-
-/** `torch.backends.cuda.sdp_kernel(enable_flash=..., ...)`: the backends left enabled. */
-function legacyBackends(call: CallSite): Set<Backend> | undefined {
-  const enabled = new Set<Backend>();
-  let restricted = false;
-  for (const [index, [flag, backend]] of LEGACY_FLAGS.entries()) {
-    const node = argument(call.args, index, flag);
-    const value = node ? literalValue(node) : true;
-    if (value === undefined) return undefined;
-    if (value === false) restricted = true;
-    else enabled.add(backend);
-  }
-  return restricted ? enabled : undefined;
-}
 
 function contextOutcomes(backends: Set<Backend>, shown: string): Outcomes | undefined {
   const fused = ['FLASH_ATTENTION', 'EFFICIENT_ATTENTION'].filter((b) => backends.has(b as Backend));
@@ -132,12 +85,6 @@ function contextOutcomes(backends: Set<Backend>, shown: string): Outcomes | unde
   };
 }
 
-function isContextCall(expr: Node | null | undefined, ctx: RuleContext): boolean {
-  const fn = expr?.type === 'call' ? expr.childForFieldName('function') : undefined;
-  const callee = fn ? ctx.scope.resolveExpression(fn) : undefined;
-  return !!callee && CONTEXTS.has(callee);
-}
-
 /**
  * `with torch.nn.attention.sdpa_kernel(SDPBackend.MATH):` around the statement: the math backend's
  * backward is plain matmuls, stable run to run (measured), and only this call pays for it (slower,
@@ -151,41 +98,6 @@ function mathBackendFix(call: CallSite, ctx: RuleContext): Fix[] {
   return [{ title: 'Run this call on the math backend (sdpa_kernel(SDPBackend.MATH)): slower, reproducible', safety: 'unsafe', edits: [{ range: statement.range, newText: text }] }];
 }
 
-/** The `sdpa_kernel(...)` calls a `with` statement enters directly (`with sdpa_kernel(...):`). */
-function directContexts(statement: Node, ctx: RuleContext): Node[] {
-  const clause = statement.namedChildren.find((c) => c.type === 'with_clause');
-  return (clause?.namedChildren ?? []).flatMap((item) => {
-    const value = item.type === 'with_item' ? item.childForFieldName('value') : null;
-    return value && isContextCall(value, ctx) ? [value] : [];
-  });
-}
-
-/**
- * The context around an SDPA call: 'direct' with the `sdpa_kernel(...)` call of a `with` written
- * around it in its function (its finding is reported on the call, where the hazard runs), or
- * 'other' for a context entered through a name or a decorator (its finding stays on the context).
- */
-function enclosingContext(node: Node, ctx: RuleContext): { kind: 'direct'; call: Node } | { kind: 'other' } | undefined {
-  const isContext = (raw: Node | null | undefined): boolean => {
-    const def = raw?.type === 'identifier' ? ctx.values.definition(raw) : undefined;
-    return isContextCall(def && !def.unpacked ? def.value : raw, ctx);
-  };
-  let inFunction = true;
-  for (let current = node.parent; current; current = current.parent) {
-    if (current.type === 'with_statement') {
-      const direct = inFunction ? directContexts(current, ctx)[0] : undefined;
-      if (direct) return { kind: 'direct', call: direct };
-      const clause = current.namedChildren.find((c) => c.type === 'with_clause');
-      if (clause?.namedChildren.some((item) => item.type === 'with_item' && isContext(item.childForFieldName('value')))) return { kind: 'other' };
-    } else if (current.type === 'decorated_definition') {
-      if (current.namedChildren.some((d) => d.type === 'decorator' && isContext(d.namedChildren[0]))) return { kind: 'other' };
-    } else if (current.type === 'function_definition' || current.type === 'lambda') {
-      inFunction = false;
-    }
-  }
-  return undefined;
-}
-
 /** Does a `with sdpa_kernel(...):` hold an SDPA call of its own function (which then carries the finding)? */
 function wrapsSdpaCall(context: Node, ctx: RuleContext): boolean {
   const statement = context.parent?.parent?.parent;
@@ -197,12 +109,6 @@ function wrapsSdpaCall(context: Node, ctx: RuleContext): boolean {
     const found = enclosingContext(call, ctx);
     return found?.kind === 'direct' && found.call.equals(context);
   });
-}
-
-/** The backends a context call allows, or undefined when the call does not show them. */
-function contextBackends(call: CallSite | Node, ctx: RuleContext): Set<Backend> | undefined {
-  const site: CallSite = 'callee' in call ? call : { node: call, callee: ctx.scope.resolveExpression(call.childForFieldName('function')!) ?? '', anchor: { start: call, end: call }, args: callArguments(call) };
-  return site.callee === 'torch.backends.cuda.sdp_kernel' ? legacyBackends(site) : backendsOf(argument(site.args, 0, 'backends'), ctx);
 }
 
 /**
