@@ -28,11 +28,13 @@ export interface StartOptions {
   initialization?: Record<string, unknown>;
   /** The node arguments that start the server (the bundled `bitexact lsp --stdio` unless given). */
   server?: string[];
+  /** More environment variables for the server process (BITEXACT_THREADS=1: no worker threads). */
+  env?: Record<string, string>;
 }
 
 export async function startLsp(rootDir: string, capabilities: ClientCapabilities, settings: Record<string, unknown> = {}, options: StartOptions = {}): Promise<LspSession> {
   const server = options.server ?? [path.join(ROOT, 'bin/bitexact.cjs'), 'lsp', '--stdio'];
-  const child = spawn(process.execPath, server, { cwd: rootDir, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, server, { cwd: rootDir, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
   const connection = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   const published: PublishDiagnosticsParams[] = [];
   const waiters: Array<{ uri: string; accept: (p: PublishDiagnosticsParams) => boolean; resolve: (p: PublishDiagnosticsParams) => void }> = [];

@@ -56,7 +56,7 @@ export class Checker {
     return this.analyzer.mayMatch(text);
   }
 
-  analyze(text: string, settings: Settings): FileAnalysis {
+  analyze(text: string, settings: Pick<Settings, 'torchVersion' | 'guardNames'>): FileAnalysis {
     return this.analyzer.analyzeText(text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames });
   }
 

@@ -1,7 +1,9 @@
 // Both cores for many files: worker threads analyse files (parse and rules, the costly half of
 // Checker.checkProgram) while the program-wide half (mode by reachability, resolving findings)
 // stays on the main thread. Batches go to whichever worker is free, and each analysis comes back
-// to its file's slot, so the output is the same, byte for byte, as one thread's.
+// to its file's slot, so the output is the same, byte for byte, as one thread's. `bitexact check`
+// uses it, and the language server's workspace scans (given to it by main.ts), whose main thread
+// then stays free to answer the editor while the files are analysed.
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -13,6 +15,8 @@ import { fromPortable, PortableAnalysis } from '../analysis/portable.js';
 export interface AnalysisJob {
   text: string;
   settings: Pick<Settings, 'torchVersion' | 'guardNames'>;
+  /** Also read the file's calls (Checker.analyze), as the language server's program facts need. */
+  calls?: boolean;
 }
 export interface WorkerRequest {
   batch: number;
@@ -37,8 +41,18 @@ export function threadsFor(files: number): number {
   return cores < 2 ? 0 : Math.min(cores, 8);
 }
 
-/** Analyses `jobs` in `threads` worker threads; the result's i-th entry is jobs[i]'s analysis. */
-export async function analyseInWorkers(jobs: readonly AnalysisJob[], threads: number, checker: Checker): Promise<FileAnalysis[]> {
+export interface PoolOptions {
+  /** Called with each analysis as its batch arrives (batches arrive in any order). */
+  onAnalysed?: (index: number, analysis: FileAnalysis) => void;
+  /** Asked before each batch is sent: true stops sending, and the jobs not sent stay unanalysed. */
+  cancelled?: () => boolean;
+}
+
+/**
+ * Analyses `jobs` in `threads` worker threads; the result's i-th entry is jobs[i]'s analysis
+ * (undefined only for jobs left unsent because `options.cancelled` said so).
+ */
+export async function analyseInWorkers(jobs: readonly AnalysisJob[], threads: number, checker: Checker, options: PoolOptions = {}): Promise<FileAnalysis[]> {
   const results = new Array<FileAnalysis>(jobs.length);
   const batches: number[][] = [];
   for (let i = 0; i < jobs.length; i += BATCH) batches.push(Array.from({ length: Math.min(BATCH, jobs.length - i) }, (_, k) => i + k));
@@ -50,6 +64,7 @@ export async function analyseInWorkers(jobs: readonly AnalysisJob[], threads: nu
         (worker) =>
           new Promise<void>((resolve, reject) => {
             const send = () => {
+              if (next < batches.length && options.cancelled?.()) next = batches.length;
               if (next >= batches.length) return resolve();
               const batch = next++;
               worker.postMessage({ batch, jobs: batches[batch]!.map((i) => jobs[i]!) } satisfies WorkerRequest);
@@ -57,7 +72,11 @@ export async function analyseInWorkers(jobs: readonly AnalysisJob[], threads: nu
             worker.on('message', (reply: WorkerReply | { ready: true }) => {
               if ('ready' in reply) return send();
               if ('error' in reply) return reject(new Error(`analysis worker: ${reply.error}`));
-              batches[reply.batch]!.forEach((fileIndex, k) => (results[fileIndex] = fromPortable(reply.analyses[k]!, checker.rules)));
+              batches[reply.batch]!.forEach((fileIndex, k) => {
+                const analysis = fromPortable(reply.analyses[k]!, checker.rules);
+                results[fileIndex] = analysis;
+                options.onAnalysed?.(fileIndex, analysis);
+              });
               send();
             });
             worker.on('error', reject);

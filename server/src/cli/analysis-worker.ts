@@ -13,7 +13,7 @@ async function serve(): Promise<void> {
   port.on('message', ({ batch, jobs }: WorkerRequest) => {
     let reply: WorkerReply;
     try {
-      reply = { batch, analyses: jobs.map((job: AnalysisJob) => toPortable(checker.analyzeForProgram(job.text, job.settings))) };
+      reply = { batch, analyses: jobs.map((job: AnalysisJob) => toPortable(job.calls ? checker.analyze(job.text, job.settings) : checker.analyzeForProgram(job.text, job.settings))) };
     } catch (error) {
       reply = { batch, error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
     }

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, configWarnings, SettingsOverrides } from '../analysis/config.js';
 import { Checker } from '../analysis/index.js';
 import { parseTorchVersion } from '../analysis/version.js';
+import type { AnalyseMany } from '../lsp/workspace-scan.js';
 import { UsageError } from '../workspace/files.js';
 import { runCheck } from './check.js';
 import { runCommand } from './exit.js';
@@ -66,8 +67,18 @@ async function main(argv: string[]): Promise<number> {
     // Loaded on demand (here and for pair/compare) so each command starts without the others' code.
     const { startLanguageServer } = await import('../lsp/server.js');
     const { stdioConnection } = await import('../lsp/framing.js');
+    const { analyseInWorkers, threadsFor } = await import('./analysis-pool.js');
+    const checker = await Checker.create(bundledGrammar());
+    // Workspace scans analyse many closed files in worker threads, as `check` does (each analysis with
+    // its calls: the server keeps every file's program facts).
+    const analyseMany: AnalyseMany = (jobs, options) => {
+      const threads = threadsFor(jobs.length);
+      if (threads === 0) return undefined;
+      const pooled = jobs.map((j) => ({ text: j.text, settings: { torchVersion: j.settings.torchVersion, guardNames: j.settings.guardNames }, calls: true }));
+      return analyseInWorkers(pooled, threads, checker, options).then(() => undefined);
+    };
     // On stdio, the framing is checked first (framing.ts): a bad header is reported and skipped.
-    startLanguageServer(await Checker.create(bundledGrammar()), rest.includes('--stdio') ? stdioConnection() : undefined);
+    startLanguageServer(checker, rest.includes('--stdio') ? stdioConnection() : undefined, analyseMany);
     return new Promise<number>(() => undefined); // runs until the client shuts it down
   }
   if (command === 'pair') return (await import('./pair-command.js')).runPairCommand(rest);

@@ -17,11 +17,13 @@ import { initialize, initialized } from './requests/initialize.js';
 import { pairSeries } from './requests/pair-series.js';
 import { STATS_METHOD, stats } from './requests/stats.js';
 import { Session } from './session.js';
+import type { AnalyseMany } from './workspace-scan.js';
 
 export { CHECK_WORKSPACE_COMMAND, SHOW_CONFIGURATION_COMMAND } from './requests/execute-command.js';
 
-export function startLanguageServer(checker: Checker, connection: Connection = createConnection()): void {
-  const session = new Session(connection, checker);
+/** `analyseMany`: how workspace scans analyse many files off the main thread (none: on it). */
+export function startLanguageServer(checker: Checker, connection: Connection = createConnection(), analyseMany?: AnalyseMany): void {
+  const session = new Session(connection, checker, analyseMany);
   connection.onInitialize((params) => initialize(session, params));
   connection.onInitialized(() => initialized(session));
   registerNotebooks(connection, session);

@@ -19,7 +19,7 @@ import { NotebookStore } from './notebooks.js';
 import { PublishQueue } from './publish-queue.js';
 import { DocumentReports, Report } from './reports.js';
 import { DEFAULT_EDITOR_SETTINGS, EditorSettings, readEditorSettings } from './settings.js';
-import { workspaceScans } from './workspace-scan.js';
+import { AnalyseMany, workspaceScans } from './workspace-scan.js';
 import { uriToPath, WorkspaceModel } from './workspace.js';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
@@ -82,6 +82,7 @@ export class Session {
   constructor(
     readonly connection: Connection,
     readonly checker: Checker,
+    analyseMany?: AnalyseMany,
   ) {
     this.docs = new DocumentStore(checker.parser, (uri) => this.idle(uri), (uri) => this.runs.isRunning(uri));
     this.notebooks = new NotebookStore(checker);
@@ -96,6 +97,7 @@ export class Session {
       findingsFor: (entry) => this.findingsFor(entry),
       refreshAll: () => this.refreshAll(),
       log: (level, message) => this.log(level, message),
+      ...(analyseMany ? { analyseMany } : {}),
     });
   }
 

@@ -3,6 +3,8 @@
 // mode, so an open file sees its whole project's mode.
 import { pathToFileURL } from 'node:url';
 import type { Connection } from 'vscode-languageserver/node';
+import type { Settings } from '../analysis/config.js';
+import type { FileAnalysis } from '../analysis/engine.js';
 import type { Checker } from '../analysis/index.js';
 import type { Finding } from '../analysis/types.js';
 import { collectPythonFiles, readSource, sizeRefusal } from '../workspace/files.js';
@@ -15,6 +17,18 @@ import type { WorkspaceModel } from './workspace.js';
 // `__main__`: entry points' calls decide which switches run (program.ts).
 const MODE_SWITCH_TEXT = /use_deterministic_algorithms|set_deterministic_debug_mode|enable_full_determinism|deterministic\s*=|__main__/;
 
+/** One closed file to analyse: its text and the settings it is checked with. */
+export interface ScanJob {
+  text: string;
+  settings: Settings;
+}
+
+/**
+ * Analyses many files off the main thread (main.ts gives the server cli/analysis-pool.ts), each
+ * analysis handed to `onAnalysed` as it arrives; undefined when too few files make threads worth it.
+ */
+export type AnalyseMany = (jobs: readonly ScanJob[], options: { onAnalysed: (index: number, analysis: FileAnalysis) => void; cancelled: () => boolean }) => Promise<void> | undefined;
+
 export interface ScanDeps {
   connection: Connection;
   checker: Checker;
@@ -26,44 +40,103 @@ export interface ScanDeps {
   findingsFor: (entry: OpenDocument) => Promise<Finding[]>;
   refreshAll: () => void;
   log: (level: 'error' | 'warn' | 'info' | 'debug', message: string) => void;
+  analyseMany?: AnalyseMany;
 }
+
+interface ClosedJob extends ScanJob {
+  file: string;
+  uri: string;
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 export function workspaceScans(deps: ScanDeps): { checkWorkspace: (token: { isCancellationRequested: boolean }) => Promise<{ files: number; findings: number }>; scanModes: () => Promise<void> } {
   const { connection, checker, docs, workspace, editorSettings, findingsFor, refreshAll, log } = deps;
 
-  /** Reports every Python file of the workspace (open ones keep their live diagnostics). */
+  /**
+   * Analyses `jobs` (in worker threads when there are many, so the editor's requests are answered
+   * meanwhile) and records each file's program facts; the analyses come back in the jobs' order,
+   * undefined for those a cancellation left out or that were opened meanwhile. True when a fact other files depend on changed.
+   */
+  async function analyseClosed(jobs: readonly ClosedJob[], cancelled: () => boolean): Promise<{ analyses: Array<FileAnalysis | undefined>; changed: boolean }> {
+    const analyses = new Array<FileAnalysis | undefined>(jobs.length);
+    let changed = false;
+    const record = (i: number, analysis: FileAnalysis) => {
+      const job = jobs[i]!;
+      // A file opened meanwhile has its own live analysis: its facts are the document's from then on.
+      if (docs.get(job.uri)) return;
+      analyses[i] = analysis;
+      changed = workspace.setProgramFacts(job.file, analysis, job.text, job.settings) || changed;
+    };
+    // A file no rule can match needs no parse: the text search settles it here at once.
+    const heavy: number[] = [];
+    jobs.forEach((job, i) => (checker.mayMatch(job.text) ? heavy.push(i) : record(i, checker.analyze(job.text, job.settings))));
+    const pooled = deps.analyseMany?.(
+      heavy.map((i) => jobs[i]!),
+      { onAnalysed: (k, analysis) => record(heavy[k]!, analysis), cancelled },
+    );
+    if (pooled) await pooled;
+    else
+      for (const [k, i] of heavy.entries()) {
+        if (cancelled()) break;
+        record(i, checker.analyze(jobs[i]!.text, jobs[i]!.settings));
+        if (k % 20 === 19) await turn();
+      }
+    return { analyses, changed };
+  }
+
+  /**
+   * Reports every Python file of the workspace (open ones keep their live diagnostics). Closed files
+   * are all analysed first, then resolved against the program facts of all of them: the findings do
+   * not depend on the order the files were analysed in.
+   */
   async function checkWorkspace(token: { isCancellationRequested: boolean }): Promise<{ files: number; findings: number }> {
     const progress = await connection.window.createWorkDoneProgress();
+    const cancelled = () => token.isCancellationRequested || progress.token.isCancellationRequested;
     const files = await includedFiles();
     progress.begin('bitexact: checking workspace', 0, `${files.length} files`, true);
     let findings = 0;
-    for (const [i, file] of files.entries()) {
-      if (token.isCancellationRequested || progress.token.isCancellationRequested) break;
+    const closed: ClosedJob[] = [];
+    for (const file of files) {
       const uri = pathToFileURL(file).href;
       const open = docs.get(uri);
-      const found = open ? await findingsFor(open) : await checkClosedFile(file, uri);
+      if (open) {
+        if (cancelled()) break;
+        findings += (await findingsFor(open)).length;
+        continue;
+      }
+      const job = await closedJob(file, uri);
+      if (job) closed.push(job);
+      else void connection.sendDiagnostics({ uri, diagnostics: [] });
+    }
+    progress.report(10, `analysing ${closed.length} files`);
+    const { analyses, changed } = await analyseClosed(closed, cancelled);
+    for (const [i, job] of closed.entries()) {
+      const analysis = analyses[i];
+      if (cancelled()) break;
+      if (!analysis) continue;
+      const found = checker.resolve(analysis, job.text, job.settings, workspace.programView(job.file), workspace.isOffPath(job.file, job.settings));
       findings += found.length;
-      if (!open) void connection.sendDiagnostics({ uri, diagnostics: found.map((f) => toDiagnostic(uri, f)) });
-      if (i % 20 === 0) {
-        progress.report(Math.round((100 * i) / files.length), file);
-        await new Promise((resolve) => setImmediate(resolve));
+      void connection.sendDiagnostics({ uri: job.uri, diagnostics: found.map((f) => toDiagnostic(job.uri, f)) });
+      if (i % 20 === 19) {
+        progress.report(10 + Math.round((90 * i) / closed.length), job.file);
+        await turn();
       }
     }
     progress.done();
+    if (changed) refreshAll();
     return { files: files.length, findings };
   }
 
-  async function checkClosedFile(file: string, uri: string): Promise<Finding[]> {
+  /** A closed file's text and settings, or undefined when it is not checked (off, too big, unreadable). */
+  async function closedJob(file: string, uri: string): Promise<ClosedJob | undefined> {
     const editor = await editorSettings(uri);
-    if (!editor.enable) return [];
+    if (!editor.enable) return undefined;
     const { settings } = workspace.effectiveSettings(uri, editor);
     const refused = sizeRefusal(file, settings.maxFileSize);
     if (refused) log('warn', `bitexact: not checking ${file}: ${refused}`);
     const read = refused ? undefined : readSource(file);
-    if (!read?.ok) return [];
-    const analysis = checker.analyze(read.text, settings);
-    workspace.setProgramFacts(file, analysis, read.text, settings);
-    return checker.resolve(analysis, read.text, settings, workspace.programView(file), workspace.isOffPath(file, settings));
+    return read?.ok ? { file, uri, text: read.text, settings } : undefined;
   }
 
   /** The workspace's Python files that `bitexact check` on each folder would check. */
@@ -82,16 +155,16 @@ export function workspaceScans(deps: ScanDeps): { checkWorkspace: (token: { isCa
 
   /** Finds the files that switch deterministic mode, so open files see their whole project's mode. */
   async function scanModes(): Promise<void> {
-    let changed = false;
     const files = await includedFiles();
-    for (const [i, file] of files.entries()) {
-      if (docs.get(pathToFileURL(file).href)) continue;
-      const { settings } = workspace.effectiveSettings(pathToFileURL(file).href, deps.globalEditor());
+    const candidates: ClosedJob[] = [];
+    for (const file of files) {
+      const uri = pathToFileURL(file).href;
+      if (docs.get(uri)) continue;
+      const { settings } = workspace.effectiveSettings(uri, deps.globalEditor());
       const read = sizeRefusal(file, settings.maxFileSize) ? undefined : readSource(file);
-      if (!read?.ok || !MODE_SWITCH_TEXT.test(read.text)) continue;
-      changed = workspace.setProgramFacts(file, checker.analyze(read.text, settings), read.text, settings) || changed;
-      if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (read?.ok && MODE_SWITCH_TEXT.test(read.text)) candidates.push({ file, uri, text: read.text, settings });
     }
+    const { changed } = await analyseClosed(candidates, () => false);
     log('info', `scanned ${files.length} workspace files for deterministic-mode switches`);
     if (changed) refreshAll();
   }
