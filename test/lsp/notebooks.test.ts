@@ -18,6 +18,7 @@ import {
   MarkupKind,
   NotebookCellKind,
 } from 'vscode-languageserver-protocol/node';
+import { SCALING_CASES } from '../../bench/scaling-cases.mjs';
 import { runCli } from '../support/cli.js';
 import { LspSession, startLsp } from '../support/lsp.js';
 
@@ -93,5 +94,32 @@ describe('notebooks in the editor', () => {
     expect(after.find((d) => d.code === 'BX101')).toBeUndefined();
     const hover = await session!.connection.sendRequest(HoverRequest.type, { textDocument: { uri: cellUri(2) }, position: { line: 3, character: 3 } });
     expect(JSON.stringify(hover)).toContain('BX201');
+  });
+
+  it('drops an analysis of cells edited since (issue 10): a large notebook does not hold the server', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-nb-lsp-'));
+    const big: Array<[NotebookCellKind, string]> = [...CELLS, [NotebookCellKind.Code, SCALING_CASES['generated-model']!(8)]];
+    const { file, uri, cellUri, pull } = await openNotebook(dir, big);
+    const { connection } = session!;
+    const stats = () => connection.sendRequest('bitexact/stats') as Promise<{ analysesStopped: number; analysesCompleted: number }>;
+    const before = await stats();
+    // The first pull's analysis is under way when the edit arrives: it stops, and the second pull
+    // answers for the edited cells.
+    const stale = pull(2);
+    await connection.sendNotification(DidChangeNotebookDocumentNotification.type, {
+      notebookDocument: { uri, version: 2 },
+      change: { cells: { textContent: [{ document: { uri: cellUri(1), version: 2 }, changes: [{ range: { start: { line: 1, character: 12 }, end: { line: 1, character: 12 } }, text: '\ntorch.use_deterministic_algorithms(True)' }] }] } },
+    });
+    await stale;
+    const fresh = await pull(2);
+    const after = await stats();
+    expect(after.analysesStopped - before.analysesStopped).toBeGreaterThanOrEqual(1);
+    expect(fresh.find((d) => d.code === 'BX101')).toBeUndefined();
+    // The edited notebook on disk: the CLI reports the same for the cell.
+    const cells = JSON.parse(fs.readFileSync(file, 'utf8'));
+    cells.cells[1].source = ['!pip install -q torch\n', 'import torch\n', 'torch.use_deterministic_algorithms(True)\n', 'device = "cuda"'];
+    fs.writeFileSync(file, JSON.stringify(cells));
+    const cli = JSON.parse(runCli(['check', '--format', 'json', 'toy.ipynb'], dir).stdout).diagnostics as Array<{ cell: number; rule: string; range: { start: { line: number } } }>;
+    expect(fresh.map((d) => [d.code, d.range.start.line])).toEqual(cli.filter((d) => d.cell === 3).map((d) => [d.rule, d.range.start.line - 1]));
   });
 });

@@ -1,12 +1,16 @@
 // Notebook documents in the editor (LSP 3.17 notebook sync): the cells of one notebook are checked
 // together as the CLI checks an .ipynb file (analysis/notebook.ts joins them), so a seed in cell 1
-// counts for cell 5, and each finding is reported on its cell's document.
+// counts for cell 5, and each finding is reported on its cell's document. The analysis runs in
+// steps (analysis-runs.ts), as an open file's does: a large notebook does not hold the server, and
+// an analysis of cells edited since is dropped.
 import { Connection, Event, NotebookCell, NotebookCellKind, NotebookDocument, NotebookDocuments } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Settings } from '../analysis/config.js';
 import { Checker } from '../analysis/index.js';
 import { findingsByCell, joinCells, NotebookSource } from '../analysis/notebook.js';
 import { showsTraining } from '../analysis/autograd.js';
+import type { AnalysisSteps, FileAnalysis } from '../analysis/engine.js';
+import type { AnalysisRuns } from './analysis-runs.js';
 import { loneFileView } from '../analysis/program.js';
 import type { Finding } from '../analysis/types.js';
 
@@ -29,7 +33,10 @@ export class NotebookStore {
   /** Per notebook URI: its findings by cell document URI, for the notebook's state `key`. */
   private readonly results = new Map<string, { key: string; generation: number; byCell: Map<string, Finding[]> }>();
 
-  constructor(private readonly checker: Checker) {}
+  constructor(
+    private readonly checker: Checker,
+    private readonly runs: AnalysisRuns,
+  ) {}
 
   /**
    * Every cell's findings by cell document URI, the cells checked as one program (as `bitexact
@@ -43,7 +50,9 @@ export class NotebookStore {
     const how = await context(notebook);
     if (how) {
       const text = joined.source.text;
-      const analysis = this.checker.analyze(text, how.settings);
+      const analysis = await this.analysis(notebook, joined, how.settings);
+      // Dropped: the cells changed meanwhile; the caller asks again for the new state.
+      if (!analysis) return cached?.byCell ?? byCell;
       // A notebook is its own program: nothing imports it, and its mode switch is its own.
       const own = loneFileView({ offPath: how.offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) });
       const findings = this.checker.resolve(analysis, text, how.settings, own, how.offPath);
@@ -51,6 +60,23 @@ export class NotebookStore {
     }
     this.results.set(notebook.uri, { key: joined.key, generation, byCell });
     return byCell;
+  }
+
+  /** The joined cells' analysis, in steps; undefined when the notebook changed before it ended. */
+  private analysis(notebook: NotebookDocument, joined: JoinedNotebook, settings: Settings): FileAnalysis | Promise<FileAnalysis | undefined> {
+    const { checker } = this;
+    const text = joined.source.text;
+    if (!checker.mayMatch(text)) return checker.analyze(text, settings);
+    function* steps(): AnalysisSteps {
+      const tree = checker.parser.parse(text);
+      try {
+        return yield* checker.analysisSteps(tree, text, settings);
+      } finally {
+        tree.delete();
+      }
+    }
+    const stale = () => this.stateKey(notebook) !== joined.key;
+    return this.runs.analysis(notebook.uri, notebook.version, JSON.stringify([settings.torchVersion, settings.guardNames, joined.key]), steps, stale);
   }
 
   /** The findings last computed for a notebook, whatever its state now. */
@@ -97,10 +123,11 @@ export class NotebookStore {
   join(notebook: NotebookDocument): JoinedNotebook {
     const docs = notebook.cells.map((c) => this.documents.getCellTextDocument(c));
     const cells = notebook.cells.map((c, i) => ({ code: c.kind === NotebookCellKind.Code && docs[i]?.languageId === 'python', source: docs[i]?.getText() ?? '' }));
-    return {
-      source: joinCells(cells),
-      cellUris: notebook.cells.map((c) => c.document),
-      key: `${notebook.version}|${docs.map((d) => `${d?.uri}@${d?.version}`).join(',')}`,
-    };
+    return { source: joinCells(cells), cellUris: notebook.cells.map((c) => c.document), key: this.stateKey(notebook) };
+  }
+
+  /** Changes with the notebook's structure or any cell's text (JoinedNotebook.key), without joining. */
+  private stateKey(notebook: NotebookDocument): string {
+    return `${notebook.version}|${notebook.cells.map((c) => `${c.document}@${this.documents.getCellTextDocument(c)?.version}`).join(',')}`;
   }
 }

@@ -85,7 +85,7 @@ export class Session {
     analyseMany?: AnalyseMany,
   ) {
     this.docs = new DocumentStore(checker.parser, (uri) => this.idle(uri), (uri) => this.runs.isRunning(uri));
-    this.notebooks = new NotebookStore(checker);
+    this.notebooks = new NotebookStore(checker, this.runs);
     this.scans = workspaceScans({
       connection,
       checker,
