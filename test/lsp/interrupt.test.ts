@@ -131,4 +131,28 @@ describe('language server: an analysis already running', () => {
     expect(fromServer).toEqual(fromCli);
     fs.rmSync(dir, { recursive: true });
   }, 300_000);
+
+  it('parses a large document in slices: its first parse is dropped when the document moves on', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-interrupt-'));
+    const uri = pathToFileURL(path.join(dir, 'large.py')).href;
+    const text = SCALING_CASES['generated-model']!(40);
+    expect(text.length).toBeGreaterThan(300_000);
+    session = await startLsp(dir, { textDocument: { diagnostic: { dynamicRegistration: false } } });
+    const { connection } = session;
+    const stats = () => connection.sendRequest('bitexact/stats') as Promise<{ parsePauses: number; parsesStopped: number; analysesCompleted: number }>;
+    void connection.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: 'python', version: 1, text } });
+    const stale = connection.sendRequest(DocumentDiagnosticRequest.type, { textDocument: { uri } });
+    // A whole new text while version 1 is being parsed: that parse stops at its next pause.
+    const edited = text.replace('torch.zeros(1', 'torch.zeros(2');
+    void connection.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri, version: 2 }, contentChanges: [{ text: edited }] });
+    await stale;
+    const report = (await connection.sendRequest(DocumentDiagnosticRequest.type, { textDocument: { uri } })) as DocumentDiagnosticReport & { items: unknown[] };
+    expect(report.items.length).toBeGreaterThan(200);
+    const counts = await stats();
+    expect(counts.parsesStopped).toBe(1);
+    // Version 2's parse paused between slices too: the server read its messages meanwhile.
+    expect(counts.parsePauses).toBeGreaterThan(2);
+    expect(counts.analysesCompleted).toBe(1);
+    fs.rmSync(dir, { recursive: true });
+  }, 120_000);
 });

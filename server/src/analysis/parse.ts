@@ -32,6 +32,55 @@ export class PythonParser {
     return new PythonParser(parser, language);
   }
 
+  /**
+   * parse() in slices of about `sliceMs` of parsing each, awaiting `between()` after every slice but
+   * the last: the language server reads its messages there, so a large file's first parse does not
+   * hold it (1 MB of Python takes 0.4–0.6 s). `between()` resolving false stops the parse (undefined).
+   * Tree-sitter resumes a halted parse on the next call of the same parser, so sliced parses run on a
+   * parser of their own, one after another.
+   */
+  parseInSlices(text: string, between: () => Promise<boolean>, sliceMs = 20): Promise<Tree | undefined> {
+    const sliced = (this.sliced ??= { parser: this.newParser(), queue: Promise.resolve() });
+    const run = sliced.queue.then(async () => {
+      const tree = await this.sliceParse(sliced.parser, text, between, sliceMs);
+      // The same recovery as parse(): starred operands masked, on the lines of the syntax error only.
+      if (!tree || !tree.rootNode.hasError || !text.includes('*')) return tree;
+      const masked = maskStarredOperands(text, tree);
+      if (masked === text) return tree;
+      const retry = await this.sliceParse(sliced.parser, masked, between, sliceMs);
+      if (retry && errorCount(retry) < errorCount(tree)) {
+        tree.delete();
+        return retry;
+      }
+      retry?.delete();
+      return tree;
+    });
+    sliced.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private sliced?: { parser: Parser; queue: Promise<unknown> };
+
+  private newParser(): Parser {
+    const parser = new Parser();
+    parser.setLanguage(this.language);
+    return parser;
+  }
+
+  private async sliceParse(parser: Parser, text: string, between: () => Promise<boolean>, sliceMs: number): Promise<Tree | undefined> {
+    refuseHuge(text);
+    for (;;) {
+      const deadline = performance.now() + sliceMs;
+      // Returning true halts the parse; the next call with the same text resumes it.
+      const tree = parser.parse(text, null, { progressCallback: () => performance.now() > deadline });
+      if (tree) return tree;
+      if (!(await between())) {
+        parser.reset();
+        return undefined;
+      }
+    }
+  }
+
   /** A compiled tree-sitter query over the Python grammar; the caller keeps it for reuse. */
   query(source: string): Query {
     return new Query(this.language, source);

@@ -25,6 +25,8 @@ export interface OpenDocument {
  * are parsed again, from text, when next analysed.
  */
 const TREE_BUDGET_CHARS = 400_000;
+/** From this size on (~100 ms of parsing), a document without a tree is parsed in slices (parseLarge). */
+const SLICED_PARSE_CHARS = 200_000;
 /** Edits kept for the quick analysis of the next version; beyond this the next analysis is a full one. */
 const MAX_PENDING_EDITS = 1000;
 
@@ -99,6 +101,50 @@ export class DocumentStore {
     entry.tree ??= this.parser.parse(entry.document.getText());
     entry.chunks ??= new ChunkCache();
     return entry.tree;
+  }
+
+  /**
+   * Parses a large document that has no tree yet in slices (PythonParser.parseInSlices), `between()`
+   * awaited after each: false when the document moved on, which drops the parse. True once the
+   * document has its tree (treeOf() then returns it at once). Small documents, and trees that only
+   * need a re-parse after edits (which reuses the old tree and is fast), are left to treeOf().
+   */
+  parseLarge(entry: OpenDocument, between: () => Promise<boolean>): Promise<boolean> {
+    if (entry.tree || entry.document.getText().length < SLICED_PARSE_CHARS) return Promise.resolve(true);
+    // A second asker of the same text joins the parse under way.
+    const text = entry.document.getText();
+    const pending = this.parsing.get(entry);
+    if (pending && pending.text === text) return pending.done;
+    const done = this.sliceParse(entry, text, between).finally(() => {
+      if (this.parsing.get(entry)?.done === done) this.parsing.delete(entry);
+    });
+    this.parsing.set(entry, { text, done });
+    return done;
+  }
+
+  private readonly parsing = new WeakMap<OpenDocument, { text: string; done: Promise<boolean> }>();
+  /** Work counted, for bitexact/stats: pauses between parse slices, and sliced parses dropped. */
+  readonly parseCounts = { parsePauses: 0, parsesStopped: 0 };
+
+  private async sliceParse(entry: OpenDocument, text: string, between: () => Promise<boolean>): Promise<boolean> {
+    const counted = async () => {
+      this.parseCounts.parsePauses++;
+      return between();
+    };
+    const tree = await this.parser.parseInSlices(text, counted);
+    if (!tree) {
+      this.parseCounts.parsesStopped++;
+      return false;
+    }
+    // Closed, replaced or given another tree meanwhile: this one is not the document's.
+    if (this.open.get(entry.document.uri) !== entry || entry.tree || entry.document.getText() !== text) {
+      tree.delete();
+      return entry.tree !== undefined;
+    }
+    this.keepTreeOf(entry.document.uri);
+    entry.tree = tree;
+    entry.treeStale = false;
+    return true;
   }
 
   /** Moves `uri` to the front and frees the trees beyond the budget, before a new tree is parsed. */

@@ -207,7 +207,12 @@ export class Session {
     // (the generation) do not change this analysis, only how its hits resolve, after it.
     const stale = () => this.docs.get(uri) !== entry || entry.document.version !== version || entry.tree !== tree;
     const analysisSettings = JSON.stringify([settings.torchVersion, settings.guardNames]);
-    return this.runs.analysis(uri, version, analysisSettings, steps, stale, token);
+    // A large document's first parse runs in slices, dropped as the analysis would be.
+    const between = async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return this.docs.get(uri) === entry && entry.document.version === version && !token?.isCancellationRequested;
+    };
+    return this.docs.parseLarge(entry, between).then((parsed) => (parsed ? this.runs.analysis(uri, version, analysisSettings, steps, stale, token) : undefined));
   }
 
   private *fullSteps(tree: Tree, entry: OpenDocument, text: string, settings: Settings, file: string | undefined): AnalysisSteps {
@@ -325,10 +330,10 @@ export class Session {
   }
 
   /** Work done so far, counted (requests/stats.ts). */
-  stats(): { conversions: number; findingsMade: number } & RunCounts {
+  stats(): { conversions: number; findingsMade: number } & RunCounts & DocumentStore['parseCounts'] {
     let findingsMade = this.closedMade;
     for (const memo of this.memos.values()) findingsMade += memo.made;
-    return { conversions: this.reports.conversions, findingsMade, ...this.runs.counts };
+    return { conversions: this.reports.conversions, findingsMade, ...this.runs.counts, ...this.docs.parseCounts };
   }
 
   /**
