@@ -1,8 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/support/sequencer.js';
 
 // Two groups: most test files spend their time waiting on real child processes (python, torch, the
-// server), so two of them run at once even on a 2-core machine; the editor end-to-end tests
-// (code-server and chromium, timing-sensitive clicks) then run alone, one file at a time.
+// server), so two of them run at once even on a 2-core machine, the longest first
+// (test/support/sequencer.ts); the editor end-to-end tests (code-server and chromium,
+// timing-sensitive clicks) then run alone, one file at a time.
 const E2E = 'test/e2e/**/*.test.ts';
 
 export default defineConfig({
@@ -10,6 +12,7 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,
