@@ -6,6 +6,9 @@ import LongestFirst from './test/support/sequencer.js';
 // (test/support/sequencer.ts); the editor end-to-end tests (code-server and chromium,
 // timing-sensitive clicks) then run alone, one file at a time.
 const E2E = 'test/e2e/**/*.test.ts';
+// Real tools without an editor's UI (pre-commit in a subprocess): nothing timing-sensitive, so they
+// run with the main files instead of alone.
+const E2E_WITHOUT_UI = ['test/e2e/pre-commit.test.ts'];
 
 export default defineConfig({
   test: {
@@ -16,11 +19,11 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [E2E], maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: { name: 'main', include: ['test/*.test.ts', 'test/!(e2e)/**/*.test.ts', ...E2E_WITHOUT_UI], maxWorkers: 2, sequence: { groupOrder: 0 } },
       },
       {
         extends: true,
-        test: { name: 'e2e', include: [E2E], maxWorkers: 1, sequence: { groupOrder: 1 } },
+        test: { name: 'e2e', include: [E2E], exclude: E2E_WITHOUT_UI, maxWorkers: 1, sequence: { groupOrder: 1 } },
       },
     ],
   },
