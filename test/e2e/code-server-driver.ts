@@ -9,6 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BrowserContext, chromium, Locator, Page } from 'playwright-core';
+import { inject } from 'vitest';
+import '../support/provided.js';
 import { Prerequisite, versionOf } from './prereq.js';
 
 export const CODE_SERVER_VERSION = '4.100.3';
@@ -70,12 +72,24 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): boolean {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * `vsce package` of the current dist/ into `outDir` (the global setup has just built dist/). Another
+ * `vsce package` of the current dist/ into `outDir` (the global setup has just built dist/), once per
+ * test run: the first e2e file packages it, later ones copy that package (the same build). Another
  * test run in the same tree may be rebuilding dist/ at that moment, which makes vsce fail with "file
  * data stream has unexpected number of bytes": that is retried.
  */
 export async function packageVsix(root: string, outDir: string): Promise<string> {
   const out = path.join(outDir, 'bitexact.vsix');
+  const packaged = path.join(inject('testRunDir'), 'bitexact.vsix');
+  if (fs.existsSync(packaged)) {
+    fs.copyFileSync(packaged, out);
+    return out;
+  }
+  const made = await packageOnce(root, out);
+  fs.copyFileSync(made, packaged);
+  return made;
+}
+
+async function packageOnce(root: string, out: string): Promise<string> {
   let failure = '';
   for (let attempt = 1; attempt <= 3; attempt++) {
     fs.rmSync(out, { force: true });

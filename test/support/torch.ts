@@ -2,17 +2,7 @@
 // test/support/global-setup.ts, as a prerequisite for shouldSkip / assertPresent (test/e2e/prereq.ts).
 import { inject } from 'vitest';
 import type { Prerequisite } from '../e2e/prereq.js';
-
-export interface TorchFound {
-  torch: boolean;
-  gloo: boolean;
-}
-
-declare module 'vitest' {
-  export interface ProvidedContext {
-    torchFound: TorchFound;
-  }
-}
+import './provided.js';
 
 /** torch importable by python3; with `gloo`, also torch.distributed with the gloo backend. */
 export function torchPrerequisite(need: 'torch' | 'gloo' = 'torch'): Prerequisite {
