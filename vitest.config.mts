@@ -1,23 +1,29 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/support/sequencer.js';
 
 // Two groups: most test files spend their time waiting on real child processes (python, torch, the
-// server), so two of them run at once even on a 2-core machine; the editor end-to-end tests
-// (code-server and chromium, timing-sensitive clicks) then run alone, one file at a time.
+// server), so two of them run at once even on a 2-core machine, the longest first
+// (test/support/sequencer.ts); the editor end-to-end tests (code-server and chromium,
+// timing-sensitive clicks) then run alone, one file at a time.
 const E2E = 'test/e2e/**/*.test.ts';
+// Real tools without an editor's UI (pre-commit in a subprocess): nothing timing-sensitive, so they
+// run with the main files instead of alone.
+const E2E_WITHOUT_UI = ['test/e2e/pre-commit.test.ts'];
 
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,
-        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [E2E], maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: { name: 'main', include: ['test/*.test.ts', 'test/!(e2e)/**/*.test.ts', ...E2E_WITHOUT_UI], maxWorkers: 2, sequence: { groupOrder: 0 } },
       },
       {
         extends: true,
-        test: { name: 'e2e', include: [E2E], maxWorkers: 1, sequence: { groupOrder: 1 } },
+        test: { name: 'e2e', include: [E2E], exclude: E2E_WITHOUT_UI, maxWorkers: 1, sequence: { groupOrder: 1 } },
       },
     ],
   },

@@ -4,11 +4,13 @@
 // Everything a run creates lives in one temp folder (user data, extensions, XDG dirs, the browser
 // profile, logs), and every process it starts is found again by that folder or by its process group,
 // so runs in parallel vitest workers do not meet and nothing outlives the test.
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BrowserContext, chromium, Locator, Page } from 'playwright-core';
+import { inject } from 'vitest';
+import '../support/provided.js';
 import { Prerequisite, versionOf } from './prereq.js';
 
 export const CODE_SERVER_VERSION = '4.100.3';
@@ -70,19 +72,41 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): boolean {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * `vsce package` of the current dist/ into `outDir` (the global setup has just built dist/). Another
+ * `vsce package` of the current dist/ into `outDir` (the global setup has just built dist/), once per
+ * test run: the first e2e file packages it, later ones copy that package (the same build). Another
  * test run in the same tree may be rebuilding dist/ at that moment, which makes vsce fail with "file
  * data stream has unexpected number of bytes": that is retried.
  */
 export async function packageVsix(root: string, outDir: string): Promise<string> {
   const out = path.join(outDir, 'bitexact.vsix');
+  const packaged = path.join(inject('testRunDir'), 'bitexact.vsix');
+  if (fs.existsSync(packaged)) {
+    fs.copyFileSync(packaged, out);
+    return out;
+  }
+  const made = await packageOnce(root, out);
+  fs.copyFileSync(made, packaged);
+  return made;
+}
+
+/** A command's exit status and output, without blocking the event loop while it runs. */
+function runAsync(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd: options.cwd, env: options.env, encoding: 'utf8', timeout: options.timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const status = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+      resolve({ status, stdout, stderr: stderr || (error && typeof error.code !== 'number' ? error.message : '') });
+    });
+  });
+}
+
+async function packageOnce(root: string, out: string): Promise<string> {
   let failure = '';
   for (let attempt = 1; attempt <= 3; attempt++) {
     fs.rmSync(out, { force: true });
-    const r = spawnSync(process.execPath, [path.join(root, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--readme-path', 'client/README.md', '--out', out], {
+    // Asynchronously, so that a caller can start the package and do something else meanwhile.
+    const r = await runAsync(process.execPath, [path.join(root, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--readme-path', 'client/README.md', '--out', out], {
       cwd: root,
-      encoding: 'utf8',
-      timeout: 120_000,
+      timeoutMs: 120_000,
     });
     if (r.status === 0 && fs.existsSync(out)) return out;
     failure = `vsce package failed (status ${r.status}, attempt ${attempt}):\n${r.stdout}\n${r.stderr}`;
@@ -142,7 +166,8 @@ export class CodeServer {
     delete env['NODE_OPTIONS'];
     const common = ['--user-data-dir', userData, '--extensions-dir', extensions];
 
-    const install = spawnSync(codeServerBin(), [...common, '--install-extension', vsix], { env, encoding: 'utf8', timeout: 90_000 });
+    // Asynchronously, so that chromium can start meanwhile (startEditor).
+    const install = await runAsync(codeServerBin(), [...common, '--install-extension', vsix], { env, timeoutMs: 90_000 });
     const installed = fs.existsSync(extensions) && fs.readdirSync(extensions).some((e) => e.startsWith('bitexact.bitexact-'));
     if (install.status !== 0 || !installed) {
       throw new Error(`code-server --install-extension ${vsix} failed (${install.status}):\n${install.stdout}\n${install.stderr}`);
@@ -233,6 +258,22 @@ export class CodeServer {
     if (process.env['BITEXACT_E2E_KEEP'] === '1') console.info(`[e2e vscode] kept ${this.dir}`);
     else fs.rmSync(this.dir, { recursive: true, force: true, maxRetries: 3 });
   }
+}
+
+/**
+ * code-server with `vsix` installed and chromium, started side by side (each takes seconds). Each is
+ * handed to `started` as soon as it is up, so that the caller closes what did start when the other
+ * failed; then the first failure is thrown.
+ */
+export async function startEditor(vsix: string, started: (up: CodeServer | Browser) => void): Promise<{ server: CodeServer; browser: Browser }> {
+  const [server, browser] = await Promise.allSettled([CodeServer.start(vsix).then(keep), Browser.launch().then(keep)]);
+  function keep<T extends CodeServer | Browser>(up: T): T {
+    started(up);
+    return up;
+  }
+  if (server.status === 'rejected') throw server.reason;
+  if (browser.status === 'rejected') throw browser.reason;
+  return { server: server.value, browser: browser.value };
 }
 
 export class Browser {

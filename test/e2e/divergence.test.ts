@@ -20,7 +20,7 @@ import type { FrameLocator, Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
-import { Browser, CodeServer, goTo, openFile, openWorkbench, packageVsix, pickAction, plain, prerequisites } from './code-server-driver.js';
+import { Browser, CodeServer, goTo, openFile, openWorkbench, packageVsix, pickAction, plain, prerequisites, startEditor } from './code-server-driver.js';
 import { assertPresent, shouldSkip } from './prereq.js';
 
 const SUITE = 'e2e divergence';
@@ -54,22 +54,32 @@ function workspace(): string {
   return folder;
 }
 
+let packaging: Promise<string> | undefined;
+/** The .vsix, packaged once; started before the first test's pair, which runs meanwhile. */
+function vsix(): Promise<string> {
+  if (!packaging) {
+    packaging = packageVsix(ROOT, path.dirname(workspace()));
+    packaging.catch(() => undefined); // awaited (and its failure reported) by session()
+  }
+  return packaging;
+}
+
 /** code-server with the packaged extension (dark theme) and chromium on the workbench of toy/: started once. */
 function session(mark: (what: string) => void): Promise<Page> {
   opened ??= (async () => {
-    const vsix = await packageVsix(ROOT, path.dirname(workspace()));
+    const packaged = await vsix();
     mark('packaged');
-    server = await CodeServer.start(vsix);
-    // Dark first (the docs' dark screenshots), light later through the theme picker.
-    const settings = path.join(server.dir, 'user-data/User/settings.json');
+    const up = await startEditor(packaged, (started) => (started instanceof CodeServer ? (server = started) : (browser = started)));
+    // Dark first (the docs' dark screenshots), light later through the theme picker; written before
+    // the workbench is opened, which reads it.
+    const settings = path.join(up.server.dir, 'user-data/User/settings.json');
     const userSettings = JSON.parse(fs.readFileSync(settings, 'utf8'));
     fs.writeFileSync(settings, JSON.stringify({ ...userSettings, 'workbench.colorTheme': 'Default Dark Modern' }, null, 2));
-    browser = await Browser.launch();
-    await browser.page.setViewportSize({ width: 1440, height: 1150 });
+    await up.browser.page.setViewportSize({ width: 1440, height: 1150 });
     mark('code-server and chromium up');
-    await openWorkbench(browser.page, server.url, workspace());
+    await openWorkbench(up.browser.page, up.server.url, workspace());
     mark('workbench');
-    return browser.page;
+    return up.browser.page;
   })();
   return opened;
 }
@@ -143,6 +153,7 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
       const mark = (what: string) => marks.push(`${what} ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
       const folder = workspace();
+      void vsix(); // packaged while the pair runs
       // A real pair, as a user runs it: two processes, their logs and report under .bitexact/runs/.
       const pair = runCli(['pair', '--', 'python3', 'train.py'], folder);
       expect(pair.status, pair.stderr).toBe(1);

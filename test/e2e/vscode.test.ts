@@ -14,7 +14,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
-import { Browser, CodeServer, editorText, goTo, openFile, openWorkbench, packageVsix, pickAction, plain, prerequisites, runCommand } from './code-server-driver.js';
+import { Browser, CodeServer, editorText, goTo, openFile, openWorkbench, packageVsix, pickAction, plain, prerequisites, runCommand, startEditor } from './code-server-driver.js';
 import { assertPresent, shouldSkip } from './prereq.js';
 
 const SUITE = 'e2e vscode';
@@ -72,14 +72,13 @@ describe('VS Code (code-server) with the packaged extension', () => {
       const benchmark = train.find((d) => d.rule === 'BX201');
       expect(benchmark, 'cli-project/train.py should have a BX201 finding').toBeDefined();
 
-      server = await CodeServer.start(vsix);
-      mark('code-server up');
-      browser = await Browser.launch();
-      const page = browser.page;
-      mark('chromium up');
+      const up = await startEditor(vsix, (started) => (started instanceof CodeServer ? (server = started) : (browser = started)));
+      const page = up.browser.page;
+      server = up.server;
+      mark('code-server and chromium up');
 
       try {
-        await openWorkbench(page, server.url, folder);
+        await openWorkbench(page, up.server.url, folder);
         mark('workbench');
         const editor = await openFile(page, 'moe.py', 'class MoE');
         mark('moe.py open');
@@ -241,7 +240,7 @@ describe('VS Code (code-server) with the packaged extension', () => {
       } catch (e) {
         const shot = path.join(os.tmpdir(), `bitexact-vscode-failure-${process.pid}.png`);
         await page.screenshot({ path: shot }).catch(() => undefined);
-        const detail = `\nsteps: ${marks.join(', ')}\nfailure screenshot: ${shot}\n--- code-server log\n${server.logTail()}\n${server.extensionLog()}`;
+        const detail = `\nsteps: ${marks.join(', ')}\nfailure screenshot: ${shot}\n--- code-server log\n${up.server.logTail()}\n${up.server.extensionLog()}`;
         if (e instanceof Error) e.message += detail;
         throw e;
       } finally {

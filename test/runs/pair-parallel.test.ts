@@ -28,8 +28,6 @@ async function waitFor(test: () => boolean, ms = 10_000): Promise<void> {
   for (const end = Date.now() + ms; !test() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 25));
 }
 
-const torchImportable = spawnSync('python3', ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
-
 describe('bitexact pair --parallel', () => {
   it('runs two 1-second python3 runs at once: each starts before the other ends', async () => {
     const pair = await runPair({ argv: ['python3', '-c', SLEEP_1S], cwd: out, runs: 2, outDir: out, parallel: true });
@@ -93,16 +91,32 @@ describe('bitexact pair --parallel', () => {
 });
 
 describe('Python and torch versions in meta.json', () => {
-  it('records the versions of the command\'s python3 (torch null when it is not importable)', () => {
+  it('records the versions of the command\'s python3: torch.__version__, null when torch is not importable', () => {
     const result = runCli(['pair', '--parallel', '--out', out, '--', 'python3', '-c', 'print(\'{"step": 1, "loss": 1.5}\')'], ROOT);
     expect(result.status).toBe(0);
     const [id] = fs.readdirSync(out);
     const meta = metaOf(path.join(out, id!));
-    const python = spawnSync('python3', ['-c', 'import sys; print(sys.version.split()[0])'], { encoding: 'utf8' }).stdout.trim();
-    expect(meta.versions).toMatchObject({ interpreter: 'python3', python });
+    // What that python3 says itself, importing torch.
+    const asked = 'import sys, json\ntry:\n    import torch\n    t = str(torch.__version__)\nexcept ImportError:\n    t = None\nprint(json.dumps([sys.version.split()[0], t]))';
+    const [python, torch] = JSON.parse(spawnSync('python3', ['-c', asked], { encoding: 'utf8' }).stdout) as [string, string | null];
+    expect(meta.versions).toEqual({ interpreter: 'python3', python, torch });
     expect(meta.versions.python).toMatch(/^3\.\d+\.\d+/);
-    if (!torchImportable) expect(meta.versions.torch).toBeNull();
-    expect(meta.versions.error).toBeUndefined();
+  });
+
+  it('reads torch\'s version from torch/version.py without importing torch; imports a torch that has no such file', async () => {
+    const site = path.join(out, 'site');
+    fs.mkdirSync(path.join(site, 'torch'), { recursive: true });
+    const imported = path.join(out, 'imported');
+    fs.writeFileSync(path.join(site, 'torch/__init__.py'), `open(${JSON.stringify(imported)}, 'w').close()\n__version__ = 'not this'\n`);
+    fs.writeFileSync(path.join(site, 'torch/version.py'), "from typing import Optional\n__version__ = '9.8.7+fake'\ncuda: Optional[str] = None\n");
+    const env = { ...process.env, PYTHONPATH: site };
+    expect(await probeVersions(['python3', 'train.py'], { cwd: out, env })).toMatchObject({ torch: '9.8.7+fake', python: expect.stringMatching(/^3\./) });
+    expect(fs.existsSync(imported)).toBe(false);
+    fs.rmSync(path.join(site, 'torch/version.py'));
+    expect(await probeVersions(['python3', 'train.py'], { cwd: out, env })).toMatchObject({ torch: 'not this' });
+    expect(fs.existsSync(imported)).toBe(true);
+    fs.writeFileSync(path.join(site, 'torch/__init__.py'), 'raise ImportError("no torch here")\n');
+    expect(await probeVersions(['python3', 'train.py'], { cwd: out, env })).toMatchObject({ torch: null });
   });
 
   it('knows a Python interpreter by its name or the end of its path', () => {

@@ -1,6 +1,5 @@
 // `bitexact pair --probe modules` with real CPU PyTorch: no change to the program, a trace per run
 // beside its log, and the report naming where the runs part ways, which their logs cannot show.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
 import { assertPresent, shouldSkip } from '../e2e/prereq.js';
+import { torchPrerequisite } from '../support/torch.js';
 
 const TRAINER = path.join(ROOT, 'test/fixtures/probe/tiny_trainer.py');
-const torchFound = spawnSync('python3', ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
-const prereq = { missing: torchFound ? [] : ['python3 cannot import torch (pip install torch==2.13.0+cpu)'] };
+const prereq = torchPrerequisite();
 
 describe.skipIf(shouldSkip('pair --probe', prereq))('bitexact pair --probe', { timeout: 240_000 }, () => {
   it('records each run and names the first divergent record, here where run 2 is nudged', () => {

@@ -9,11 +9,11 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
 import { assertPresent, shouldSkip } from '../e2e/prereq.js';
+import { torchPrerequisite } from '../support/torch.js';
 
 const TRAIN = path.join(ROOT, 'examples/torch_moe/train_ddp.py');
 const SITE = path.join(ROOT, 'python/sitecustomize');
-const gloo = spawnSync('python3', ['-c', 'import torch.distributed as d; assert d.is_available() and d.is_gloo_available()'], { encoding: 'utf8' }).status === 0;
-const prereq = { missing: gloo ? [] : ['python3 cannot import torch with gloo (pip install torch==2.13.0+cpu)'] };
+const prereq = torchPrerequisite('gloo');
 
 // Every torchrun starts three Pythons that import torch; the pair starts four torchruns (the pair and
 // its ops re-run; --no-observer: the observer re-run is tested in pair-probe.test.ts), two at a time

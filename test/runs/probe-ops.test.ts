@@ -9,12 +9,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/checker.js';
 import { assertPresent, shouldSkip } from '../e2e/prereq.js';
+import { torchPrerequisite } from '../support/torch.js';
 import { localiseDirectories, ProbeRecord } from '../../server/src/runs/probe-trace.js';
 
 const SITE = path.join(ROOT, 'python/sitecustomize');
 const TRAINER = path.join(ROOT, 'test/fixtures/probe/ops_trainer.py');
-const torchFound = spawnSync('python3', ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
-const prereq = { missing: torchFound ? [] : ['python3 cannot import torch (pip install torch==2.13.0+cpu)'] };
+const prereq = torchPrerequisite();
 
 /** The fixture's line that holds `text` (1-based), read from the file so the test follows edits. */
 const lineOf = (text: string) => fs.readFileSync(TRAINER, 'utf8').split('\n').findIndex((l) => l.includes(text)) + 1;

@@ -11,12 +11,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/checker.js';
 import { assertPresent, shouldSkip } from '../e2e/prereq.js';
+import { torchPrerequisite } from '../support/torch.js';
 import { localiseDirectories } from '../../server/src/runs/probe-trace.js';
 
 const SITE = path.join(ROOT, 'python/sitecustomize');
 const TRAINER = path.join(ROOT, 'test/fixtures/probe/unwritten_outputs_trainer.py');
-const torchFound = spawnSync('python3', ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
-const prereq = { missing: torchFound ? [] : ['python3 cannot import torch (pip install torch==2.13.0+cpu)'] };
+const prereq = torchPrerequisite();
 
 function opsRun(env: Record<string, string> = {}): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-probe-unwritten-'));

@@ -10,12 +10,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/checker.js';
 import { assertPresent, shouldSkip } from '../e2e/prereq.js';
+import { torchPrerequisite } from '../support/torch.js';
 import { localiseDirectories } from '../../server/src/runs/probe-trace.js';
 
 const SITE = path.join(ROOT, 'python/sitecustomize');
 const TRAINER = path.join(ROOT, 'test/fixtures/probe/tiny_trainer.py');
-const torchFound = spawnSync('python3', ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
-const prereq = { missing: torchFound ? [] : ['python3 cannot import torch (pip install torch==2.13.0+cpu)'] };
+const prereq = torchPrerequisite();
 
 interface ProbeRecord {
   sha256?: string;
@@ -41,6 +41,13 @@ function probed(env: Record<string, string> = {}, extra: string[] = []): { recor
   const stdout = python(['-m', 'bitexact_probe', '--out', out, ...extra, '--', TRAINER], env);
   const records = fs.readFileSync(path.join(out, 'rank_0.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ProbeRecord);
   return { records, stdout, dir: out };
+}
+
+let clean: ReturnType<typeof probed> | undefined;
+/** The probe's default run of the trainer (steps 1-3, digests): made once, by the first test that needs it. */
+function cleanRun(): ReturnType<typeof probed> {
+  clean ??= probed();
+  return clean;
 }
 
 // Each test starts python3 and imports torch several times: generous limits for a busy 2-core machine.
@@ -85,7 +92,7 @@ print(json.dumps(out))`;
   });
 
   it('records modules, gradients, parameters and the loss in execution order, the same in two runs', () => {
-    const a = probed();
+    const a = cleanRun();
     const b = probed();
     expect(a.stdout).toBe(b.stdout);
     expect(a.records.map((r) => r.sequence)).toEqual(a.records.map((_, i) => i));
@@ -103,11 +110,10 @@ print(json.dumps(out))`;
   });
 
   it('shows the first difference where a perturbation enters, in execution order', () => {
-    const cleanRun = probed();
     const perturbedRun = probed({ BITEXACT_TEST_PERTURB: '1' });
-    const [clean, perturbed] = [cleanRun.records, perturbedRun.records];
+    const [clean, perturbed] = [cleanRun().records, perturbedRun.records];
     // The comparer reads the two directories and names the same record, with the last match before it.
-    const [where] = localiseDirectories(cleanRun.dir, perturbedRun.dir);
+    const [where] = localiseDirectories(cleanRun().dir, perturbedRun.dir);
     expect(where).toMatchObject({ rank: 0, matchStrength: 'digest', divergence: { step: 2, phase: 'backward', kind: 'grad-output' } });
     expect(where!.lastMatch).toMatchObject({ step: 2, kind: 'loss' });
     const first = perturbed.findIndex((r, i) => r.digest !== clean[i]!.digest);
@@ -148,6 +154,6 @@ print(json.dumps(out))`;
     // Observer validity on this program: the probe changes no printed value.
     expect(viaSite).toBe(plain);
     const records = fs.readFileSync(path.join(out, 'rank_0.jsonl'), 'utf8').trim().split('\n');
-    expect(records.length).toBe(probed().records.length);
+    expect(records.length).toBe(cleanRun().records.length);
   });
 });

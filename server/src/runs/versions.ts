@@ -7,7 +7,7 @@ export interface InterpreterVersions {
   /** The interpreter as the command names it (argv[0]). */
   interpreter: string;
   python: string | null;
-  /** null when torch is not importable. */
+  /** null when the interpreter finds no torch (or one that has no version). */
   torch: string | null;
   /** Why the versions could not be read (timeout, not found, bad output). */
   error?: string;
@@ -15,14 +15,33 @@ export interface InterpreterVersions {
 
 export const VERSION_PROBE_TIMEOUT_MS = 10_000;
 
+// torch's version is read from torch/version.py (what torch.__version__ is made from), found without
+// importing torch: an `import torch` costs seconds of CPU, and every pair, its narrowing and observer
+// re-runs wait for this answer. A torch without that file is imported, as a last resort.
 const PROBE = [
-  'import sys, json',
-  'try:',
-  '    import torch',
-  '    t = str(torch.__version__)',
-  'except BaseException:',
-  '    t = None',
-  "print(json.dumps({'python': sys.version.split()[0], 'torch': t}))",
+  'import sys, json, os, importlib.util',
+  'def torch_version():',
+  '    try:',
+  "        spec = importlib.util.find_spec('torch')",
+  '    except BaseException:',
+  '        return None',
+  '    if spec is None:',
+  '        return None',
+  '    for root in spec.submodule_search_locations or []:',
+  "        file = os.path.join(root, 'version.py')",
+  '        if os.path.isfile(file):',
+  '            scope = {}',
+  '            try:',
+  "                exec(compile(open(file).read(), file, 'exec'), scope)",
+  "                return str(scope['__version__'])",
+  '            except BaseException:',
+  '                break',
+  '    try:',
+  '        import torch',
+  '        return str(torch.__version__)',
+  '    except BaseException:',
+  '        return None',
+  "print(json.dumps({'python': sys.version.split()[0], 'torch': torch_version()}))",
 ].join('\n');
 
 /** argv[0] is `python`, `python3`, or a path ending in one of them. */
