@@ -2,6 +2,7 @@
 // along which dimension an index has one entry per row, and whether its entries repeat by
 // construction. ValueHints (values.ts) answers through these; rules ask ValueHints.
 import type { Node } from 'web-tree-sitter';
+import { callSiteArguments } from './call-site-args.js';
 import type { ImportScope } from './scope.js';
 import { argument, callArguments, literalValue, unparenthesize } from './syntax.js';
 import { isGraphIndexName } from './value-names.js';
@@ -106,7 +107,11 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
       // under `if batch is None:`), unless the values show them distinct.
       if (isGraphIndexName(expr.text) && !values.of(expr).unique) return true;
       const def = values.definition(expr);
-      if (!def) return false;
+      // A parameter: what every call of its function in the file passes for it (call-site-args.ts).
+      if (!def) {
+        const passed = callSiteArguments(expr);
+        return !!passed && passed.every((arg) => next(arg));
+      }
       // `a, ids = self.reorder(x)`: what the file's own function returns there.
       if (def.unpacked) return next(values.unpackedFrom(expr)) || unpacksGraphIndex(def.value);
       return next(def.value);
