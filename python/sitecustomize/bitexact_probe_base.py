@@ -76,6 +76,8 @@ class ProbeBase(object):
         self.weights = {}
         self.dtype_names = {}
         self.stack = []
+        # The global module hooks' handles while the window runs (track_modules).
+        self.module_hooks = []
         self.in_backward = 0
         # A backward ended and no module forward began since (gradient all-reduce, clipping, scaling).
         self.after_backward = False
@@ -186,6 +188,21 @@ class ProbeBase(object):
         self.flush()
         self.step += 1
         self.occurrences = {}
+        self.track_modules()
+
+    def track_modules(self):
+        """The module hooks are registered only while the window's steps run: outside it they cost a
+        Python call per module call and record nothing (+17 % on the toy MoE's 19 ms step on an H200).
+        Called between steps, where no module is running, so the stack starts empty each time."""
+        import torch.nn.modules.module as modules
+
+        if self.in_window() and not self.module_hooks:
+            self.module_hooks = [modules.register_module_forward_pre_hook(self.forward_pre), modules.register_module_forward_hook(self.forward)]
+        elif not self.in_window() and self.module_hooks:
+            for handle in self.module_hooks:
+                handle.remove()
+            self.module_hooks = []
+            self.stack = []
 
     # --- names ---------------------------------------------------------------------------------
 
@@ -245,12 +262,10 @@ class ProbeBase(object):
 
 
 def install_hooks(torch, probe):
-    """Hooks every module, optimizer and Tensor.backward of the process to `probe`; returns it."""
-    import torch.nn.modules.module as modules
+    """Hooks every module (inside the step window), optimizer and Tensor.backward of the process to `probe`; returns it."""
     import torch.optim.optimizer as optimizers
 
-    modules.register_module_forward_pre_hook(probe.forward_pre)
-    modules.register_module_forward_hook(probe.forward)
+    probe.track_modules()
     optimizers.register_optimizer_step_pre_hook(probe.before_step)
     optimizers.register_optimizer_step_post_hook(probe.after_step)
     original_backward = torch.Tensor.backward
