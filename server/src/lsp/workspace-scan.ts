@@ -28,7 +28,14 @@ export interface ScanDeps {
   log: (level: 'error' | 'warn' | 'info' | 'debug', message: string) => void;
 }
 
-export function workspaceScans(deps: ScanDeps): { checkWorkspace: (token: { isCancellationRequested: boolean }) => Promise<{ files: number; findings: number }>; scanModes: () => Promise<void> } {
+export interface WorkspaceScans {
+  checkWorkspace: (token: { isCancellationRequested: boolean }) => Promise<{ files: number; findings: number }>;
+  scanModes: () => Promise<void>;
+  /** The findings of a file no editor has open, read from disk. */
+  closedFileFindings: (file: string, uri: string) => Promise<Finding[]>;
+}
+
+export function workspaceScans(deps: ScanDeps): WorkspaceScans {
   const { connection, checker, docs, workspace, editorSettings, findingsFor, refreshAll, log } = deps;
 
   /** Reports every Python file of the workspace (open ones keep their live diagnostics). */
@@ -41,7 +48,7 @@ export function workspaceScans(deps: ScanDeps): { checkWorkspace: (token: { isCa
       if (token.isCancellationRequested || progress.token.isCancellationRequested) break;
       const uri = pathToFileURL(file).href;
       const open = docs.get(uri);
-      const found = open ? await findingsFor(open) : await checkClosedFile(file, uri);
+      const found = open ? await findingsFor(open) : await closedFileFindings(file, uri);
       findings += found.length;
       if (!open) void connection.sendDiagnostics({ uri, diagnostics: found.map((f) => toDiagnostic(uri, f)) });
       if (i % 20 === 0) {
@@ -53,7 +60,7 @@ export function workspaceScans(deps: ScanDeps): { checkWorkspace: (token: { isCa
     return { files: files.length, findings };
   }
 
-  async function checkClosedFile(file: string, uri: string): Promise<Finding[]> {
+  async function closedFileFindings(file: string, uri: string): Promise<Finding[]> {
     const editor = await editorSettings(uri);
     if (!editor.enable) return [];
     const { settings } = workspace.effectiveSettings(uri, editor);
@@ -96,5 +103,5 @@ export function workspaceScans(deps: ScanDeps): { checkWorkspace: (token: { isCa
     if (changed) refreshAll();
   }
 
-  return { checkWorkspace, scanModes };
+  return { checkWorkspace, scanModes, closedFileFindings };
 }
