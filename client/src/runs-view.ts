@@ -1,7 +1,8 @@
 // The Runs view (the bitexact activity-bar container): the run configurations of the workspace's
 // pyproject.toml (each launched by its inline action), the pairs this window is running (live, from
 // the server's events: phase, each run's steps and last values; cancel inline), then every pair under
-// .bitexact/runs/ (and bitexact.pair.runsDir) of the workspace folders, newest first, with the engine's
+// a .bitexact/runs/ of the workspace folders (a pair run in a subfolder, `bitexact pair` in
+// examples/x/, too) and bitexact.pair.runsDir, newest first, with the engine's
 // verdict; re-run and delete are its actions. Expanded, the hazards bitexact check found in the command's code (a click opens
 // the line) and each metric's verdict and first divergent step. Clicking a pair shows its charts in
 // the Divergence view, clicking a metric shows that metric's; the pair's inline action opens its
@@ -20,7 +21,7 @@ function iconOf(verdict: PairVerdict): vscode.ThemeIcon {
   const { codicon, color } = VERDICT_ICONS[verdict];
   return new vscode.ThemeIcon(codicon, color ? new vscode.ThemeColor(color) : undefined);
 }
-const REPORTS = '.bitexact/runs/*/report.json';
+const REPORTS = '**/.bitexact/runs/*/report.json';
 
 type Hazard = HazardSummary['hazards'][number];
 type PairNode = { kind: 'pair'; report: vscode.Uri; summary?: PairSummary; error?: string };
@@ -49,7 +50,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
   static register(divergence: DivergenceView, launcher: PairLauncher): vscode.Disposable[] {
     const view = new RunsView(launcher);
     const tree = vscode.window.createTreeView('bitexact.runs', { treeDataProvider: view });
-    const watcher = vscode.workspace.createFileSystemWatcher(`**/${REPORTS}`);
+    const watcher = vscode.workspace.createFileSystemWatcher(REPORTS);
     const pyproject = vscode.workspace.createFileSystemWatcher('**/pyproject.toml');
     const refresh = () => view.changed.fire(undefined);
     const dirOf = (node: Node | undefined) => (node?.kind === 'pair' ? vscode.Uri.joinPath(node.report, '..') : undefined);
@@ -78,7 +79,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
         if (!pair?.summary) return;
         const dir = vscode.Uri.joinPath(pair.report, '..');
         const label = { key: dir.toString(), title: pair.summary.title, headline: pair.summary.headline, verdict: pair.summary.verdict };
-        await divergence.show(label, [dir.fsPath], node?.kind === 'metric' ? node.metric.name : undefined);
+        await divergence.show(label, [dir.fsPath], node?.kind === 'metric' ? node.metric.name : undefined, { ...(pair.summary.variants ? { variants: pair.summary.variants } : {}) });
       }),
       vscode.commands.registerCommand('bitexact.openReport', async (node: Node | undefined) => {
         if (node?.kind === 'pair') await vscode.commands.executeCommand('vscode.open', vscode.Uri.joinPath(node.report, '..', 'report.txt'));
