@@ -29,6 +29,18 @@ export interface VariantSummary {
   stepTime: { metric: string; median: number; cost: number | null } | null;
 }
 
+/** A variant's first divergence among its own runs: `3 (loss)`, or — when they agree. */
+export function variantFirstText(v: VariantSummary): string {
+  return v.firstDivergence ? `${v.firstDivergence.step} (${v.firstDivergence.metric})` : '—';
+}
+
+/** A variant's cost against the first variant: `baseline` for the first, `×1.52, step ×1.49`, or — when unknown. */
+export function variantCostText(v: VariantSummary, first: boolean): string {
+  if (first) return 'baseline';
+  if (v.cost === null) return '—';
+  return `×${v.cost.toFixed(2)}${v.stepTime?.cost != null ? `, step ×${v.stepTime.cost.toFixed(2)}` : ''}`;
+}
+
 /** What the view shows beside the charts, from the engine's report.json (never worked out here). */
 export interface PairExtras {
   /** Where a probed pair's runs first part in the source, with the findings on that path (bitexact/pairDivergence). */

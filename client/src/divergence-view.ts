@@ -85,13 +85,23 @@ export class DivergenceView implements vscode.WebviewViewProvider {
   }
 
   /** Where the pair's traces part, or nothing (no traces, or the server could not place them: the charts still show). */
-  private async placeOf(client: LanguageClient, dir: string): Promise<PairDivergence | undefined> {
+  async placeOf(client: LanguageClient, dir: string): Promise<PairDivergence | undefined> {
     try {
       const result = (await client.sendRequest(PAIR_DIVERGENCE_METHOD, { dir } satisfies PairDivergenceParams)) as PairDivergenceResult;
       return result.divergence ?? undefined;
     } catch {
       return undefined;
     }
+  }
+
+  /** Where the pair in `dir` parts, asked of the server (the Runs tree's row under a probed pair). */
+  async place(dir: string): Promise<PairDivergence | undefined> {
+    return this.placeOf(await this.client(), dir);
+  }
+
+  /** Draws the pair's divergent line (the Runs tree's row was clicked). */
+  decorate(place: PairDivergence): void {
+    this.decorations.show(place);
   }
 
   /** A place the view listed, opened at its line (only the divergent line, the call path and the findings the host sent). */

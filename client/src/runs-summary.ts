@@ -30,6 +30,8 @@ export interface PairSummary {
   /** Each run's log (as the report gives its path) and the line where its first divergent step is logged, when the engine found it. */
   logs: { label: string; path: string; line?: number }[];
   variants?: VariantSummary[];
+  /** The pair ran with --probe: its traces' localisation is in the report (the server places it in the source). */
+  probed: boolean;
 }
 
 /** The summary of a report.json text; throws with a readable message when it is not one. */
@@ -45,6 +47,7 @@ export function summarizeReport(json: string): PairSummary {
     ...(report.hazards ? { hazards: report.hazards } : {}),
     logs: report.runs.map((r) => ({ label: r.label, path: r.logPath, ...(r.firstDivergenceLine !== undefined ? { line: r.firstDivergenceLine } : {}) })),
     ...(report.variants ? { variants: report.variants.map(variantSummary) } : {}),
+    probed: report.localisation !== undefined || report.narrow !== undefined,
     ...(report.withFix ? { fix: { rule: report.withFix.rule, path: report.withFix.path, line: report.withFix.line, title: report.withFix.title } } : {}),
     ...depthOf(report.runs[0]?.logPath),
   };

@@ -220,6 +220,8 @@ describe('Divergence webview app: where a probed pair parts, and variants side b
     } finally {
       await lsp.close();
     }
+    // The Runs tree asks the server only of a pair whose report has probe traces' localisation.
+    expect(summarizeReport(fs.readFileSync(path.join(pair, 'report.json'), 'utf8')).probed).toBe(true);
     const probed = JSON.parse(JSON.stringify(await readPairSeries({ paths: [pair] }))) as PairSeries;
     const view = openView();
     view.send({ type: 'show', pair: { ...PAIR, key: pair }, series: probed, place });
@@ -275,6 +277,7 @@ describe('Divergence webview app: where a probed pair parts, and variants side b
       ['bitwise', 'preset=det, fill=off'],
     ]);
     expect(view.document.querySelector('#localisation')).toBeNull();
+    expect(summary.probed).toBe(false);
   });
 });
 

@@ -79,12 +79,12 @@ export class PairDivergences {
     return d && on ? `Diverged in pair ${d.id}: ${d.message}${on.where === 'line' ? '' : ` (at ${path.basename(d.source?.path ?? '')}:${d.source?.line}; this finding is ${WHERE_TEXT[on.where]})`}.` : undefined;
   }
 
+  /** The newest pair heard of is the one shown; one whose line is not found here clears the last one's diagnostic. */
   private keep(divergence: PairDivergence): void {
     const before = this.current?.uri;
     const source = divergence.source;
-    if (!source) return;
-    const uri = pathToFileURL(source.path).href;
-    this.current = { divergence, uri, diagnostic: runDiagnostic(divergence, lineText(this.session, uri, source.path, source.line)) };
+    const uri = source ? pathToFileURL(source.path).href : undefined;
+    this.current = source && uri ? { divergence, uri, diagnostic: runDiagnostic(divergence, lineText(this.session, uri, source.path, source.line)) } : undefined;
     this.version++;
     if (this.session.decoratesDivergence) return;
     // Pull clients are told to pull again; push clients get the documents whose diagnostics moved.

@@ -37,7 +37,8 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
   registerPairRuns(connection, (dir) => void session.divergences.heard(dir));
   connection.onExecuteCommand((params, token) => executeCommand(session, params, token));
   connection.onRequest(PAIR_SERIES_METHOD, (params: PairSeriesParams) => {
-    if (params?.paths?.length === 1 && typeof params.paths[0] === 'string') void session.divergences.heard(params.paths[0]);
+    // (A client that decorates the line asks for it with bitexact/pairDivergence itself.)
+    if (!session.decoratesDivergence && params?.paths?.length === 1 && typeof params.paths[0] === 'string') void session.divergences.heard(params.paths[0]);
     return pairSeries(params);
   });
   connection.onRequest(PAIR_DIVERGENCE_METHOD, (params: PairDivergenceParams) => pairDivergence(session, params));
