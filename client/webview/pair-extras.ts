@@ -3,7 +3,7 @@
 // findings on that path, each a link the host opens; and, for `pair --variant`, one row per variant
 // with its own runs' verdict, its first divergent step and its cost against the first variant.
 import type { PairDivergence, PathFinding } from '../../server/src/runs/pair-divergence-wire.js';
-import type { PairExtras, VariantSummary, WebviewMessage } from '../src/divergence-protocol.js';
+import { PairExtras, VariantSummary, WebviewMessage, variantCostText, variantFirstText } from '../src/divergence-protocol.js';
 import { el } from './dom.js';
 
 type Open = (message: Extract<WebviewMessage, { type: 'open' }>) => void;
@@ -58,9 +58,9 @@ function variantsTable(variants: VariantSummary[]): HTMLElement {
       el('th', { scope: 'row' }, v.name),
       el('td', { class: 'settings' }, v.settings || '—'),
       el('td', { class: `verdict ${v.verdict}` }, v.verdict),
-      el('td', { class: 'first' }, v.firstDivergence ? `${v.firstDivergence.step} (${v.firstDivergence.metric})` : '—'),
+      el('td', { class: 'first' }, variantFirstText(v)),
       el('td', { class: 'wall' }, v.wallTime === null ? '—' : `${v.wallTime.toFixed(2)} s`),
-      el('td', { class: 'cost' }, i === 0 ? 'baseline' : v.cost === null ? '—' : `×${v.cost.toFixed(2)}${v.stepTime?.cost != null ? `, step ×${v.stepTime.cost.toFixed(2)}` : ''}`),
+      el('td', { class: 'cost' }, variantCostText(v, i === 0)),
     ),
   );
   return el('table', { id: 'variants' }, el('caption', {}, 'Variants side by side (each variant\'s own runs; cost: median wall time against the first variant)'), el('thead', {}, head), el('tbody', {}, ...rows));
