@@ -1,9 +1,10 @@
 // What the Runs view shows for one pair: read from the report.json `bitexact pair` writes, with the
 // engine's own verdict and headline (runs/report-schema.ts). Nothing here decides whether a pair is
 // clean: a cancelled or incomplete pair shows as the engine says.
-import { HazardSummary, MetricVerdict, PairVerdict, ReportMetric, parseReport } from '../../server/src/runs/report-schema.js';
+import { HazardSummary, MetricVerdict, PairVerdict, ReportMetric, ReportVariant, parseReport } from '../../server/src/runs/report-schema.js';
+import type { VariantSummary } from './divergence-protocol.js';
 
-export type { HazardSummary, MetricVerdict, PairVerdict };
+export type { HazardSummary, MetricVerdict, PairVerdict, VariantSummary };
 
 export interface MetricSummary {
   name: string;
@@ -28,6 +29,9 @@ export interface PairSummary {
   fix?: { rule: string; path: string; line: number; title: string };
   /** Each run's log (as the report gives its path) and the line where its first divergent step is logged, when the engine found it. */
   logs: { label: string; path: string; line?: number }[];
+  variants?: VariantSummary[];
+  /** The pair ran with --probe: its traces' localisation is in the report (the server places it in the source). */
+  probed: boolean;
 }
 
 /** The summary of a report.json text; throws with a readable message when it is not one. */
@@ -42,8 +46,23 @@ export function summarizeReport(json: string): PairSummary {
     metrics: report.metrics.map((m) => ({ name: m.name, verdict: m.verdict, detail: metricDetail(m), timing: m.timing })),
     ...(report.hazards ? { hazards: report.hazards } : {}),
     logs: report.runs.map((r) => ({ label: r.label, path: r.logPath, ...(r.firstDivergenceLine !== undefined ? { line: r.firstDivergenceLine } : {}) })),
+    ...(report.variants ? { variants: report.variants.map(variantSummary) } : {}),
+    probed: report.localisation !== undefined || report.narrow !== undefined,
     ...(report.withFix ? { fix: { rule: report.withFix.rule, path: report.withFix.path, line: report.withFix.line, title: report.withFix.title } } : {}),
     ...depthOf(report.runs[0]?.logPath),
+  };
+}
+
+function variantSummary(v: ReportVariant): VariantSummary {
+  const settings = [...(v.preset ? [`preset=${v.preset}`] : []), ...(v.fill === 'off' ? ['fill=off'] : []), ...Object.entries(v.env).map(([k, value]) => `${k}=${value}`)].join(', ');
+  return {
+    name: v.name,
+    settings,
+    verdict: v.verdict,
+    firstDivergence: v.firstDivergence,
+    wallTime: v.wallTime,
+    cost: v.cost?.wallTime ?? null,
+    stepTime: v.stepTime ? { ...v.stepTime, cost: v.cost?.stepTime ?? null } : null,
   };
 }
 

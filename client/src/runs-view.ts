@@ -1,9 +1,12 @@
 // The Runs view (the bitexact activity-bar container): the run configurations of the workspace's
 // pyproject.toml (each launched by its inline action), the pairs this window is running (live, from
 // the server's events: phase, each run's steps and last values; cancel inline), then every pair under
-// .bitexact/runs/ (and bitexact.pair.runsDir) of the workspace folders, newest first, with the engine's
-// verdict; re-run and delete are its actions. Expanded, the hazards bitexact check found in the command's code (a click opens
-// the line) and each metric's verdict and first divergent step. Clicking a pair shows its charts in
+// a .bitexact/runs/ of the workspace folders (a pair run in a subfolder, `bitexact pair` in
+// examples/x/, too) and bitexact.pair.runsDir, newest first, with the engine's
+// verdict; re-run and delete are its actions. Expanded: where a probed pair's runs first part in the
+// source with the findings on that path, each variant's verdict and cost (runs-tree-extras.ts), the
+// hazards bitexact check found in the command's code (a click opens the line) and each metric's
+// verdict and first divergent step. Clicking a pair shows its charts in
 // the Divergence view, clicking a metric shows that metric's; the pair's inline action opens its
 // text report. It follows the folder as pairs finish: a watcher on report.json, and, because watchers miss
 // files in folders created under a dot directory on some hosts (seen in code-server), a look at
@@ -14,13 +17,15 @@ import type { DivergenceView } from './divergence-view.js';
 import { fixNote } from './fix-pairs.js';
 import { LivePair, currentRun, phaseText, runText } from './live-pairs.js';
 import type { FolderConfigs, PairLauncher } from './pair-launcher.js';
-import { HazardSummary, MetricSummary, PairSummary, PairVerdict, VERDICT_ICONS, logsToOpen, pairTime, summarizeReport } from './runs-summary.js';
+import { HazardSummary, MetricSummary, PairSummary, PairVerdict, VERDICT_ICONS, VariantSummary, logsToOpen, pairTime, summarizeReport } from './runs-summary.js';
+import type { PairDivergence, PathFinding } from '../../server/src/runs/pair-divergence-wire.js';
+import { openAt, pathFindingItem, placeItem, variantItem } from './runs-tree-extras.js';
 
 function iconOf(verdict: PairVerdict): vscode.ThemeIcon {
   const { codicon, color } = VERDICT_ICONS[verdict];
   return new vscode.ThemeIcon(codicon, color ? new vscode.ThemeColor(color) : undefined);
 }
-const REPORTS = '.bitexact/runs/*/report.json';
+const REPORTS = '**/.bitexact/runs/*/report.json';
 
 type Hazard = HazardSummary['hazards'][number];
 type PairNode = { kind: 'pair'; report: vscode.Uri; summary?: PairSummary; error?: string };
@@ -35,7 +40,10 @@ type Node =
   | { kind: 'metric'; metric: MetricSummary; pair: PairNode }
   | { kind: 'timing'; metrics: MetricSummary[]; pair: PairNode }
   | { kind: 'hazards'; hazards: HazardSummary; cwd: vscode.Uri; pair: PairNode }
-  | { kind: 'hazard'; hazard: Hazard; cwd: vscode.Uri; pair: PairNode };
+  | { kind: 'hazard'; hazard: Hazard; cwd: vscode.Uri; pair: PairNode }
+  | { kind: 'variant'; variant: VariantSummary; first: boolean; pair: PairNode }
+  | { kind: 'place'; place: PairDivergence; pair: PairNode }
+  | { kind: 'path-finding'; finding: PathFinding; pair: PairNode };
 
 export class RunsView implements vscode.TreeDataProvider<Node> {
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
@@ -44,12 +52,15 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
   /** One node per live pair, kept so that a progress update refreshes that row alone. */
   private readonly liveNodes = new Map<string, LiveNode>();
 
-  private constructor(private readonly launcher: PairLauncher) {}
+  private constructor(
+    private readonly launcher: PairLauncher,
+    private readonly divergence: DivergenceView,
+  ) {}
 
   static register(divergence: DivergenceView, launcher: PairLauncher): vscode.Disposable[] {
-    const view = new RunsView(launcher);
+    const view = new RunsView(launcher, divergence);
     const tree = vscode.window.createTreeView('bitexact.runs', { treeDataProvider: view });
-    const watcher = vscode.workspace.createFileSystemWatcher(`**/${REPORTS}`);
+    const watcher = vscode.workspace.createFileSystemWatcher(REPORTS);
     const pyproject = vscode.workspace.createFileSystemWatcher('**/pyproject.toml');
     const refresh = () => view.changed.fire(undefined);
     const dirOf = (node: Node | undefined) => (node?.kind === 'pair' ? vscode.Uri.joinPath(node.report, '..') : undefined);
@@ -78,7 +89,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
         if (!pair?.summary) return;
         const dir = vscode.Uri.joinPath(pair.report, '..');
         const label = { key: dir.toString(), title: pair.summary.title, headline: pair.summary.headline, verdict: pair.summary.verdict };
-        await divergence.show(label, [dir.fsPath], node?.kind === 'metric' ? node.metric.name : undefined);
+        await divergence.show(label, [dir.fsPath], node?.kind === 'metric' ? node.metric.name : undefined, { ...(pair.summary.variants ? { variants: pair.summary.variants } : {}) });
       }),
       vscode.commands.registerCommand('bitexact.openReport', async (node: Node | undefined) => {
         if (node?.kind === 'pair') await vscode.commands.executeCommand('vscode.open', vscode.Uri.joinPath(node.report, '..', 'report.txt'));
@@ -144,12 +155,21 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     if (node.kind === 'live') return (this.launcher.model.get(node.id)?.runs ?? []).map((r) => ({ kind: 'live-run', id: node.id, run: r.run }));
     if (node.kind === 'timing') return node.metrics.map((metric) => ({ kind: 'metric', metric, pair: node.pair }));
     if (node.kind === 'hazards') return node.hazards.hazards.map((hazard) => ({ kind: 'hazard', hazard, cwd: node.cwd, pair: node.pair }));
+    if (node.kind === 'place') return node.place.findings.map((finding) => ({ kind: 'path-finding', finding, pair: node.pair }));
     if (node.kind !== 'pair' || !node.summary) return [];
+    const dir = vscode.Uri.joinPath(node.report, '..');
+    // Unfolding a probed pair draws its divergent line in the editor, as showing it in the Divergence view does.
+    const place = node.summary.probed ? await this.divergence.place(dir.fsPath) : undefined;
+    if (place) this.divergence.decorate(place);
+    const extras: Node[] = [
+      ...(place ? [{ kind: 'place', place, pair: node } as Node] : []),
+      ...(node.summary.variants ?? []).map((variant, i): Node => ({ kind: 'variant', variant, first: i === 0, pair: node })),
+    ];
     const counted: Node[] = node.summary.metrics.filter((m) => !m.timing).map((metric) => ({ kind: 'metric', metric, pair: node }));
     const timing = node.summary.metrics.filter((m) => m.timing);
     const out = timing.length ? [...counted, { kind: 'timing', metrics: timing, pair: node } as Node] : counted;
     const cwd = this.cwdOf(node);
-    return node.summary.hazards ? [{ kind: 'hazards', hazards: node.summary.hazards, cwd, pair: node }, ...out] : out;
+    return [...extras, ...(node.summary.hazards ? [{ kind: 'hazards', hazards: node.summary.hazards, cwd, pair: node } as Node] : []), ...out];
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
@@ -210,6 +230,9 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       item.command = { title: 'Open', command: 'vscode.open', arguments: [vscode.Uri.joinPath(node.cwd, hazard.path), { selection: new vscode.Range(at, at) }] };
       return item;
     }
+    if (node.kind === 'variant') return variantItem(node.variant, node.first);
+    if (node.kind === 'place') return placeItem(node.place, node.place.source ? openAt(node.place.source.path, node.place.source.line) : undefined);
+    if (node.kind === 'path-finding') return pathFindingItem(node.finding);
     if (node.kind === 'timing') {
       const item = new vscode.TreeItem('timing (never counted)', vscode.TreeItemCollapsibleState.Collapsed);
       item.iconPath = new vscode.ThemeIcon('watch');

@@ -8,8 +8,10 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import type { MetricSeriesView, PairSeries } from '../../server/src/runs/pair-series-wire.js';
-import { PairLabel, WebviewMessage, WebviewState, isHostMessage } from '../src/divergence-protocol.js';
+import { PairExtras, PairLabel, WebviewMessage, WebviewState, isHostMessage } from '../src/divergence-protocol.js';
 import { Drawn, Table, alignRuns, aroundFirst, comparedTables, drawnPoints, fromWire } from './chart-data.js';
+import { el } from './dom.js';
+import { extrasSections } from './pair-extras.js';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void; getState(): unknown; setState(state: unknown): void };
 
@@ -32,6 +34,8 @@ interface ChartSpec {
 interface Shown {
   pair: PairLabel;
   series: PairSeries;
+  /** Where the runs part in the source, the variants (pair-extras.ts). */
+  extras: PairExtras;
   metric: MetricSeriesView;
   specs: ChartSpec[];
   charts: { spec: ChartSpec; plot: uPlot; drawn: Drawn }[];
@@ -58,12 +62,13 @@ window.addEventListener('message', (event: MessageEvent) => {
   const saved = state();
   const same = saved.key === message.pair.key;
   const name = message.metric ?? (same ? saved.metric : undefined);
-  show(message.pair, message.series, name, same && !message.metric ? (saved.range ?? null) : null);
+  const extras: PairExtras = { ...(message.place ? { place: message.place } : {}), ...(message.variants ? { variants: message.variants } : {}) };
+  show(message.pair, message.series, name, same && !message.metric ? (saved.range ?? null) : null, extras);
 });
 
 // A theme change (body class vscode-light, vscode-dark, vscode-high-contrast…) recolours the canvases.
 new MutationObserver(() => {
-  if (shown) show(shown.pair, shown.series, shown.metric.name, shown.range);
+  if (shown) show(shown.pair, shown.series, shown.metric.name, shown.range, shown.extras);
 }).observe(document.body, { attributes: true, attributeFilter: ['class'] });
 
 post({ type: 'ready' });
@@ -79,13 +84,14 @@ function destroyCharts(): void {
   for (const c of shown?.charts ?? []) c.plot.destroy();
 }
 
-function show(pair: PairLabel, series: PairSeries, metricName: string | undefined, range: [number, number] | null): void {
+function show(pair: PairLabel, series: PairSeries, metricName: string | undefined, range: [number, number] | null, extras: PairExtras = {}): void {
   destroyCharts();
   const metric = series.metrics.find((m) => m.name === metricName) ?? series.metrics[0];
   const header = el('header', {}, el('h2', { id: 'title' }, pair.title), el('p', { id: 'headline', class: `headline ${pair.verdict}` }, pair.headline));
+  const sections = extrasSections(extras, post);
   if (!metric) {
     shown = undefined;
-    app.replaceChildren(header, el('p', { id: 'status', role: 'alert', class: 'error' }, series.error ?? 'The runs logged no metric.'));
+    app.replaceChildren(header, ...sections, el('p', { id: 'status', role: 'alert', class: 'error' }, series.error ?? 'The runs logged no metric.'));
     return;
   }
   const first = metric.runs[0]?.label ?? 'run 1';
@@ -108,7 +114,7 @@ function show(pair: PairLabel, series: PairSeries, metricName: string | undefine
     picker.append(option);
   }
   picker.addEventListener('change', () => {
-    show(pair, series, picker.value, null);
+    show(pair, series, picker.value, null, extras);
     document.getElementById('metric')?.focus();
   });
   const button = (id: string, text: string, title: string, action: () => void) => {
@@ -139,10 +145,10 @@ function show(pair: PairLabel, series: PairSeries, metricName: string | undefine
   charts.append(...figures);
   const note = el('p', { id: 'window', class: 'note' });
   const reading = series.reading ? el('p', { id: 'reading', class: 'note' }, series.reading) : '';
-  app.replaceChildren(header, controls, charts, note, verdictTable(series, metric, pair), reading);
+  app.replaceChildren(header, ...sections, controls, charts, note, verdictTable(series, metric, pair, extras), reading);
 
   const width = Math.max(240, charts.clientWidth || app.clientWidth || 320);
-  shown = { pair, series, metric, specs, charts: [], range };
+  shown = { pair, series, extras, metric, specs, charts: [], range };
   shown.charts = specs.map((spec, i) => {
     const drawn = pointsFor(spec, range, fds);
     const plot = new uPlot(chartOptions(spec, width, fds, i === 0), drawn.data, figures[i]!.querySelector('.plot') as HTMLElement);
@@ -326,13 +332,13 @@ function placeMarker(u: uPlot, step: number | null, labelled: boolean): void {
   marker.style.left = `${Number.isFinite(left) ? left : 0}px`;
 }
 
-function verdictTable(series: PairSeries, current: MetricSeriesView, pair: PairLabel): HTMLElement {
+function verdictTable(series: PairSeries, current: MetricSeriesView, pair: PairLabel, extras: PairExtras): HTMLElement {
   const runLabels = series.runs.map((r) => r.label);
   const head = el('tr', {}, ...['metric', 'verdict', 'first divergent step', ...runLabels.map((l) => `${l} there`), 'max ULP', 'max rel', 'precision'].map((h) => el('th', { scope: 'col' }, h)));
   const rows = series.metrics.map((m) => {
     const pick = el('button', { type: 'button', class: 'link', title: `Chart ${m.name}` }, m.name);
     pick.addEventListener('click', () => {
-      show(pair, series, m.name, null);
+      show(pair, series, m.name, null, extras);
     });
     const at = m.atFirstDivergence;
     const cells = runLabels.map((label) => at?.runs.find((r) => r.label === label)?.text ?? '—');
@@ -359,13 +365,6 @@ function verdictText(m: MetricSeriesView): string {
 
 function cssVar(name: string, fallback: string): string {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
-}
-
-function el(tag: string, attrs: Record<string, string>, ...children: (Node | string)[]): HTMLElement {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== '') node.setAttribute(k, v);
-  node.append(...children);
-  return node;
 }
 
 /**

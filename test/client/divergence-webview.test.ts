@@ -9,10 +9,14 @@ import path from 'node:path';
 import { HTMLButtonElement, HTMLSelectElement, Window } from 'happy-dom';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { divergenceHtml } from '../../client/src/divergence-html.js';
-import { HostMessage, PairLabel, WebviewState, isWebviewMessage } from '../../client/src/divergence-protocol.js';
+import { HostMessage, PairLabel, WebviewState, isWebviewMessage, placesOf } from '../../client/src/divergence-protocol.js';
+import { summarizeReport } from '../../client/src/runs-summary.js';
+import { PAIR_DIVERGENCE_METHOD, PairDivergence, PairDivergenceResult } from '../../server/src/runs/pair-divergence-wire.js';
+import { parseReport } from '../../server/src/runs/report-schema.js';
 import { PairSeries, fromWire, readPairSeries } from '../../server/src/runs/pair-series.js';
 import { readRequest } from '../../server/src/runs/read-logs.js';
 import { ROOT } from '../support/checker.js';
+import { startLsp } from '../support/lsp.js';
 
 const BUNDLE = path.join(ROOT, 'dist/webview/divergence.js');
 const DIRS = ['a', 'b'].map((x) => path.join(ROOT, `test/fixtures/runs/real/hf/nondet/run-${x}`));
@@ -198,6 +202,82 @@ describe('Divergence webview app', () => {
     expect(view.plotted()).toEqual([]);
     view.send({ type: 'empty' });
     expect(view.document.querySelector('#status')!.textContent).toContain('Select a pair');
+  });
+});
+
+describe('Divergence webview app: where a probed pair parts, and variants side by side', () => {
+  it('lists the H200 pair\'s first divergent line and the findings on its path as the server answers them, each a link the host opens', async () => {
+    // The recorded H200 pair in a workspace beside the MoE example, as in test/lsp/pair-divergence.test.ts.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-divergence-place-'));
+    const train = path.join(dir, 'train.py');
+    fs.copyFileSync(path.join(ROOT, 'examples/torch_moe/train.py'), train);
+    const pair = path.join(dir, '.bitexact/runs/20261201-230724-train-aaf2');
+    fs.cpSync(path.join(ROOT, 'test/fixtures/runs/pair-probe-h200'), pair, { recursive: true });
+    const lsp = await startLsp(dir, {}, {}, { initialization: { divergenceDecorations: true } });
+    let place: PairDivergence;
+    try {
+      place = ((await lsp.connection.sendRequest(PAIR_DIVERGENCE_METHOD, { dir: pair })) as PairDivergenceResult).divergence!;
+    } finally {
+      await lsp.close();
+    }
+    // The Runs tree asks the server only of a pair whose report has probe traces' localisation.
+    expect(summarizeReport(fs.readFileSync(path.join(pair, 'report.json'), 'utf8')).probed).toBe(true);
+    const probed = JSON.parse(JSON.stringify(await readPairSeries({ paths: [pair] }))) as PairSeries;
+    const view = openView();
+    view.send({ type: 'show', pair: { ...PAIR, key: pair }, series: probed, place });
+    const line = view.document.querySelector('#localisation #divergent-line')!;
+    expect(line.textContent).toBe(`${place.message} — train.py:41`);
+    (line as unknown as HTMLButtonElement).click();
+    expect(view.posted.at(-1)).toEqual({ type: 'open', path: train, line: 41 });
+    // The findings on the path: BX101, on the divergent line itself, marked so.
+    const items = [...view.document.querySelectorAll('#path-findings li')];
+    expect(items.map((li) => [li.getAttribute('data-where'), li.className])).toEqual(place.findings.map((f) => [f.where, f.where === 'line' ? 'on-line' : '']));
+    expect(items[0]!.textContent).toBe(`BX101 train.py:41 ● on the divergent line ${place.findings[0]!.message}`);
+    (items[0]!.querySelector('button') as unknown as HTMLButtonElement).click();
+    expect(view.posted.at(-1)).toEqual({ type: 'open', path: train, line: 41, column: place.findings[0]!.column });
+    // The call path: each module's forward, a link too.
+    const callers = [...view.document.querySelectorAll('#call-path button')].map((b) => b.textContent);
+    expect(callers).toEqual(['blocks.0.moe (train.py:28)', 'blocks.0 (train.py:53)', 'MoE (train.py:66)']);
+    // Every link's place is one the host will open, and it opens nothing else (placesOf is its gate).
+    const places = placesOf(place).map((p) => `${p.path}:${p.line}`);
+    for (const m of view.posted.filter((m): m is { type: 'open'; path: string; line: number } => (m as { type: string }).type === 'open')) {
+      expect(isWebviewMessage(m)).toBe(true);
+      expect(places).toContain(`${m.path}:${m.line}`);
+    }
+    expect(places).not.toContain(`${train}:1`);
+    // Another metric picked: the section stays.
+    const picker = view.document.querySelector('#metric') as unknown as HTMLSelectElement;
+    picker.value = probed.metrics[1]!.name;
+    picker.dispatchEvent(new view.window.Event('change'));
+    expect(view.document.querySelector('#localisation #divergent-line')!.textContent).toBe(line.textContent);
+  });
+
+  it('shows one row per variant of a real pair --variant report: its verdict, first divergent step and cost, as report.json has them', async () => {
+    const dir = path.join(ROOT, 'test/fixtures/runs/pair-variants-cpu');
+    const summary = summarizeReport(fs.readFileSync(path.join(dir, 'report.json'), 'utf8'));
+    const report = parseReport(fs.readFileSync(path.join(dir, 'report.json'), 'utf8'));
+    const variantSeries = JSON.parse(JSON.stringify(await readPairSeries({ paths: [dir] }))) as PairSeries;
+    const view = openView();
+    view.send({ type: 'show', pair: { key: dir, title: summary.title, headline: summary.headline, verdict: summary.verdict }, series: variantSeries, variants: summary.variants! });
+    const rows = [...view.document.querySelectorAll('#variants tbody tr')];
+    expect(rows.map((r) => r.getAttribute('data-variant'))).toEqual(report.variants!.map((v) => v.name));
+    expect(rows.map((r) => r.getAttribute('data-variant'))).toEqual(['default', 'det', 'det-nofill']);
+    report.variants!.forEach((v, i) => {
+      const cell = (name: string) => rows[i]!.querySelector(`td.${name}`)!.textContent;
+      expect(cell('verdict')).toBe(v.verdict);
+      expect(rows[i]!.querySelector('td.verdict')!.className).toBe(`verdict ${v.verdict}`);
+      expect(cell('first')).toBe(v.firstDivergence ? `${v.firstDivergence.step} (${v.firstDivergence.metric})` : '—');
+      expect(cell('wall')).toBe(`${v.wallTime!.toFixed(2)} s`);
+      expect(cell('cost')).toBe(i === 0 ? 'baseline' : `×${v.cost!.wallTime!.toFixed(2)}, step ×${v.cost!.stepTime!.toFixed(2)}`);
+    });
+    // The default path diverges, both deterministic ones are bitwise; the settings as the variants say.
+    expect(rows.map((r) => [r.querySelector('td.verdict')!.textContent, r.querySelector('td.settings')!.textContent])).toEqual([
+      ['differs', '—'],
+      ['bitwise', 'preset=det'],
+      ['bitwise', 'preset=det, fill=off'],
+    ]);
+    expect(view.document.querySelector('#localisation')).toBeNull();
+    expect(summary.probed).toBe(false);
   });
 });
 

@@ -12,7 +12,10 @@
 // of the first pair beside it, the ad-hoc one cancelled (its row says `cancelled`, as report.json
 // does) and deleted; then the diverging pair's suspect (BX308) pair-run with its fix from its inline
 // action, the same pair again picked first, which the engine finds bitwise: "fix proven"; and the
-// finding in the editor, from the light bulb's "Pair-run with this fixed (BX308)" with a typed command.
+// finding in the editor, from the light bulb's "Pair-run with this fixed (BX308)" with a typed command;
+// last, a probed pair recorded on an H200, its first divergent line in the Divergence view and drawn
+// in the editor.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,7 +23,7 @@ import type { FrameLocator, Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
-import { Browser, CodeServer, goTo, openFile, openWorkbench, packageVsix, pickAction, plain, prerequisites, startEditor } from './code-server-driver.js';
+import { Browser, CodeServer, goTo, openFile, openWorkbench, packageVsix, pickAction, plain, prerequisites, runCommand, startEditor } from './code-server-driver.js';
 import { assertPresent, shouldSkip } from './prereq.js';
 
 const SUITE = 'e2e divergence';
@@ -31,6 +34,7 @@ const SHOTS = {
   contrast: path.join(ROOT, 'test/e2e/artifacts/sidebar-divergence-high-contrast.png'),
   running: path.join(ROOT, 'test/e2e/artifacts/sidebar-runs-running.png'),
   runs: path.join(ROOT, 'test/e2e/artifacts/sidebar-runs-dark.png'),
+  place: path.join(ROOT, 'test/e2e/artifacts/divergent-line-dark.png'),
 };
 /** The side bar and the status bar's left end (the Runs screenshots). */
 const SIDE = { x: 0, y: 0, width: 700, height: 1150 };
@@ -98,6 +102,18 @@ afterAll(async () => {
   await server?.stop().catch((e) => console.error(`[${SUITE}] stopping code-server:`, e));
   for (const dir of scratch) fs.rmSync(dir, { recursive: true, force: true });
 }, 30_000);
+
+/** The recorded H200 pair directory (test/fixtures/runs/pair-probe-h200) under a folder's .bitexact/runs/. */
+const PROBED = '.bitexact/runs/20261201-230724-train-aaf2';
+
+/** The bitexact CLI without blocking the test (runCli waits). */
+function cliAsync(args: string[], cwd: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [path.join(ROOT, 'bin/bitexact.cjs'), ...args], { cwd, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 << 20 }, (error, stdout, stderr) =>
+      resolve({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+    );
+  });
+}
 
 interface JsonReport {
   firstDivergence: { step: number; metric: string } | null;
@@ -336,6 +352,14 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         (fs.existsSync(runsDir) ? fs.readdirSync(runsDir).sort() : []).map((d) => path.join(runsDir, d)).filter((d) => fs.existsSync(path.join(d, 'meta.json')) && test(JSON.parse(fs.readFileSync(path.join(d, 'meta.json'), 'utf8'))));
       const reportOf = (dir: string) => JSON.parse(fs.readFileSync(path.join(dir, 'report.json'), 'utf8')) as { verdict: string; headline: string };
 
+      // The H200 probed pair of the last step, next to a copy of the MoE example, judged by this
+      // build's compare meanwhile (a CLI start is seconds on a loaded machine).
+      const moeStaging = path.join(path.dirname(folder), 'moe-staging');
+      fs.mkdirSync(moeStaging, { recursive: true });
+      fs.copyFileSync(path.join(ROOT, 'examples/torch_moe/train.py'), path.join(moeStaging, 'train.py'));
+      fs.cpSync(path.join(ROOT, 'test/fixtures/runs/pair-probe-h200'), path.join(moeStaging, PROBED), { recursive: true });
+      const moeRejudged = cliAsync(['compare', '--format', 'json', PROBED], moeStaging);
+
       let shown: Page | undefined;
       try {
         const page = (shown = await session(mark));
@@ -490,6 +514,57 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         expect(fixedPairs().map((d) => reportOf(d).verdict)).toEqual(['bitwise', 'bitwise']);
         await expect.poll(() => rows.filter({ hasText: 'BX308 fixed (train.py:53): fix proven' }).count(), { timeout: 30_000 }).toBe(2);
         mark('finding pair-run with its fix from the light bulb');
+
+        // A probed pair recorded on an H200 (test/fixtures/runs/pair-probe-h200), copied into moe/
+        // beside a copy of the MoE example and judged by this build's compare, as a pair run on a
+        // GPU host is brought back: the Divergence view names its first divergent line and BX101 on
+        // it; a click opens the line, drawn in the editor with its gutter icon, background and hover.
+        // (Judged while the pairs above ran, in a folder beside the workspace; copied in now.)
+        const rejudged = await moeRejudged;
+        expect(rejudged.status, rejudged.stderr).toBe(1);
+        fs.writeFileSync(path.join(moeStaging, PROBED, 'report.json'), rejudged.stdout);
+        fs.cpSync(moeStaging, path.join(folder, 'moe'), { recursive: true });
+        await runCommand(page, 'bitexact: Refresh runs');
+        const probedRow = rows.filter({ hasText: 'DIFFERS inside from step 1 (forward, blocks.0.moe)' }).first();
+        // A click on the row opens the folded Divergence view too (clicked again only if it ran
+        // nothing: a click landing on a row being re-drawn after the refresh).
+        await probedRow.waitFor({ timeout: 30_000 });
+        const probedView = divergenceFrame(page);
+        const divergentLine = probedView.locator('#localisation #divergent-line');
+        for (let attempt = 0; !(await divergentLine.isVisible().catch(() => false)); attempt++) {
+          expect(attempt, 'probed pair clicks').toBeLessThan(5);
+          await probedRow.click({ timeout: 10_000 }).catch(() => undefined);
+          await divergentLine.waitFor({ timeout: 4_000 }).catch(() => undefined);
+        }
+        const sentence = 'first divergence: op aten.index_add_.default in module blocks.0.moe at step 1 (forward), run 1 vs run 2';
+        expect(plain(await divergentLine.innerText())).toBe(`${sentence} — train.py:41`);
+        expect(plain(await probedView.locator('#path-findings li.on-line').innerText())).toMatch(/^BX101 train\.py:41 ● on the divergent line /);
+        mark('probed pair placed in the Divergence view');
+        await divergentLine.click();
+        await page.locator('.statusbar-item', { hasText: 'Ln 41, Col 1' }).waitFor({ timeout: 15_000 });
+        const moeEditor = page.locator('.editor-group-container.active .monaco-editor').first();
+        // The gutter icon and the whole-line background stand at line 41's number.
+        const drawn = async () =>
+          moeEditor.evaluate((root) => {
+            // In the workbench's page (this test's own types have no DOM).
+            // eslint-disable-next-line @typescript-eslint/no-explicit-any
+            const all = (selector: string) => [...(root as any).querySelectorAll(selector)] as any[];
+            const w = globalThis as unknown as { getComputedStyle(e: unknown): { backgroundImage: string; backgroundColor: string } };
+            const top = (e: { getBoundingClientRect(): { top: number } } | undefined) => (e ? Math.round(e.getBoundingClientRect().top) : null);
+            const number = top(all('.line-numbers').find((e) => e.textContent.trim() === '41'));
+            const icon = all('.margin-view-overlays div, .glyph-margin-widgets div').find((e) => w.getComputedStyle(e).backgroundImage.includes('divergence-dark.svg'));
+            const line = all('.view-overlays div[class*="ced-"]').find((e) => top(e) === number && w.getComputedStyle(e).backgroundColor !== 'rgba(0, 0, 0, 0)');
+            return { number: number !== null, icon: top(icon) === number, line: line !== undefined };
+          });
+        await expect.poll(drawn, { timeout: 10_000 }).toEqual({ number: true, icon: true, line: true });
+        // Its hover: the engine's sentence and the finding on the path; the finding's own hover names the pair.
+        await moeEditor.locator('.view-line').filter({ hasText: 'index_add_(0, torch.cat(rows_all)' }).locator('span').first().hover();
+        const hover = page.locator('.monaco-hover').filter({ hasText: sentence });
+        await hover.first().waitFor({ timeout: 15_000 });
+        expect(plain(await hover.first().innerText())).toMatch(/findings on the divergent path:[\s\S]*BX101 moe\/train\.py:41 \(on the divergent line\)/);
+        // The view's "Where the runs part", the line drawn in the editor and its hover, in one picture.
+        await page.screenshot({ path: SHOTS.place });
+        mark('divergent line drawn in the editor');
       } catch (e) {
         await explain(e, shown, marks);
       } finally {

@@ -4,6 +4,7 @@
 // (observer/). Every logged scalar of its three steps is bitwise while the combine's outputs already
 // differ at step 1, so the pair is judged `differs` inside; its fixed twin (pair-with-fix-h200, the
 // BX101 fix applied in a copy) matches on every record of its traces.
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { localiseDirectories } from '../../server/src/runs/probe-trace.js';
@@ -24,6 +25,11 @@ describe('a probed pair recorded end to end on an H200', () => {
     expect(report.verdict).toBe('differs');
     expect(report.headline).toBe('DIFFERS inside from step 1 (forward, blocks.0.moe); the logged metrics stay bitwise');
     expect(report.metrics.filter((m: { timing?: boolean }) => !m.timing).map((m: { name: string; verdict: string }) => `${m.name} ${m.verdict}`).sort()).toEqual(['grad_norm bitwise', 'loss bitwise']);
+    // Its narrow/ (the ops re-run of step 1) is localised again too, as the pair's own report had it.
+    const recorded = JSON.parse(fs.readFileSync(path.join(PAIR, 'report.json'), 'utf8'));
+    expect(report.narrow).toEqual({ ...recorded.narrow, dir: path.join(PAIR, 'narrow') });
+    const text = runCli(['compare', PAIR], ROOT).stdout;
+    expect(text).toMatch(/narrowed: step 1 re-run twice with the ops probe .*\n {2}first divergence: step 1 forward, blocks\.0\.moe aten\.index_add_\.default: op-output \[\S+train\.py:41\]/);
   });
 
   it('its automatic narrowing names the combine index_add_ line of the MoE example', () => {

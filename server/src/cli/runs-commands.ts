@@ -158,8 +158,8 @@ export async function runCompareCommand(args: string[]): Promise<number> {
   const judged = withInsideDivergence(judge(comparison, { requireBitwise: options.requireBitwise }), probes.inside);
   let exitCode: number = judged.exitCode;
   const cost = settingsCost(reportRuns, inputs.map((input) => input.log));
-  const localisation = probes.localisation;
-  process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, judged, { cost, ...(localisation ? { localisation } : {}) }) : reportText(comparison, reportRuns, judged, cost) + probes.text);
+  const { localisation, narrow } = probes;
+  process.stdout.write(options.format === 'json' ? reportJson('compare', comparison, reportRuns, judged, { cost, ...(localisation ? { localisation } : {}), ...(narrow ? { narrow } : {}) }) : reportText(comparison, reportRuns, judged, cost) + probes.text);
   if (options.exportGolden !== undefined && !exportGolden(options.exportGolden, inputs[0]!)) exitCode = 2;
   return exitCode;
 }

@@ -7,17 +7,20 @@ import type { Finding } from '../analysis/types.js';
 import { ruleDocUri, toLspRange } from './convert.js';
 
 /**
+ * `runNote`: the probed pair whose divergent path the finding is on (lsp/pair-divergence.ts).
  * `modeNote`: where the program turns the deterministic mode on off its default path (a flag, a test
  * helper), so the reader knows the finding is for the default path.
  */
-export function hoverFor(findings: readonly Finding[], rules: ReadonlyMap<string, Rule>, position: Position, modeNote?: string): Hover | undefined {
+export function hoverFor(findings: readonly Finding[], rules: ReadonlyMap<string, Rule>, position: Position, modeNote?: string, runNote?: (finding: Finding) => string | undefined): Hover | undefined {
   const hits = findings.filter((f) => contains(f, position));
   if (hits.length === 0) return undefined;
   const sections = hits.map((finding) => {
     const rule = rules.get(finding.rule);
     const facts = (rule?.facts ?? []).map((f) => `- torch ${f.torch || 'any'} (${f.source === 'measured' ? 'measured on an H200' : 'PyTorch docs'}): ${f.text}`);
+    const ran = runNote?.(finding);
     return [
       `**${finding.rule} ${finding.name}** · ${finding.severity}`,
+      ...(ran ? ['', `**${ran}**`] : []),
       ...(finding.detail ? ['', finding.detail] : []),
       ...(modeNote ? ['', modeNote] : []),
       ...(facts.length ? ['', '**When it applies**', '', ...facts] : []),

@@ -11,7 +11,8 @@ import { ProbeUsageError } from '../runs/probe-run.js';
 import { RunConfigError, findPyproject, readRunConfigs } from '../runs/run-config.js';
 import { VariantUsageError } from '../runs/variants.js';
 
-export function registerPairRuns(connection: Connection): void {
+/** `finished`: the directory of a pair that ran to its report. */
+export function registerPairRuns(connection: Connection, finished: (dir: string) => void = () => undefined): void {
   const running = new Map<string, AbortController>();
 
   connection.onRequest(PAIR_RUN_METHOD, async (params: unknown, token): Promise<PairRunResult> => {
@@ -36,6 +37,7 @@ export function registerPairRuns(connection: Connection): void {
           if (event.kind !== 'output') void connection.sendNotification(PAIR_EVENT_METHOD, { id, event } satisfies PairEventParams);
         },
       });
+      if (result.dir && result.report) finished(result.dir);
       return { exitCode: result.exitCode, dir: result.dir ?? null, verdict: result.report?.verdict ?? null, headline: result.report?.headline ?? null };
     } finally {
       running.delete(id);

@@ -4,6 +4,7 @@
 // group of notifications one under notifications/.
 import { Connection, createConnection } from 'vscode-languageserver/node';
 import type { Checker } from '../analysis/index.js';
+import { PAIR_DIVERGENCE_METHOD, PairDivergenceParams } from '../runs/pair-divergence-wire.js';
 import { PAIR_SERIES_METHOD, PairSeriesParams } from '../runs/pair-series.js';
 import { registerConfiguration } from './notifications/configuration.js';
 import { registerNotebooks } from './notifications/notebooks.js';
@@ -14,6 +15,7 @@ import { documentDiagnostic } from './requests/diagnostic.js';
 import { executeCommand } from './requests/execute-command.js';
 import { hover } from './requests/hover.js';
 import { initialize, initialized } from './requests/initialize.js';
+import { pairDivergence } from './requests/pair-divergence.js';
 import { pairSeries } from './requests/pair-series.js';
 import { STATS_METHOD, stats } from './requests/stats.js';
 import { Session } from './session.js';
@@ -33,9 +35,15 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
   connection.onCodeActionResolve((action) => resolveCodeAction(session, action));
   connection.onHover((params) => hover(session, params));
   registerConfiguration(connection, session);
-  registerPairRuns(connection);
+  // A pair the server ran, or was asked to chart, may have parted inside: its divergent line is placed.
+  registerPairRuns(connection, (dir) => void session.divergences.heard(dir));
   connection.onExecuteCommand((params, token) => executeCommand(session, params, token));
-  connection.onRequest(PAIR_SERIES_METHOD, (params: PairSeriesParams) => pairSeries(params));
+  connection.onRequest(PAIR_SERIES_METHOD, (params: PairSeriesParams) => {
+    // (A client that decorates the line asks for it with bitexact/pairDivergence itself.)
+    if (!session.decoratesDivergence && params?.paths?.length === 1 && typeof params.paths[0] === 'string') void session.divergences.heard(params.paths[0]);
+    return pairSeries(params);
+  });
+  connection.onRequest(PAIR_DIVERGENCE_METHOD, (params: PairDivergenceParams) => pairDivergence(session, params));
   connection.onRequest(STATS_METHOD, () => stats(session));
   connection.listen();
 }

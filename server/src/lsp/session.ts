@@ -16,10 +16,11 @@ import { AnalysisRuns, RunCounts } from './analysis-runs.js';
 import { ruleErrorDiagnostic, toDiagnostic } from './convert.js';
 import { DocumentStore, OpenDocument } from './documents.js';
 import { NotebookStore } from './notebooks.js';
+import { PairDivergences } from './pair-divergence.js';
 import { PublishQueue } from './publish-queue.js';
 import { DocumentReports, Report } from './reports.js';
 import { DEFAULT_EDITOR_SETTINGS, EditorSettings, readEditorSettings } from './settings.js';
-import { AnalyseMany, workspaceScans } from './workspace-scan.js';
+import { AnalyseMany, WorkspaceScans, workspaceScans } from './workspace-scan.js';
 import { uriToPath, WorkspaceModel } from './workspace.js';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
@@ -43,7 +44,7 @@ export class Session {
   readonly docs: DocumentStore;
   readonly notebooks: NotebookStore;
   readonly workspace = new WorkspaceModel();
-  readonly scans: ReturnType<typeof workspaceScans>;
+  readonly scans: WorkspaceScans;
   /** Each open document's last report: diagnostics converted once, and its resultId (reports.ts). */
   readonly reports = new DocumentReports();
   /** Workspace folders (paths), from initialize. */
@@ -55,6 +56,10 @@ export class Session {
   resolveEdits = false;
   /** The client runs "Pair-run with this fixed" (PAIR_RUN_WITH_FIX_COMMAND, initializationOptions.pairRunWithFix). */
   pairRunWithFix = false;
+  /** The client draws a pair's divergent line itself (initializationOptions.divergenceDecorations): no run diagnostic then. */
+  decoratesDivergence = false;
+  /** The last probed pair that parted, placed in the source (pair-divergence.ts). */
+  readonly divergences = new PairDivergences(this);
   globalEditor = DEFAULT_EDITOR_SETTINGS;
   /** Bumped when settings or a project's mode change: every cached result is stale then. */
   private generation = 0;
@@ -320,7 +325,9 @@ export class Session {
 
   /** The findings as diagnostics, and the reason the document was not checked, if it was not. */
   diagnosticsOf(uri: string, findings: readonly Finding[]): Diagnostic[] {
-    return this.reportOf(uri, findings).items;
+    const run = this.divergences.diagnosticsFor(uri);
+    const { items } = this.reportOf(uri, findings);
+    return run.length ? [...items, ...run] : items;
   }
 
   /** The findings' report: its diagnostics and a resultId that changes only when they do. */

@@ -50,7 +50,14 @@ interface ClosedJob extends ScanJob {
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-export function workspaceScans(deps: ScanDeps): { checkWorkspace: (token: { isCancellationRequested: boolean }) => Promise<{ files: number; findings: number }>; scanModes: () => Promise<void> } {
+export interface WorkspaceScans {
+  checkWorkspace: (token: { isCancellationRequested: boolean }) => Promise<{ files: number; findings: number }>;
+  scanModes: () => Promise<void>;
+  /** The findings of a file no editor has open, read from disk. */
+  closedFileFindings: (file: string, uri: string) => Promise<Finding[]>;
+}
+
+export function workspaceScans(deps: ScanDeps): WorkspaceScans {
   const { connection, checker, docs, workspace, editorSettings, findingsFor, refreshAll, log } = deps;
 
   /**
@@ -139,6 +146,14 @@ export function workspaceScans(deps: ScanDeps): { checkWorkspace: (token: { isCa
     return read?.ok ? { file, uri, text: read.text, settings } : undefined;
   }
 
+  async function closedFileFindings(file: string, uri: string): Promise<Finding[]> {
+    const job = await closedJob(file, uri);
+    if (!job) return [];
+    const analysis = checker.analyze(job.text, job.settings);
+    workspace.setProgramFacts(file, analysis, job.text, job.settings);
+    return checker.resolve(analysis, job.text, job.settings, workspace.programView(file), workspace.isOffPath(file, job.settings));
+  }
+
   /** The workspace's Python files that `bitexact check` on each folder would check. */
   async function includedFiles(): Promise<string[]> {
     const included: string[] = [];
@@ -169,5 +184,5 @@ export function workspaceScans(deps: ScanDeps): { checkWorkspace: (token: { isCa
     if (changed) refreshAll();
   }
 
-  return { checkWorkspace, scanModes };
+  return { checkWorkspace, scanModes, closedFileFindings };
 }

@@ -20,7 +20,10 @@ export async function documentDiagnostic(session: Session, params: DocumentDiagn
   if (token.isCancellationRequested) throw new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled');
   // The resultId changes only when a diagnostic does (reports.ts), and never repeats: a document closed
   // and reopened at the same version with other content is not told its old diagnostics still stand.
-  const { resultId, items } = session.reportOf(entry.document.uri, findings);
+  // A probed pair's divergent line in this document adds its run diagnostic (lsp/pair-divergence.ts).
+  const report = session.reportOf(entry.document.uri, findings);
+  const resultId = report.resultId + session.divergences.resultSuffix(entry.document.uri);
   if (params.previousResultId === resultId) return { kind: DocumentDiagnosticReportKind.Unchanged, resultId };
-  return { kind: DocumentDiagnosticReportKind.Full, resultId, items };
+  const run = session.divergences.diagnosticsFor(entry.document.uri);
+  return { kind: DocumentDiagnosticReportKind.Full, resultId, items: run.length ? [...report.items, ...run] : report.items };
 }

@@ -21,5 +21,5 @@ export async function hover(session: Session, params: HoverParams): Promise<Hove
   const note = switched
     ? `The program switches the deterministic mode on only off its default path (${path.relative(path.dirname(file!), switched.file) || path.basename(switched.file)}:${switched.line}: a flag, a test helper or an uncalled function), so this is reported with the mode off.`
     : undefined;
-  return hoverFor(findings, checker.rules, params.position, note);
+  return hoverFor(findings, checker.rules, params.position, note, (finding) => session.divergences.noteFor(params.textDocument.uri, finding));
 }

@@ -17,6 +17,7 @@ export function initialize(session: Session, params: InitializeParams): Initiali
   session.folders = (params.workspaceFolders?.map((f) => f.uri) ?? (params.rootUri ? [params.rootUri] : [])).flatMap((u) => uriToPath(u) ?? []);
   session.globalEditor = readEditorSettings(params.initializationOptions?.settings ?? {}).settings;
   session.pairRunWithFix = params.initializationOptions?.pairRunWithFix === true;
+  session.decoratesDivergence = params.initializationOptions?.divergenceDecorations === true;
   return {
     capabilities: {
       textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
