@@ -5,7 +5,7 @@
 // assignment in the same function; anything more is "unknown", never a guess.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
-import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, isRowMajorIndex, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims, uniqueCoordinate } from './index-facts.js';
+import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, isNumber, isRowMajorIndex, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims, uniqueCoordinate } from './index-facts.js';
 import { ScopeCache } from './scope-cache.js';
 import { isGroupOfPositions } from './grouped-positions.js';
 import { initOf, isBuffer } from './members.js';
@@ -244,6 +244,11 @@ export class ValueHints {
   /** Does an index repeat by construction (index-facts.ts)? */
   repeatsByConstruction(node: Node | undefined, options: { modulo?: boolean } = {}): boolean {
     return repeatsByConstruction(this, this.scope, node, options);
+  }
+
+  /** A Python number by its form or its name's binding (`n = q.size(1)`, `n // m`; index-facts.ts `isNumber`). */
+  isPythonNumber(node: Node | undefined | null): boolean {
+    return isNumber(this, node ?? null);
   }
 
   /** The default value of the parameter `identifier` names in its function (`deterministic=False`), if any. */
