@@ -39,6 +39,10 @@ export interface ValueHint {
 
 const UNKNOWN: ValueHint = { dtype: 'unknown', origin: 'unknown' };
 
+function isScopeNode(node: Node): boolean {
+  return node.type === 'function_definition' || node.type === 'class_definition' || node.type === 'module' || node.type === 'lambda';
+}
+
 const MAX_DEPTH = 6;
 interface Binding {
   /** The assigned expression; for unpacking, the whole right-hand side. */
@@ -213,6 +217,28 @@ export class ValueHints {
   definition(identifier: Node): { value: Node; unpacked: boolean } | undefined {
     const binding = this.definitionOf(identifier);
     return binding?.value ? { value: binding.value, unpacked: binding.position !== undefined } : undefined;
+  }
+
+  /**
+   * Every value the name may hold at this use: the nearest binding and, when that one stands in a
+   * branch of an `if` the use is outside of, the bindings of the same name in its other branches
+   * (`if step > 0: p = 1 + overlap` / `else: p = torch.ones(n)`: either reaches the use).
+   */
+  definitions(identifier: Node): Node[] {
+    const scope = this.scopes.of(identifier);
+    this.cover(scope);
+    const before = (this.bindings.get(scope.id)?.get(identifier.text) ?? []).filter((b) => b.end <= identifier.startIndex);
+    const last = before.at(-1);
+    if (!last?.value || last.position !== undefined) return last?.value ? [last.value] : [];
+    let branching: Node | null = last.value.parent;
+    while (branching && branching.type !== 'if_statement' && !isScopeNode(branching)) branching = branching.parent;
+    if (branching?.type !== 'if_statement' || identifier.startIndex < branching.endIndex) return [last.value];
+    const statement = branching;
+    const inside = (b: Binding) => b.value!.startIndex >= statement.startIndex && b.value!.endIndex <= statement.endIndex;
+    const reaching = before.filter((b) => b.value && b.position === undefined && inside(b));
+    // Without an `else`, the value from before the `if` reaches the use too.
+    const earlier = statement.childrenForFieldName('alternative').some((c) => c.type === 'else_clause') ? undefined : before.filter((b) => b.value && !inside(b)).at(-1);
+    return [...(earlier ? [earlier] : []), ...reaching].map((b) => b.value!);
   }
 
   /**
