@@ -10,15 +10,20 @@ import { memo, seedsTorch } from './shared.js';
 const RANDOM_SPLITS = ['torch.utils.data.random_split', 'torch.utils.data.dataset.random_split'];
 
 /**
- * Run by this file's entry point, and nothing in the file seeds torch on the default path: the
- * `if __name__ == "__main__":` block and what it calls, or the module-level code of a script that
- * trains at module level (a notebook-style script with no main guard). A seed given only by a flag
- * (`if args.seed is not None: set_seed(args.seed)`) leaves the default run unseeded.
+ * Run by this file's entry point, which trains in this file, and nothing in the file seeds torch
+ * on the default path: the `if __name__ == "__main__":` block and what it calls, or the
+ * module-level code of a script that trains at module level (a notebook-style script with no main
+ * guard). A seed given only by a flag (`if args.seed is not None: set_seed(args.seed)`) leaves the
+ * default run unseeded. `trainsHere` (loaders, whose order is drawn when iterated): the entry
+ * point must train in this file; one that trains through another file's class may be seeded
+ * there, which is the program's question (`whenProgramUnseeded`), as for BX301.
  */
-function unseededEntry(node: Node, ctx: RuleContext): boolean {
+function unseededEntry(node: Node, ctx: RuleContext, trainsHere: boolean): boolean {
   const root = rootOf(node);
   if (memo(ctx, 'BX304:seeded', () => seedsTorch(root, ctx).seeded)) return false;
-  if (within(node, memo(ctx, 'BX304:entry', () => entryReach(root)?.bodies ?? []))) return true;
+  if (within(node, memo(ctx, 'BX304:entry', () => entryReach(root)?.bodies ?? []))) {
+    return !trainsHere || memo(ctx, 'BX304:entry-trains', () => !!entryReach(root, (call) => trainingCall(call, ctx))?.stoppedAt);
+  }
   return !enclosingFunction(node) && !enclosingClassOf(node) && memo(ctx, 'BX304:script', () => trainsAtModuleLevel(root, ctx));
 }
 
@@ -50,7 +55,7 @@ const rule: Rule = {
       if (given(argument(call.args, 2, 'generator'))) return;
       // A file whose entry point runs the split and never seeds torch splits differently every run
       // (and on every rank); seeded, the split repeats but moves with any earlier draw.
-      const unseeded = unseededEntry(call.node, ctx);
+      const unseeded = unseededEntry(call.node, ctx, false);
       ctx.report({
         node: call.node,
         range: callRange(call),
@@ -88,7 +93,7 @@ const rule: Rule = {
       message: `${what} shuffles with torch's global generator, which no file here seeds`,
       detail: 'The data order is different on every run. Pass `generator=g` with a `torch.Generator` seeded from the run seed.',
     };
-    if (unseededEntry(call.node, ctx)) {
+    if (unseededEntry(call.node, ctx, true)) {
       ctx.report({ node: call.node, range: callRange(call), outcomes: always('warning', `${what} shuffles with torch's global generator, which this script never seeds`, unseeded.detail) });
       return;
     }
@@ -105,8 +110,9 @@ a different order from the uninterrupted run.
 With a seeded global generator and an unchanged program the order does repeat, so this is
 reported as information: the order is reproducible, but fragile. A loader that the file's entry
 point runs (its \`if __name__ == "__main__":\` block and what it calls, or the module-level code
-of a script that trains at module level) in a file that never seeds torch on the default path (a
-seed given only by a flag does not count) gets a warning: its order is different on every run.
+of a script that trains at module level), where that entry point trains in the file and nothing in
+the file seeds torch on the default path (a seed given only by a flag does not count), gets a
+warning: its order is different on every run.
 So does, in \`bitexact check\`, one in a program none of whose files shows any seeding.
 
 \`\`\`python
