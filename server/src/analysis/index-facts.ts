@@ -137,6 +137,10 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
       // One coordinate of the set positions of a 2-D (or higher) tensor: rows and columns recur.
       const coordinate = nonzeroCoordinate(values, scope, expr);
       if (coordinate) return (coordinate.rank ?? 0) >= 2;
+      // `batch["input_ids"]`: an entry of a mapping by key is another value than the mapping (a
+      // loader's batch dict is not a graph's batch vector); only the key's own name can tell.
+      const key = expr.childrenForFieldName('subscript');
+      if (key.length === 1 && key[0]!.type === 'string') return isGraphIndexName(String(literalValue(key[0]) ?? ''));
       return next(expr.childForFieldName('value'));
     }
     case 'call': {
@@ -220,11 +224,11 @@ const CONFIG_PATH = /(^|\.)(config|cfg|args|opt|opts|hparams|params|settings)\./
 
 /**
  * A Python number by its form: a literal, `len(x)`, a size (`x.shape[0]`, `x.size(1)`,
- * `x.numel()`) or a setting (`self.config.num_steps`). `stride // 2` between them is an offset,
- * not an index whose entries collide.
+ * `x.numel()`) or a setting (`self.config.num_steps`), also through names bound to such sizes
+ * (`width = x.size(1)`) and arithmetic on them. `stride // 2` between them is an offset, not an
+ * index whose entries collide.
  */
-/** isScalarLike, also through names bound to such sizes (`width = x.size(1)`) and sums of them. */
-function isNumber(values: IndexValues, node: Node | null, depth = 0): boolean {
+export function isNumber(values: IndexValues, node: Node | null, depth = 0): boolean {
   if (!node || depth > MAX_DEPTH) return false;
   const expr = unparenthesize(node);
   if (isScalarLike(expr)) return true;
@@ -234,6 +238,7 @@ function isNumber(values: IndexValues, node: Node | null, depth = 0): boolean {
   return !!def && !def.unpacked && isNumber(values, def.value, depth + 1);
 }
 
+/** isNumber by the expression's own form, without following names. */
 function isScalarLike(node: Node | null): boolean {
   if (!node) return false;
   const expr = unparenthesize(node);

@@ -49,16 +49,37 @@ function methodsOf(klass: Node): Map<string, Node> {
 }
 
 /** The methods a method calls on its own instance (`self.attend(q, k, v)`), where gradients are recorded. */
-function selfCallees(fn: Node, methods: Map<string, Node>, withoutGrad: (node: Node) => boolean): Node[] {
+function selfCallees(fn: Node, methods: Map<string, Node[]>, withoutGrad: (node: Node) => boolean): Node[] {
   const callees: Node[] = [];
   for (const call of fn.descendantsOfType('call')) {
     if (withoutGrad(call)) continue;
     const target = call.childForFieldName('function');
     if (target?.type !== 'attribute' || target.childForFieldName('object')?.text !== 'self') continue;
-    const callee = methods.get(target.childForFieldName('attribute')?.text ?? '');
-    if (callee) callees.push(callee);
+    callees.push(...(methods.get(target.childForFieldName('attribute')?.text ?? '') ?? []));
   }
   return callees;
+}
+
+/** The classes of the same file that derive from `klass`, directly or through each other (by base name). */
+function subclassesOf(klass: Node): Node[] {
+  const file = klass.parent?.type === 'module' ? klass.parent : klass.parent?.parent?.type === 'module' ? klass.parent.parent : undefined;
+  if (!file) return [];
+  const classes = file.namedChildren.map((c) => (c.type === 'decorated_definition' ? c.childForFieldName('definition') : c)).filter((c): c is Node => c?.type === 'class_definition');
+  const names = new Set([klass.childForFieldName('name')?.text ?? '']);
+  const found: Node[] = [];
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const c of classes) {
+      const name = c.childForFieldName('name')?.text ?? '';
+      if (names.has(name)) continue;
+      const bases = c.childForFieldName('superclasses')?.namedChildren ?? [];
+      if (!bases.some((b) => names.has(b.text.replace(/^.*\./, '')))) continue;
+      names.add(name);
+      found.push(c);
+      grew = true;
+    }
+  }
+  return found;
 }
 
 function moduleForward(fn: Node): boolean {
@@ -82,9 +103,14 @@ export function onForwardPath(node: Node, withoutGrad: (node: Node) => boolean):
   if (fn && klass?.type === 'module') return moduleForward(fn);
   klass = klass?.type === 'block' ? klass.parent : undefined;
   if (!fn || klass?.type !== 'class_definition') return false;
-  const methods = methodsOf(klass);
+  // A base class's helpers run from its subclasses' forward (an abstract `forward` in the base,
+  // the real one in each block type defined below it): the file's subclasses count as its own.
+  const methods = new Map<string, Node[]>();
+  for (const member of [klass, ...subclassesOf(klass)]) {
+    for (const [name, method] of methodsOf(member)) methods.set(name, [...(methods.get(name) ?? []), method]);
+  }
   const seen = new Set<number>();
-  const pending = [...methods].filter(([name]) => FORWARD_NAME.test(name)).map(([, method]) => method);
+  const pending = [...methods].filter(([name]) => FORWARD_NAME.test(name)).flatMap(([, found]) => found);
   while (pending.length) {
     const method = pending.pop()!;
     if (method.equals(fn)) return true;

@@ -18,6 +18,8 @@ const MAX_DEPTH = 8;
 
 interface Definitions {
   definition(identifier: Node): { value: Node; unpacked: boolean } | undefined;
+  /** Every value the name may hold there (values.ts `definitions`): each branch's binding. */
+  definitions(identifier: Node): Node[];
 }
 
 /** Is every element of `node` the same number, by how the function made it? */
@@ -26,7 +28,8 @@ export function isUniformFill(values: Definitions, scope: ImportScope, node: Nod
   const expr = unparenthesize(node);
   if (expr.type === 'identifier') {
     const def = values.definition(expr);
-    return !!def && !def.unpacked && isUniformFill(values, scope, def.value, depth + 1);
+    // Uniform only if every branch that may have bound it makes a uniform value.
+    return !!def && !def.unpacked && values.definitions(expr).every((value) => isUniformFill(values, scope, value, depth + 1));
   }
   if (expr.type !== 'call') return false;
   const fn = expr.childForFieldName('function');

@@ -5,7 +5,7 @@
 // assignment in the same function; anything more is "unknown", never a guess.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
-import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, isRowMajorIndex, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims, uniqueCoordinate } from './index-facts.js';
+import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, isNumber, isRowMajorIndex, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims, uniqueCoordinate } from './index-facts.js';
 import { ScopeCache } from './scope-cache.js';
 import { isGroupOfPositions } from './grouped-positions.js';
 import { initOf, isBuffer } from './members.js';
@@ -38,6 +38,10 @@ export interface ValueHint {
 }
 
 const UNKNOWN: ValueHint = { dtype: 'unknown', origin: 'unknown' };
+
+function isScopeNode(node: Node): boolean {
+  return node.type === 'function_definition' || node.type === 'class_definition' || node.type === 'module' || node.type === 'lambda';
+}
 
 const MAX_DEPTH = 6;
 interface Binding {
@@ -216,6 +220,28 @@ export class ValueHints {
   }
 
   /**
+   * Every value the name may hold at this use: the nearest binding and, when that one stands in a
+   * branch of an `if` the use is outside of, the bindings of the same name in its other branches
+   * (`if step > 0: p = 1 + overlap` / `else: p = torch.ones(n)`: either reaches the use).
+   */
+  definitions(identifier: Node): Node[] {
+    const scope = this.scopes.of(identifier);
+    this.cover(scope);
+    const before = (this.bindings.get(scope.id)?.get(identifier.text) ?? []).filter((b) => b.end <= identifier.startIndex);
+    const last = before.at(-1);
+    if (!last?.value || last.position !== undefined) return last?.value ? [last.value] : [];
+    let branching: Node | null = last.value.parent;
+    while (branching && branching.type !== 'if_statement' && !isScopeNode(branching)) branching = branching.parent;
+    if (branching?.type !== 'if_statement' || identifier.startIndex < branching.endIndex) return [last.value];
+    const statement = branching;
+    const inside = (b: Binding) => b.value!.startIndex >= statement.startIndex && b.value!.endIndex <= statement.endIndex;
+    const reaching = before.filter((b) => b.value && b.position === undefined && inside(b));
+    // Without an `else`, the value from before the `if` reaches the use too.
+    const earlier = statement.childrenForFieldName('alternative').some((c) => c.type === 'else_clause') ? undefined : before.filter((b) => b.value && !inside(b)).at(-1);
+    return [...(earlier ? [earlier] : []), ...reaching].map((b) => b.value!);
+  }
+
+  /**
    * For `a, b = f(x)` with `f` defined in this file (returns.ts): the expression `f` returns in the
    * place of this name.
    */
@@ -244,6 +270,11 @@ export class ValueHints {
   /** Does an index repeat by construction (index-facts.ts)? */
   repeatsByConstruction(node: Node | undefined, options: { modulo?: boolean } = {}): boolean {
     return repeatsByConstruction(this, this.scope, node, options);
+  }
+
+  /** A Python number by its form or its name's binding (`n = q.size(1)`, `n // m`; index-facts.ts `isNumber`). */
+  isPythonNumber(node: Node | undefined | null): boolean {
+    return isNumber(this, node ?? null);
   }
 
   /** The default value of the parameter `identifier` names in its function (`deterministic=False`), if any. */

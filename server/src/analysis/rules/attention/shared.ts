@@ -268,7 +268,9 @@ export function isImplementationSetting(string: Node, ctx: RuleContext): boolean
   switch (parent.type) {
     case 'keyword_argument': {
       const name = parent.childForFieldName('name')?.text;
-      if (name === 'attn_implementation') return !onlyInspectedConfig(parent.parent?.parent);
+      // Also a prefixed setting that is handed on to transformers (`sp_attn_implementation=` of a
+      // sequence-parallel config).
+      if (name && /^([a-z0-9]\w*_)?attn_implementation$/i.test(name)) return !onlyInspectedConfig(parent.parent?.parent);
       if (name !== 'default') return false;
       // parser.add_argument("--attn_implementation", default=...) / field(default=...)
       const call = parent.parent?.parent;

@@ -195,6 +195,41 @@ function emptySeedSplat(call: Node, ctx: RuleContext): { fallback: boolean } | u
   return { fallback: !unsetByDefault(condition, ctx) };
 }
 
+/** `p is None` / `p is not None` of a parameter `p` that defaults to None: its name, and which test. */
+function parameterNoneTest(test: Node): { isNone: boolean } | undefined {
+  const m = /^(\w+)\s+is\s+(not\s+)?None$/.exec(unparenthesize(test).text.trim());
+  const name = m ? unparenthesize(test).namedChildren[0] : undefined;
+  return name?.type === 'identifier' && parameterDefault(name)?.type === 'none' ? { isNone: !m![2] } : undefined;
+}
+
+/**
+ * `default_rng(seed_i)` with `seed_i = None` bound in the branch a plain call takes: the `else` of
+ * `if seed is not None and ...:` (or the body of `if seed is None:`) with `seed` a parameter that
+ * defaults to None. Called without a seed, the generator seeds itself from OS entropy every run.
+ */
+function noneSeedByDefault(call: Node, ctx: RuleContext): boolean {
+  if (!ENTROPY_WHEN_EMPTY.has(resolvedCallee(call, ctx) ?? '')) return false;
+  const args = callArguments(call);
+  const seed = args.keywords.get('seed') ?? args.positional[0];
+  if (seed?.type !== 'identifier' || args.positional.length > 1) return false;
+  const def = ctx.values.definition(seed);
+  if (!def || def.unpacked || def.value.type !== 'none') return false;
+  let child: Node = def.value;
+  for (let current = child.parent; current && current.type !== 'function_definition'; child = current, current = current.parent) {
+    if (current.type !== 'if_statement') continue;
+    const condition = current.childForFieldName('condition');
+    if (!condition) return false;
+    const inBody = !!current.childForFieldName('consequence')?.equals(child);
+    const inElse = child.type === 'else_clause';
+    if (inBody) return parameterNoneTest(condition)?.isNone === true;
+    if (!inElse) return false;
+    // The else of `a is not None and b is not None`: taken when any of them keeps its None default.
+    const tests = unparenthesize(condition).type === 'boolean_operator' && /\band\b/.test(condition.text) ? unparenthesize(condition).namedChildren : [condition];
+    return tests.some((t) => parameterNoneTest(t)?.isNone === false);
+  }
+  return false;
+}
+
 /** `x is not None` / `x is None` of a value that is None unless configured: `cfg.get("seed")` without a default, or an option without one. */
 function unsetByDefault(condition: Node, ctx: RuleContext): boolean {
   const m = /^(.+?)\s+is\s+(not\s+)?None$/.exec(condition.text.trim());
@@ -243,6 +278,20 @@ function scan(root: Node, ctx: RuleContext): void {
         outcomes: splat.fallback
           ? always('info', fitMessage(`\`${shown}\` seeds from OS entropy when no seed is configured`, 'This generator seeds from OS entropy when no seed is configured'), `${what} Such runs can never be repeated: make the fallback a fixed number, or at least log the seed it picked.`)
           : always('warning', fitMessage(`\`${shown}\` seeds from OS entropy: no seed is set by default`, 'This generator seeds from OS entropy: no seed is set by default'), `${what} No two runs start from the same random state: give the seed a default value.`),
+      });
+      continue;
+    }
+    if (noneSeedByDefault(call, ctx)) {
+      const fn = call.childForFieldName('function')!;
+      const owner = enclosingFunction(call)?.childForFieldName('name')?.text ?? 'this function';
+      ctx.report({
+        node: call,
+        range: { start: rangeOf(fn).start, end: rangeOf(call).end },
+        outcomes: always(
+          'warning',
+          fitMessage(`Called without a seed (its default), \`${call.text.length > 40 ? `${fn.text}(...)` : call.text}\` seeds from OS entropy`, 'Called without a seed (its default), this generator seeds from OS entropy'),
+          `The seed is None unless \`${owner}\`'s seed parameters are given, and a generator given None draws fresh OS entropy, so a caller that passes no seed gets different values on every run. Give the seed a fixed default, or make the callers pass one.`,
+        ),
       });
       continue;
     }

@@ -1,11 +1,42 @@
+import type { Node } from 'web-tree-sitter';
 import { callRange } from '../../calls.js';
-import { argument, literalValue, rootOf } from '../../syntax.js';
-import { always, Rule } from '../rule.js';
+import { isMainGuard } from '../../place.js';
+import { argument, enclosingFunction, literalValue, rootOf } from '../../syntax.js';
+import { always, Rule, type RuleContext } from '../rule.js';
 import { DATALOADERS, given, loaderArgument, RANDOM_SAMPLERS } from './dataloader-shared.js';
-import { entryReach, within } from './entry-reach.js';
+import { entryReach, trainingCall, within } from './entry-reach.js';
 import { memo, seedsTorch } from './shared.js';
 
 const RANDOM_SPLITS = ['torch.utils.data.random_split', 'torch.utils.data.dataset.random_split'];
+
+/**
+ * Run by this file's entry point, which trains in this file, and nothing in the file seeds torch
+ * on the default path: the `if __name__ == "__main__":` block and what it calls, or the
+ * module-level code of a script that trains at module level (a notebook-style script with no main
+ * guard). A seed given only by a flag (`if args.seed is not None: set_seed(args.seed)`) leaves the
+ * default run unseeded. `trainsHere` (loaders, whose order is drawn when iterated): the entry
+ * point must train in this file; one that trains through another file's class may be seeded
+ * there, which is the program's question (`whenProgramUnseeded`), as for BX301.
+ */
+function unseededEntry(node: Node, ctx: RuleContext, trainsHere: boolean): boolean {
+  const root = rootOf(node);
+  if (memo(ctx, 'BX304:seeded', () => seedsTorch(root, ctx).seeded)) return false;
+  if (within(node, memo(ctx, 'BX304:entry', () => entryReach(root)?.bodies ?? []))) {
+    return !trainsHere || memo(ctx, 'BX304:entry-trains', () => !!entryReach(root, (call) => trainingCall(call, ctx))?.stoppedAt);
+  }
+  return !enclosingFunction(node) && !enclosingClassOf(node) && memo(ctx, 'BX304:script', () => trainsAtModuleLevel(root, ctx));
+}
+
+/** No main guard, and a training call (`loss.backward()`, `optimizer.step()`) outside any function. */
+function trainsAtModuleLevel(root: Node, ctx: RuleContext): boolean {
+  if (root.namedChildren.some(isMainGuard)) return false;
+  return root.descendantsOfType('call').some((call) => !enclosingFunction(call) && !enclosingClassOf(call) && trainingCall(call, ctx));
+}
+
+function enclosingClassOf(node: Node): Node | undefined {
+  for (let current = node.parent; current; current = current.parent) if (current.type === 'class_definition') return current;
+  return undefined;
+}
 
 const rule: Rule = {
   id: 'BX304',
@@ -24,8 +55,7 @@ const rule: Rule = {
       if (given(argument(call.args, 2, 'generator'))) return;
       // A file whose entry point runs the split and never seeds torch splits differently every run
       // (and on every rank); seeded, the split repeats but moves with any earlier draw.
-      const root = rootOf(call.node);
-      const unseeded = !memo(ctx, 'BX304:seeded', () => seedsTorch(root, ctx).seeded) && within(call.node, memo(ctx, 'BX304:entry', () => entryReach(root)?.bodies ?? []));
+      const unseeded = unseededEntry(call.node, ctx, false);
       ctx.report({
         node: call.node,
         range: callRange(call),
@@ -56,12 +86,17 @@ const rule: Rule = {
       `${what} draws each epoch's sample order from torch's global generator`,
       'The data order depends on every earlier use of that generator (model initialisation, dropout, other loaders) and changes when any of them does, or when a run resumes from a checkpoint. Pass `generator=g` with a `torch.Generator` seeded from the run seed.',
     );
-    // No file of the program seeds torch: the order is different on every run.
+    // No file of the program seeds torch, or this file's entry point runs the loader and never
+    // seeds it: the order is different on every run.
     const unseeded = {
       severity: 'warning' as const,
       message: `${what} shuffles with torch's global generator, which no file here seeds`,
       detail: 'The data order is different on every run. Pass `generator=g` with a `torch.Generator` seeded from the run seed.',
     };
+    if (unseededEntry(call.node, ctx, true)) {
+      ctx.report({ node: call.node, range: callRange(call), outcomes: always('warning', `${what} shuffles with torch's global generator, which this script never seeds`, unseeded.detail) });
+      return;
+    }
     ctx.report({ node: call.node, range: callRange(call), outcomes: Object.fromEntries(Object.entries(outcomes).map(([mode, o]) => [mode, { ...o, whenProgramUnseeded: unseeded }])) });
   },
   docs: `
@@ -73,8 +108,12 @@ main process, other loaders. A run resumed from a checkpoint does not restore th
 a different order from the uninterrupted run.
 
 With a seeded global generator and an unchanged program the order does repeat, so this is
-reported as information: the order is reproducible, but fragile. In \`bitexact check\`, a program
-none of whose files shows any seeding gets a warning: its order is different on every run.
+reported as information: the order is reproducible, but fragile. A loader that the file's entry
+point runs (its \`if __name__ == "__main__":\` block and what it calls, or the module-level code
+of a script that trains at module level), where that entry point trains in the file and nothing in
+the file seeds torch on the default path (a seed given only by a flag does not count), gets a
+warning: its order is different on every run.
+So does, in \`bitexact check\`, one in a program none of whose files shows any seeding.
 
 \`\`\`python
 loader = DataLoader(ds, batch_size=64, shuffle=True)          # BX304

@@ -108,6 +108,20 @@ function collectsNamedDataFiles(loop: Node): boolean {
   return collects && ownDescendants(body, 'string').some((s) => DATA_EXTENSION.test(s.text));
 }
 
+/**
+ * `names = listing`, then `names[i]` with a computed position (`[names[i] for i in perm[:cut]]`):
+ * a split or a sample chosen by position takes whatever entry the listing put there.
+ */
+function readByPosition(target: Node, statement: Node, ctx: RuleContext): boolean {
+  if (target.type !== 'identifier') return false;
+  return orderedUses(target, statement, ctx).some((use) => {
+    const read = use.parent;
+    if (read?.type !== 'subscript' || !read.childForFieldName('value')?.equals(use)) return false;
+    const index = read.childrenForFieldName('subscript');
+    return index.length === 1 && (index[0]!.type === 'identifier' || index[0]!.type === 'subscript' || index[0]!.type === 'attribute');
+  });
+}
+
 /** `names = listing`, then `for name in names:` a loop that collects data files it names. */
 function feedsDataCollectingLoop(target: Node, statement: Node, ctx: RuleContext): boolean {
   return orderedUses(target, statement, ctx).some((use) => {
@@ -132,6 +146,7 @@ function orderIsVisible(call: Node, ctx: RuleContext): boolean {
   if ((consumer.kind === 'assigned' || consumer.kind === 'ordered' || consumer.kind === 'loop') && consumer.indexed) return true;
   if (consumer.kind === 'loop') return listsDataFiles(call) || loopHandlesData(consumer.loop) || collectsNamedDataFiles(consumer.loop);
   if (consumer.kind !== 'assigned') return false;
+  if (readByPosition(consumer.target, consumer.statement, ctx)) return true;
   // Stored on an object (`self.images = glob("*.png")`); returned, the receiver may still sort it.
   if (consumer.target.type === 'attribute') return listsDataFiles(call);
   return feedsDataCollectingLoop(consumer.target, consumer.statement, ctx);

@@ -19,6 +19,19 @@ function orderedContainer(node: Node | undefined, ctx: RuleContext): Node | unde
 }
 
 /**
+ * Integer results, whose sum is exact in any order: the futures' annotation says so
+ * (`futures: List[Future[int]] = []` in the function), and the update adds one of them
+ * (`total += fut.result()`).
+ */
+function integerSum(call: CallSite, ctx: RuleContext): ((update: Node) => boolean) | undefined {
+  const futures = call.args.positional[0];
+  if (futures?.type !== 'identifier') return undefined;
+  const annotated = ctx.values.definition(futures)?.value.parent;
+  if (annotated?.type !== 'assignment' || !/\bFuture\[\s*int\s*\]/.test(annotated.childForFieldName('type')?.text ?? '')) return undefined;
+  return (update) => update.childForFieldName('operator')?.text === '+=' && /\.result\(\s*\)$/.test(update.childForFieldName('right')?.text ?? '');
+}
+
+/**
  * Submission order instead of completion order: iterate the futures themselves (`.result()` waits
  * for each in turn; an awaited task as well), or `imap` for `imap_unordered`. Unsafe: the loop now
  * waits for the slowest early item, and code that relied on the first finisher (an early `break`)
@@ -62,7 +75,7 @@ const rule: Rule = {
       case 'loop':
         // results[key] = f.result() stores by key: that order does not leak; nor does a list of
         // (index, result) pairs later put back by their index.
-        matters = loopDependsOnOrder(consumer.loop, false, true) && !collectsOnlyIntoOrderFree(consumer.loop, ctx, true);
+        matters = loopDependsOnOrder(consumer.loop, false, true, integerSum(call, ctx)) && !collectsOnlyIntoOrderFree(consumer.loop, ctx, true);
         break;
       case 'assigned':
         matters = !sortedLater(consumer.target, consumer.statement, ctx) && orderedUses(consumer.target, consumer.statement, ctx, true).length > 0;

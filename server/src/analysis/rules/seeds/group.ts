@@ -14,5 +14,6 @@ import BX311 from './BX311-set-seed-not-deterministic.js';
 import BX312 from './BX312-global-rng-unseeded.js';
 import BX313 from './BX313-init-before-seed.js';
 import BX314 from './BX314-hogwild-shared-model.js';
+import BX316 from './BX316-webdataset-shuffle-unseeded.js';
 
-export const SEEDS_RULES: Rule[] = [BX301, BX302, BX303, BX304, BX305, BX306, BX307, BX308, BX309, BX310, BX311, BX312, BX313, BX314];
+export const SEEDS_RULES: Rule[] = [BX301, BX302, BX303, BX304, BX305, BX306, BX307, BX308, BX309, BX310, BX311, BX312, BX313, BX314, BX316];

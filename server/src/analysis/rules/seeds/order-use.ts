@@ -10,6 +10,8 @@ const ORDER_FREE_METHODS = new Set([
   'intersection_update', 'difference_update', 'assertIn', 'assertNotIn', 'assertCountEqual', 'assertSetEqual',
 ]);
 /** Builtins that pass the order of an iterable on to their result. */
+/** Wrappers that yield their iterable's items unchanged, in order, while drawing progress. */
+const PROGRESS_BARS = new Set(['tqdm', 'track']);
 const ORDER_KEEPING = new Set(['list', 'tuple', 'iter', 'reversed', 'map', 'filter', 'enumerate', 'zip']);
 
 export type Consumer =
@@ -53,7 +55,8 @@ export function consumerOf(start: Node, ctx: RuleContext): Consumer {
       const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text ?? '' : '';
       if (ORDER_FREE_METHODS.has(method)) return { kind: 'order-free' };
       // `"".join(names)` keeps the order in a string; what takes the string decides (`frozenset(...)`).
-      if (method === 'join') {
+      // A progress bar (`tqdm(it)`, rich's `progress.track(it)`) hands its iterable on in order.
+      if (method === 'join' || PROGRESS_BARS.has(method || (fn?.text ?? ''))) {
         node = outermost(call);
         continue;
       }
@@ -147,13 +150,14 @@ export function writesItsOwnFile(call: Node, body: Node): boolean {
  * `extend`, `insert`, `+=`, `yield`, `d[k] = v` unless `keyedIsOrderFree`), stops at the first match
  * (`return`/`break`), or numbers the items (`enumerate`). Loops that only delete, copy or print do not.
  */
-export function loopDependsOnOrder(loop: Node, indexed: boolean, keyedIsOrderFree = false): boolean {
+export function loopDependsOnOrder(loop: Node, indexed: boolean, keyedIsOrderFree = false, exactUpdate?: (update: Node) => boolean): boolean {
   if (indexed) return true;
   const body = loop.childForFieldName('body');
   if (!body) return false;
   const within = (type: string) => ownDescendants(body, type);
   if (within('yield').length > 0 || within('return_statement').length > 0 || within('break_statement').length > 0) return true;
-  if (within('augmented_assignment').length > 0) return true;
+  // `total += x` folds in loop order, unless the caller knows the update exact (integer sums).
+  if (within('augmented_assignment').some((update) => !exactUpdate?.(update))) return true;
   for (const call of within('call')) {
     const fn = call.childForFieldName('function');
     const name = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;

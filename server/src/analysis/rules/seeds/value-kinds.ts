@@ -13,6 +13,11 @@ const STR_METHODS = new Set([
   'hexdigest', 'read', 'readline', 'as_posix', 'strftime', 'translate', 'normalize',
 ]);
 const STR_LIST_METHODS = new Set(['split', 'rsplit', 'splitlines', 'readlines', 'keys']);
+/**
+ * Helpers named as listings of files (`list_files`, `recursively_list_files`, `glob_paths`): they
+ * return path strings, wherever they are defined (often in another package).
+ */
+const FILE_LISTING_NAME = /(^|_)(list|find|glob|walk)_?(files|paths|dirs|directories)$/i;
 const STR_LIST_CALLS = new Set(['re.findall', 're.split', 'os.listdir', 'glob.glob', 'shlex.split', 'string.ascii_letters', 'os.path.split']);
 const STR_CALLS = new Set(['str', 'repr', 'chr', 'format', 'ascii', 'os.path.join', 'os.path.basename', 'os.path.dirname', 'os.path.splitext', 'os.fspath', 're.sub', 'json.dumps']);
 const STR_TYPES = new Set(['str', 'bytes', 'typing.List[str]']);
@@ -97,9 +102,10 @@ export function elementKind(node: Node | undefined | null, ctx: RuleContext, dep
     case 'set_comprehension': {
       const body = expr.childForFieldName('body');
       if (body?.type === 'identifier') {
-        // {w for w in words}: the element is the loop variable, so ask about the iterable.
-        const clause = expr.namedChildren.find((c) => c.type === 'for_in_clause');
-        if (clause?.childForFieldName('left')?.text === body.text) return elementKind(clause.childForFieldName('right'), ctx, depth + 1);
+        // {w for w in words}: the element is the loop variable, so ask about the iterable (of the
+        // clause that binds it: `p for d in dirs for p in list_files(d)`).
+        const clause = expr.namedChildren.find((c) => c.type === 'for_in_clause' && c.childForFieldName('left')?.text === body.text);
+        if (clause) return elementKind(clause.childForFieldName('right'), ctx, depth + 1);
       }
       return scalarKind(body, ctx, depth + 1);
     }
@@ -113,7 +119,9 @@ export function elementKind(node: Node | undefined | null, ctx: RuleContext, dep
       if (resolved && (STR_LIST_CALLS.has(resolved) || STR_CALLS.has(resolved))) return 'str';
       const method = methodName(expr, ctx);
       if (method && (STR_LIST_METHODS.has(method) || STR_METHODS.has(method))) return method === 'keys' ? 'unknown' : 'str';
-      return 'unknown';
+      const fn = expr.childForFieldName('function');
+      const last = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text;
+      return last && FILE_LISTING_NAME.test(last) ? 'str' : 'unknown';
     }
     case 'identifier':
       return nameKind(expr, ctx, depth, elementKind);

@@ -14,9 +14,11 @@ export default defineOpRule({
   // torch.repeat_interleave(input, repeats, dim) / x.repeat_interleave(repeats, dim). A Python int
   // repeats expands and reshapes instead (stable backward); torch.repeat_interleave(repeats) alone
   // returns integer indices with no gradient.
-  // `output_size=` (the sum of the repeats, passed to avoid a device sync) is only of use with tensor repeats.
+  // `output_size=` (the sum of the repeats, passed to avoid a device sync) is mostly of use with
+  // tensor repeats, unless the repeats are a size by their form (`n_heads // n_kv_heads` of `x.size(1)`).
   variant: (call, ctx) => {
     const repeats = argument(call.args, call.receiver ? 0 : 1, 'repeats');
+    if (ctx.values.isPythonNumber(repeats)) return undefined;
     return ctx.values.isTensor(repeats) || (repeats && call.args.keywords.has('output_size')) ? 'tensor' : undefined;
   },
   variants: {
