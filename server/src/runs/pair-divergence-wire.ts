@@ -3,6 +3,8 @@
 // pair's report.json and traces) and the static findings on that path. Types and names only, so the
 // VS Code client and the Divergence webview bundle them without the engine.
 
+import type { TraceRecord } from './probe-record.js';
+
 /** Request, client → server: PairDivergenceParams → PairDivergenceResult. */
 export const PAIR_DIVERGENCE_METHOD = 'bitexact/pairDivergence';
 
@@ -51,16 +53,11 @@ export interface PathFinding {
   function: string;
 }
 
-export interface PairDivergence {
+/** Where the first divergent record was made: its rank, step, phase, kind, module and op (probe-record.ts). */
+export interface PairDivergence extends Pick<TraceRecord, 'rank' | 'step' | 'phase' | 'kind' | 'module' | 'op'> {
   /** The pair directory, and its id (its folder's name). */
   dir: string;
   id: string;
-  rank: number;
-  step: number;
-  phase: string;
-  kind: string;
-  module: string;
-  op?: string;
   /** The two runs whose traces part ("run 1", "run 2"). */
   runs: [string, string];
   /** From the automatic ops re-run of the first divergent step (narrow/), not the pair's own traces. */
