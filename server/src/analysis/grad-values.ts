@@ -55,8 +55,17 @@ export function writtenInPlace(use: Node, name: string, memo: Map<string, boolea
  * undefined when it also writes so in another way (`+=`, an in-place method, `requires_grad`): a
  * grad-free tensor filled only from grad-free values stays grad-free.
  */
-export function itemWrites(use: Node, name: string): Node[] | undefined {
+export function itemWrites(use: Node, name: string, memo: Map<string, Node[] | undefined>): Node[] | undefined {
   const scope = enclosingFunction(use) ?? rootOf(use);
+  // One scan per scope and name, as writtenInPlace.
+  const key = `${scope.id}:${name}`;
+  if (memo.has(key)) return memo.get(key);
+  const found = scanItemWrites(scope, name);
+  memo.set(key, found);
+  return found;
+}
+
+function scanItemWrites(scope: Node, name: string): Node[] | undefined {
   const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   if (new RegExp(`(^|[^\\w.])${escaped}\\s*([-+*/]=|\\.\\w+_\\(|\\.requires_grad\\b)`, 'm').test(scope.text)) return undefined;
   const values: Node[] = [];

@@ -64,6 +64,10 @@ export class ValueHints {
   private readonly memo = new Map<number, ValueHint>();
   /** writtenInPlace answers by scope and name. */
   private readonly inPlace = new Map<string, boolean>();
+  /** itemWrites answers by scope and name. */
+  private readonly itemWrites = new Map<string, Node[] | undefined>();
+  /** Per function (by node id): the names it declares `global`. */
+  private readonly globals = new Map<number, Set<string>>();
   /** How many of() calls are under way (see MAX_NESTING). */
   private depth = 0;
 
@@ -410,8 +414,10 @@ export class ValueHints {
    */
   private globalGradFree(use: Node): boolean {
     const fn = enclosingFunction(use);
-    const declared = fn?.descendantsOfType('global_statement').some((g) => g.namedChildren.some((n) => n.text === use.text));
-    if (!fn || !declared) return false;
+    if (!fn) return false;
+    let declared = this.globals.get(fn.id);
+    if (!declared) this.globals.set(fn.id, (declared = new Set(fn.descendantsOfType('global_statement').flatMap((g) => g.namedChildren.map((n) => n.text)))));
+    if (!declared.has(use.text)) return false;
     const stored = fn.descendantsOfType('assignment').filter((a) => a.childForFieldName('left')?.text === use.text).map((a) => a.childForFieldName('right'));
     const values = [moduleValue(use), ...stored];
     return values.every((v) => !!v && this.of(v).gradFree);
@@ -419,7 +425,7 @@ export class ValueHints {
 
   /** Only item assignments of grad-free values write into this name (`table[:] = rows` of a constant table). */
   private filledGradFree(use: Node): boolean {
-    const writes = itemWrites(use, use.text);
+    const writes = itemWrites(use, use.text, this.itemWrites);
     return !!writes && writes.every((w) => this.of(w).gradFree);
   }
 
