@@ -173,3 +173,55 @@ describe('functions every call of which runs without gradients (no-grad-callers.
     expect(await severitiesInLayers({ 'other.py': other })).toEqual(['warning']);
   });
 });
+
+describe('kernel switches by their launches (launch-switches.ts)', () => {
+  const KERNEL = [
+    'import triton',
+    'import triton.language as tl',
+    '@triton.jit',
+    'def partial_norms(x_ptr, out_ptr, n, BLOCK: tl.constexpr, SPLIT_ROWS: tl.constexpr):',
+    '    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)',
+    '    total = tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0).to(tl.float32), axis=0)',
+    '    if SPLIT_ROWS:',
+    '        tl.atomic_add(out_ptr + tl.program_id(0), total)',
+    '    else:',
+    '        tl.store(out_ptr + tl.program_id(0), total)',
+    '',
+  ].join('\n');
+  const launcher = (signature: string, passed: string, backward = '') => [
+    'import torch',
+    'from kernels import partial_norms',
+    'class RowNorms(torch.autograd.Function):',
+    '    @staticmethod',
+    `    def forward(ctx, x, ${signature}):`,
+    `        ctx.split = ${signature.split('=')[0]}`,
+    '        out = torch.zeros(x.shape[0], device=x.device)',
+    `        partial_norms[(x.shape[0], 4)](x, out, x.numel(), BLOCK=1024, SPLIT_ROWS=${passed})`,
+    '        return out',
+    backward,
+    '',
+  ].join('\n');
+
+  async function atomicSeverity(files: Record<string, string>): Promise<string[]> {
+    const checker = await loadChecker();
+    const s = settings({ select: ['BX401'] });
+    const program = Object.entries({ 'kernels.py': KERNEL, ...files }).map(([file, text]) => ({ path: file, text, settings: s, offPath: isOffPath(file) }));
+    return checker.checkProgram(program).find((f) => f.path === 'kernels.py')!.findings.map((f) => f.severity);
+  }
+
+  it('leave an atomic under a switch information when every launch passes a value off by default', async () => {
+    expect(await atomicSeverity({ 'ops.py': launcher('split_rows=False', 'split_rows') })).toEqual(['info']);
+    expect(await atomicSeverity({ 'ops.py': launcher('split_rows=False', 'False') })).toEqual(['info']);
+    // The backward reads the flag the forward kept on ctx.
+    const backward = '    @staticmethod\n    def backward(ctx, g):\n        partial_norms[(4, 4)](g, g, g.numel(), BLOCK=256, SPLIT_ROWS=ctx.split)\n        return g, None';
+    expect(await atomicSeverity({ 'ops.py': launcher('split_rows=None', 'split_rows', backward) })).toEqual(['info']);
+  });
+
+  it('keep the warning when a launch turns it on, passes what the code cannot read, or no launch is seen', async () => {
+    expect(await atomicSeverity({ 'ops.py': launcher('split_rows=True', 'split_rows') })).toEqual(['warning']);
+    expect(await atomicSeverity({ 'ops.py': launcher('split_rows=False', 'x.shape[0] > 4096') })).toEqual(['warning']);
+    expect(await atomicSeverity({})).toEqual(['warning']);
+    // A test that launches it with the switch on does not count, nor for the default path.
+    expect(await atomicSeverity({ 'ops.py': launcher('split_rows=False', 'split_rows'), 'tests/test_norms.py': launcher('split_rows=True', 'split_rows') })).toEqual(['info']);
+  });
+});

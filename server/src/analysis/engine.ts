@@ -10,7 +10,8 @@ import { analyzeChunkEdit } from './chunk-edit.js';
 import { NameUses, usesOf } from './no-grad-callers.js';
 import { Checkpoint, LargeParts, Part, PartNodes, bindingsOf, collectParts, fileParts, finish, partAt } from './parts.js';
 import { CALL_NAME_PATTERN, CallEdge, callEdgesOf } from './program.js';
-import type { Outcomes, Rule } from './rules/rule.js';
+import type { LaunchSwitch, Outcomes, Rule } from './rules/rule.js';
+import { launchSwitchValues, type SwitchValue } from './launch-switches.js';
 import { aliasTriggers, importBindingsOf } from './scope.js';
 import { Suppression, parseSuppressions } from './suppressions.js';
 import { rangeOf } from './syntax.js';
@@ -41,6 +42,12 @@ export interface Candidate {
    * callableChain). The hit is dropped when every call of one of them runs without gradients.
    */
   functions?: string[];
+  /**
+   * A kernel switch the hit runs under (`if USE_SPLIT_K:`): `bitexact check` reads the kernel's
+   * launches across the program (launch-switches.ts) and keeps the hit at most info when every
+   * launch leaves the switch off by default.
+   */
+  launchSwitch?: LaunchSwitch;
 }
 
 export interface FileAnalysis {
@@ -184,6 +191,16 @@ export class Analyzer {
       this.imports ??= this.parser.query('(import_statement) @import (import_from_statement) @import');
       const scope = scopeFrom([{ imports: this.imports.captures(tree.rootNode).flatMap((c) => importBindingsOf(c.node)), aliases: [] }]);
       return usesOf(tree.rootNode, names, scope);
+    } finally {
+      tree.delete();
+    }
+  }
+
+  /** What each launch of a kernel in a file passes for one of its switches (launch-switches.ts). */
+  launchSwitchValues(text: string, launch: LaunchSwitch): SwitchValue[] {
+    const tree = this.parser.parse(text);
+    try {
+      return launchSwitchValues(tree.rootNode, launch.kernel, launch.param);
     } finally {
       tree.delete();
     }

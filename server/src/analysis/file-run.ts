@@ -205,6 +205,7 @@ function toCandidate(rule: Rule, hit: Hit, guards: GuardFinder): Candidate {
   const candidate: Candidate = { rule, range, guard: found.kind, guardCondition: found.condition, outcomes: hit.outcomes, fixes: hit.fixes ?? [] };
   const functions = rule.backwardOnly && hit.node ? callableChain(hit.node) : [];
   if (functions.length) candidate.functions = functions;
+  if (hit.launchSwitch) candidate.launchSwitch = hit.launchSwitch;
   return candidate;
 }
 

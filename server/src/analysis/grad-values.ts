@@ -50,6 +50,35 @@ export function writtenInPlace(use: Node, name: string, memo: Map<string, boolea
   return written;
 }
 
+/**
+ * The values the function holding `use` writes into `name` by item assignment (`name[i] = w`), or
+ * undefined when it also writes so in another way (`+=`, an in-place method, `requires_grad`): a
+ * grad-free tensor filled only from grad-free values stays grad-free.
+ */
+export function itemWrites(use: Node, name: string, memo: Map<string, Node[] | undefined>): Node[] | undefined {
+  const scope = enclosingFunction(use) ?? rootOf(use);
+  // One scan per scope and name, as writtenInPlace.
+  const key = `${scope.id}:${name}`;
+  if (memo.has(key)) return memo.get(key);
+  const found = scanItemWrites(scope, name);
+  memo.set(key, found);
+  return found;
+}
+
+function scanItemWrites(scope: Node, name: string): Node[] | undefined {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  if (new RegExp(`(^|[^\\w.])${escaped}\\s*([-+*/]=|\\.\\w+_\\(|\\.requires_grad\\b)`, 'm').test(scope.text)) return undefined;
+  const values: Node[] = [];
+  for (const node of scope.descendantsOfType(['assignment', 'augmented_assignment'])) {
+    const left = node.childForFieldName('left');
+    if (left?.type !== 'subscript' || left.childForFieldName('value')?.text !== name) continue;
+    const right = node.childForFieldName('right');
+    if (node.type !== 'assignment' || !right) return undefined;
+    values.push(right);
+  }
+  return values;
+}
+
 /** `x.cpu()`, `x.to("cpu")`, `device="cpu"`: a tensor the code puts on the CPU. */
 export function putsOnCpu(method: string | undefined, args: ReturnType<typeof callArguments>): boolean {
   if (method === 'cpu') return true;

@@ -147,8 +147,12 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
       const fn = expr.childForFieldName('function');
       const name = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text.slice(fn.text.lastIndexOf('.') + 1);
       const einops = !!fn && (scope.resolveExpression(fn) ?? '').startsWith('einops.');
-      if (name && REPEATING_MAKERS.has(name) && !einops) return true;
       const receiver = fn?.type === 'attribute' ? fn.childForFieldName('object') : null;
+      // `idx.repeat(1, h, d)`: tiled across the other dimensions only, each slice along the first
+      // keeps the receiver's entries once (unless its rank is known to be lower: `repeat` then adds
+      // leading dimensions and tiles the entries themselves).
+      if (name === 'repeat' && receiver && tilesOtherDims(values, receiver, callArguments(expr).positional)) return next(receiver);
+      if (name && REPEATING_MAKERS.has(name) && !einops) return true;
       // Flattening per-row distinct indices (top-k expert ids of every token) repeats them across rows.
       if (receiver && name && VIEWS.has(name) && values.of(receiver).unique === 'rows') return true;
       if (receiver && next(receiver)) return true;
@@ -158,6 +162,13 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
     default:
       return false;
   }
+}
+
+/** `x.repeat(1, a, ...)` on a tensor of as many dimensions as factors (or of a rank not shown). */
+function tilesOtherDims(values: IndexValues, receiver: Node, factors: Node[]): boolean {
+  if (factors.length < 2 || literalValue(factors[0]) !== 1) return false;
+  const rank = values.of(receiver).rank;
+  return rank === undefined || rank === factors.length;
 }
 
 /**

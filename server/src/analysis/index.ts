@@ -13,7 +13,7 @@ import { finish } from './parts.js';
 import { importsAlias, projectAliases } from './project-aliases.js';
 import { ResolveMemo, resolveFindings } from './resolve.js';
 import { RULES } from './rules/index.js';
-import type { Rule } from './rules/rule.js';
+import type { LaunchSwitch, ModeOutcome, Outcomes, Rule } from './rules/rule.js';
 import type { DeterministicMode, Finding } from './types.js';
 
 export interface SourceFile {
@@ -185,10 +185,48 @@ export class Checker {
   }
 
   /**
+   * Caps at info the hits that run only under a kernel switch (`if USE_SPLIT_K:`) every launch of
+   * which, across the training-path files, leaves it off by default (launch-switches.ts): the
+   * default path takes the kernel's other branch. `launchers`: every checked file, as a sub-project
+   * (a framework's bindings with their own pyproject) launches its parent's kernels. Only files
+   * naming the kernel are parsed.
+   */
+  private quietOffByLaunch(analyses: FileAnalysis[], launchers: readonly SourceFile[]): void {
+    const loud = (c: FileAnalysis['candidates'][number]) => !!c.launchSwitch && Object.values(c.outcomes).some((o) => o.severity !== 'info');
+    if (!analyses.some((a) => a.candidates.some(loud))) return;
+    const answers = new Map<string, boolean>();
+    const offEverywhere = ({ kernel, param }: LaunchSwitch): boolean => {
+      const key = `${kernel}\u0000${param}`;
+      let answer = answers.get(key);
+      if (answer === undefined) {
+        const word = new RegExp(`\\b${kernel}\\s*\\[`);
+        const values = launchers.filter((f) => !f.offPath && word.test(f.text)).flatMap((f) => this.analyzer.launchSwitchValues(f.text, { kernel, param }));
+        answers.set(key, (answer = values.length > 0 && values.every((v) => v === 'off')));
+      }
+      return answer;
+    };
+    analyses.forEach((analysis, i) => {
+      let changed = false;
+      const candidates = analysis.candidates.map((c) => {
+        if (!loud(c) || !offEverywhere(c.launchSwitch!)) return c;
+        changed = true;
+        const note = `Every launch of \`${c.launchSwitch!.kernel}\` leaves \`${c.launchSwitch!.param}\` off by default, so this runs only when a caller turns it on.`;
+        const outcomes: Outcomes = {};
+        for (const [mode, o] of Object.entries(c.outcomes) as Array<[keyof Outcomes, ModeOutcome]>) {
+          const { whenProgramTrains: _trains, whenProgramUnseeded: _unseeded, ...rest } = o;
+          outcomes[mode] = { ...rest, severity: o.severity === 'hint' ? 'hint' : 'info', detail: o.detail ? `${o.detail} ${note}` : note };
+        }
+        return { ...c, outcomes };
+      });
+      if (changed) analyses[i] = { ...analysis, candidates };
+    });
+  }
+
+  /**
    * Checks files that form one program: deterministic mode turned on where the program's default
    * path runs it (e.g. in train.py, program.ts) applies to the ops in all of them (e.g. in model.py).
    */
-  checkProgram(files: readonly SourceFile[], analysed?: ReadonlyMap<SourceFile, FileAnalysis>, aliases?: ReadonlyMap<string, string>): CheckedFile[] {
+  checkProgram(files: readonly SourceFile[], analysed?: ReadonlyMap<SourceFile, FileAnalysis>, aliases?: ReadonlyMap<string, string>, launchers?: readonly SourceFile[]): CheckedFile[] {
     const kept = files.filter((f) => !(f.offPath && f.settings.testCode === 'skip'));
     // `analysed`: the per-file analyses already made (by worker threads, cli/analysis-pool.ts).
     const analyses = kept.map((f) => analysed?.get(f) ?? this.analyzeForProgram(f.text, f.settings));
@@ -197,6 +235,7 @@ export class Checker {
     const program = analyses.map((a, i) => ({ offPath: kept[i]!.offPath, modeSettings: a.modeSettings, calls: [] as CallEdge[], trains: showsTraining(kept[i]!.text), seeds: showsSeeding(kept[i]!.text) }));
     this.addCallEdges(program, kept);
     this.dropWithoutGrad(analyses, kept);
+    this.quietOffByLaunch(analyses, launchers ?? kept);
     const view: ProgramView = { mode: programMode(program), trains: programTrains(program), unseeded: programUnseeded(program) };
     const checked = new Map(kept.map((file, i) => [file, {
       path: file.path,

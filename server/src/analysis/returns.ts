@@ -28,6 +28,13 @@ export function returnedElement(fn: Node, position: number): Node | undefined {
   return elements.some((e) => e.type === 'list_splat') ? undefined : elements[position];
 }
 
+/** Every value `fn` itself returns (not its nested functions'); undefined if a bare `return` or none. */
+export function returnedValues(fn: Node): Node[] | undefined {
+  const returns = fn.descendantsOfType('return_statement').filter((r) => ownFunction(r)?.id === fn.id);
+  const values = returns.map((r) => r.namedChildren[0]);
+  return values.length > 0 && values.every((v) => !!v) ? (values as Node[]) : undefined;
+}
+
 function topLevel(root: Node, type: string, name: string): Node | undefined {
   const found = root.namedChildren.map(definitionOf).filter((d) => d?.type === type && d.childForFieldName('name')?.text === name);
   return found.length === 1 ? found[0] : undefined;

@@ -9,14 +9,14 @@ import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKE
 import { ScopeCache } from './scope-cache.js';
 import { isGroupOfPositions } from './grouped-positions.js';
 import { initOf, isBuffer } from './members.js';
-import { calledFunction, returnedElement } from './returns.js';
+import { calledFunction, returnedElement, returnedValues } from './returns.js';
 import { namedOffsets } from './value-names.js';
-import { isGradFreeFactory, methodKeepsGradFree, putsOnCpu, writtenInPlace } from './grad-values.js';
+import { isGradFreeFactory, itemWrites, methodKeepsGradFree, putsOnCpu, writtenInPlace } from './grad-values.js';
 import { factoryRank, shapeRank } from './shapes.js';
 import { isUniformFill } from './uniform-values.js';
 import { leastRank } from './min-rank.js';
 import { type DTypeClass, FLOAT_DTYPES, FLOAT_FACTORIES, FLOAT_METHODS, INT_DTYPES, INT_FACTORIES, INT_METHODS, LIKE_FACTORIES, listDtype, literalValueOf, NOT_TENSOR, SHAPE_METHODS, SPARSE_MAKERS, UNIQUE_INDICES, VALUES_AND_INDICES } from './value-vocabulary.js';
-import { argument, callArguments, enclosingFunction, unparenthesize } from './syntax.js';
+import { argument, callArguments, enclosingFunction, moduleValue, unparenthesize } from './syntax.js';
 
 export interface ValueHint {
   dtype: DTypeClass;
@@ -68,6 +68,10 @@ export class ValueHints {
   private readonly memo = new Map<number, ValueHint>();
   /** writtenInPlace answers by scope and name. */
   private readonly inPlace = new Map<string, boolean>();
+  /** itemWrites answers by scope and name. */
+  private readonly itemWrites = new Map<string, Node[] | undefined>();
+  /** Per function (by node id): the names it declares `global`. */
+  private readonly globals = new Map<number, Set<string>>();
   /** How many of() calls are under way (see MAX_NESTING). */
   private depth = 0;
 
@@ -144,11 +148,12 @@ export class ValueHints {
     switch (node.type) {
       case 'identifier': {
         const binding = this.definitionOf(node);
+        if (!binding && this.globalGradFree(node)) return { ...UNKNOWN, gradFree: true };
         // By the naming conventions where the code shows nothing better (no definition, or an unknown dtype).
         const hint = this.ofBinding(binding);
         const named = hint.dtype === 'unknown' && !hint.unique ? namedOffsets(node.text, !!binding) : undefined;
         if (named) return named;
-        return hint.gradFree && writtenInPlace(node, node.text, this.inPlace) ? { ...hint, gradFree: undefined } : hint;
+        return hint.gradFree && writtenInPlace(node, node.text, this.inPlace) && !this.filledGradFree(node) ? { ...hint, gradFree: undefined } : hint;
       }
       case 'conditional_expression': {
         // `a if c else b`: what both branches share.
@@ -162,6 +167,9 @@ export class ValueHints {
         return { dtype: 'int', origin: 'unknown', gradFree: true };
       case 'float':
         return { dtype: 'float', origin: 'unknown', gradFree: true };
+      case 'none':
+        // No tensor, no gradient: `cache = None` at module level, a cache a helper fills once.
+        return { ...UNKNOWN, gradFree: true };
       case 'binary_operator':
       case 'augmented_assignment':
         return this.binary(node);
@@ -406,6 +414,9 @@ export class ValueHints {
       const cpu = (origin === 'torch' && putsOnCpu(undefined, args)) || undefined;
       return { dtype: explicit ?? this.factoryDtype(name, args), origin, rank: factoryRank(name, args), sparse, unique, gradFree, cpu };
     }
+    // `helper(m, n)` of a module-level function of this file: grad-free when everything it returns is
+    // (a table of constants built once and cached).
+    if (fn.type === 'identifier') return this.returnsGradFree(node) ? { ...UNKNOWN, gradFree: true } : UNKNOWN;
     if (fn.type !== 'attribute') return UNKNOWN;
     const method = fn.childForFieldName('attribute')?.text ?? '';
     const base = this.of(fn.childForFieldName('object') ?? undefined);
@@ -426,6 +437,34 @@ export class ValueHints {
     return { dtype, origin: base.origin, rank, sparse: method === 'to_dense' ? undefined : base.sparse, unique, coordinates: unique === 'coords' ? base.coordinates : undefined, gradFree, cpu };
   }
 
+
+  /**
+   * A module-level cache a function declares `global` and fills (`global table; if table is not
+   * None: return table; ...; table = built`): grad-free when its module value and every value the
+   * function stores in it are.
+   */
+  private globalGradFree(use: Node): boolean {
+    const fn = enclosingFunction(use);
+    if (!fn) return false;
+    let declared = this.globals.get(fn.id);
+    if (!declared) this.globals.set(fn.id, (declared = new Set(fn.descendantsOfType('global_statement').flatMap((g) => g.namedChildren.map((n) => n.text)))));
+    if (!declared.has(use.text)) return false;
+    const stored = fn.descendantsOfType('assignment').filter((a) => a.childForFieldName('left')?.text === use.text).map((a) => a.childForFieldName('right'));
+    const values = [moduleValue(use), ...stored];
+    return values.every((v) => !!v && this.of(v).gradFree);
+  }
+
+  /** Only item assignments of grad-free values write into this name (`table[:] = rows` of a constant table). */
+  private filledGradFree(use: Node): boolean {
+    const writes = itemWrites(use, use.text, this.itemWrites);
+    return !!writes && writes.every((w) => this.of(w).gradFree);
+  }
+
+  private returnsGradFree(call: Node): boolean {
+    const fn = calledFunction(call, () => undefined);
+    const values = fn && returnedValues(fn);
+    return !!values && values.every((v) => this.of(v).gradFree);
+  }
 
   private dtypeArgument(node: Node | undefined): DTypeClass | undefined {
     if (!node) return undefined;

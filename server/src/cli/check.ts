@@ -204,9 +204,10 @@ async function checkByProgram(checker: Checker, files: readonly LoadedFile[]) {
     if (group) group.push(i);
     else groups.set(key, [i]);
   });
-  const aliases = checker.projectAliases(files.filter((f) => !f.notebook));
+  const modules = files.filter((f) => !f.notebook);
+  const aliases = checker.projectAliases(modules);
   for (const indices of groups.values()) {
-    const checked = checker.checkProgram(indices.map((i) => files[i]!), analysed, aliases);
+    const checked = checker.checkProgram(indices.map((i) => files[i]!), analysed, aliases, modules);
     indices.forEach((fileIndex, k) => (results[fileIndex] = checked[k]!));
   }
   return results;

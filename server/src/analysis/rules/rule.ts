@@ -75,6 +75,14 @@ export interface Hit {
   fixes?: Fix[];
   /** Guard override; by default the guard around `node` is used. */
   guard?: GuardKind;
+  /** The hit runs only when a launch turns this constexpr switch of its kernel on (engine.ts Candidate). */
+  launchSwitch?: LaunchSwitch;
+}
+
+/** `if USE_SPLIT_K:` in the Triton kernel `kernel`: the hit's code runs only when a launch passes it on. */
+export interface LaunchSwitch {
+  kernel: string;
+  param: string;
 }
 
 export interface RuleContext {

@@ -2,7 +2,7 @@ import { callRange } from '../../calls.js';
 import { argument } from '../../syntax.js';
 import { fitMessage, type Outcomes, type Rule } from '../rule.js';
 import { ownedByProgram } from './ownership.js';
-import { calleeText, COUNTER_NAME, enclosingKernel, kernelDtype, kernelGuard, TL } from './triton.js';
+import { calleeText, COUNTER_NAME, enclosingKernel, kernelDtype, kernelGuard, launchSwitchOf, TL } from './triton.js';
 
 const FIX_HINT = 'When determinism matters, have each program write its partial result to its own slot of a zero-filled buffer and sum that buffer in a fixed order (or with `tl.sum` in one program).';
 
@@ -92,7 +92,8 @@ const rule: Rule = {
       };
       outcomes = { off: outcome, on: outcome, warn: outcome };
     }
-    ctx.report({ node: call.node, range: callRange(call), outcomes, guard: kernelGuard(call.node, kernel, ctx) });
+    const launchSwitch = launchSwitchOf(call.node, kernel);
+    ctx.report({ node: call.node, range: callRange(call), outcomes, guard: kernelGuard(call.node, kernel, ctx), ...(launchSwitch ? { launchSwitch } : {}) });
   },
   docs: `
 Triton's \`tl.atomic_add\` performs a read-modify-write on global memory. When several program
@@ -136,6 +137,12 @@ address that leaves an axis out (the split-K or key-block axis of a reduction), 
 
 A constexpr switch in the kernel counts as a guard: an atomic under \`if not DETERMINISTIC:\` (or in
 the \`else\` of \`if DETERMINISTIC:\`) is reported at information level.
+
+An atomic under a plain constexpr switch (\`if USE_SPLIT_K:\`, the store in its \`else\`) runs only
+when a launch turns the switch on. \`bitexact check\` reads the kernel's launches in the program's
+training-path files (\`kernel[grid](..., USE_SPLIT_K=use_split_k)\`): when every one passes a value
+that is off by default (a literal, a parameter defaulting to \`False\` or \`None\`, a module
+constant, \`ctx.x\` as the autograd Function's forward sets it), the atomic is information.
 
 **Deterministic alternative.** Give every program its own slot in a zero-filled workspace
 (\`partials[pid] = tl.sum(x)\`) and reduce the workspace in a fixed order afterwards: a second small

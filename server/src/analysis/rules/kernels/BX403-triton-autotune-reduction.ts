@@ -173,10 +173,22 @@ function tunesLocally(fn: Node | undefined): boolean {
   return !!fn && /\bautotune\b|Autotuner\b/.test(fn.childForFieldName('body')?.text ?? '');
 }
 
+/**
+ * The kernel an autotune call tunes: the function it decorates, or the module function it is applied
+ * to later (`kernel = triton.autotune(configs=..., key=...)(kernel)`, as libraries do inside a
+ * `try` so that an older Triton can keep the plain kernel).
+ */
+function tunedKernel(node: Node): Node | null | undefined {
+  const parent = node.parent;
+  if (parent?.type === 'decorator') return parent.parent?.childForFieldName('definition');
+  if (parent?.type !== 'call' || !parent.childForFieldName('function')?.equals(node)) return undefined;
+  const target = callArguments(parent).positional[0];
+  return target?.type === 'identifier' ? moduleFunctions(node).get(target.text) : undefined;
+}
+
 /** Reports an autotune decorator call (triton's or a wrapper) on the kernel it decorates. */
 function checkAutotune(node: Node, args: CallArguments, ctx: RuleContext): void {
-  const decorator = node.parent;
-  const fn = decorator?.type === 'decorator' ? decorator.parent?.childForFieldName('definition') : undefined;
+  const fn = tunedKernel(node);
   if (!fn || fn.type !== 'function_definition' || !isKernel(fn, ctx)) return;
   const configs = argument(args, 0, 'configs');
   if (configCount(configs, ctx) !== 'several') return;

@@ -103,8 +103,10 @@ export function varyingKeys(expr: Node | undefined, ctx: RuleContext): Set<strin
   for (const loop of sources.flatMap((source) => source.descendantsOfType(['for_in_clause', 'for_statement']))) {
     const left = loop.childForFieldName('left');
     const right = loop.childForFieldName('right');
-    const items = left?.type === 'identifier' && (right?.type === 'list' || right?.type === 'tuple') ? right.namedChildren.filter((c) => c.type !== 'comment').map((c) => c.text) : undefined;
-    for (const id of left?.descendantsOfType('identifier') ?? []) loopValues.set(id.text, loopValues.has(id.text) ? undefined : items);
+    const targets = left?.descendantsOfType('identifier') ?? [];
+    const perTarget = left && right ? productItems(left, right, ctx) : undefined;
+    const items = left?.type === 'identifier' && right ? literalItems(right, ctx) : undefined;
+    targets.forEach((id, i) => loopValues.set(id.text, loopValues.has(id.text) ? undefined : perTarget ? perTarget[i] : items));
   }
   const values = new Map<string, Set<string>>();
   const note = (key: string, value: Node | null | undefined) => {
@@ -127,6 +129,32 @@ export function varyingKeys(expr: Node | undefined, ctx: RuleContext): Set<strin
   }
   for (const { call, helper } of built) for (const [key, value] of helperConfigValues(call, helper)) note(key, value);
   return new Set([...values].filter(([, seen]) => seen.size > 1).map(([key]) => key));
+}
+
+/** The items of a literal list or tuple, or of a name bound to one (`warps = [4]`). */
+function literalItems(raw: Node, ctx: RuleContext): string[] | undefined {
+  let node = raw;
+  if (node.type === 'identifier') {
+    const def = ctx.values.definition(node);
+    if (!def || def.unpacked) return undefined;
+    node = def.value;
+  }
+  if (node.type !== 'list' && node.type !== 'tuple') return undefined;
+  return node.namedChildren.filter((c) => c.type !== 'comment').map((c) => c.text);
+}
+
+/**
+ * `for m, w, s in itertools.product(block_m, warps, stages)`: each target takes the items of its own
+ * factor (a one-item list is one value), so the keys a config table really varies can be told.
+ */
+function productItems(left: Node, right: Node, ctx: RuleContext): Array<string[] | undefined> | undefined {
+  if (left.type !== 'pattern_list' && left.type !== 'tuple_pattern') return undefined;
+  const fn = right.type === 'call' ? right.childForFieldName('function') : undefined;
+  if (!fn || ctx.scope.resolveExpression(fn) !== 'itertools.product') return undefined;
+  const targets = left.namedChildren;
+  const factors = callArguments(right!).positional;
+  if (targets.some((t) => t.type !== 'identifier') || factors.length !== targets.length) return undefined;
+  return factors.map((f) => literalItems(f, ctx));
 }
 
 function isConfigCall(call: Node): boolean {

@@ -6,7 +6,7 @@ import type { Node } from 'web-tree-sitter';
 import { isGuardName } from '../../guards.js';
 import { argument, callArguments, dottedParts, literalValue, unparenthesize } from '../../syntax.js';
 import type { GuardKind } from '../../types.js';
-import type { RuleContext } from '../rule.js';
+import type { LaunchSwitch, RuleContext } from '../rule.js';
 
 export const TL = 'triton.language';
 
@@ -241,6 +241,25 @@ export function kernelGuard(node: Node, kernel: Node | undefined, ctx: RuleConte
     }
   }
   return 'none';
+}
+
+/**
+ * The constexpr switch of its kernel a node runs under: the body of `if USE_SPLIT_K:` (a bare
+ * `NAME: tl.constexpr` parameter, not a determinism flag, which kernelGuard reads). Whether the
+ * launches turn it on is a program fact (launch-switches.ts), read by `bitexact check`.
+ */
+export function launchSwitchOf(node: Node, kernel: Node): LaunchSwitch | undefined {
+  const name = kernel.childForFieldName('name')?.text;
+  if (!name) return undefined;
+  let child = node;
+  for (let parent = node.parent; parent && !parent.equals(kernel); child = parent, parent = parent.parent) {
+    if (parent.type !== 'if_statement') continue;
+    const condition = parent.childForFieldName('condition');
+    if (!condition || !parent.childForFieldName('consequence')?.equals(child)) continue;
+    const flag = unparenthesize(condition);
+    if (flag.type === 'identifier' && isConstexprParameter(flag) && conditionPolarity(flag) === undefined) return { kernel: name, param: flag.text };
+  }
+  return undefined;
 }
 
 /** true: the condition holds when deterministic; false: it holds when not; undefined: unrelated. */
