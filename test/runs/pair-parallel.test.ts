@@ -62,8 +62,9 @@ describe('bitexact pair --parallel', () => {
 
   it('kills every run\'s process group on timeout, from the CLI, and still compares what was logged', () => {
     const pidFile = path.join(out, 'pids.txt');
-    const result = runCli(['pair', '--parallel', '--runs', '3', '--timeout', '1', '--env', `PID_FILE=${pidFile}`, '--format', 'json', '--out', path.join(out, 'runs'), '--', 'python3', path.join(FIXTURES, 'spawn_and_sleep.py')], ROOT);
-    // Three 1-second timeouts side by side, not one after another (plus the kill grace and start-up).
+    const result = runCli(['pair', '--parallel', '--runs', '3', '--timeout', '3', '--env', `PID_FILE=${pidFile}`, '--format', 'json', '--out', path.join(out, 'runs'), '--', 'python3', path.join(FIXTURES, 'spawn_and_sleep.py')], ROOT);
+    // Three 3-second timeouts side by side, not one after another (plus the kill grace and start-up):
+    // 3 s, as under load python takes over a second to start and log its steps.
     // Timed out before any divergence: incomplete, never clean (exit 2).
     expect(result.status).toBe(2);
     const report = JSON.parse(result.stdout) as { verdict: string; partial: boolean; runs: { timedOut?: boolean }[]; metrics: { name: string; verdict: string; steps: number }[] };

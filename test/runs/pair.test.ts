@@ -240,7 +240,8 @@ describe('the launcher', () => {
     expect(fs.readFileSync(path.join(out, 'a.log.stderr'), 'utf8')).toBe('warn\n');
     // Stopped while its last lines still sit in Python's buffer: SIGINT makes Python flush them.
     const sleeper = `${script}time.sleep(60)\n`;
-    const stopped = await launchRun({ argv: ['python3', '-c', sleeper], cwd: out, env, logPath: path.join(out, 'b.log'), timeoutMs: 1000 });
+    // 4 s: under load python takes over a second to start and print, and a stop before the prints proves nothing.
+    const stopped = await launchRun({ argv: ['python3', '-c', sleeper], cwd: out, env, logPath: path.join(out, 'b.log'), timeoutMs: 4000 });
     expect(stopped).toMatchObject({ timedOut: true, signal: 'SIGINT' });
     const log = fs.readFileSync(path.join(out, 'b.log'), 'utf8');
     expect(log.split('\n').filter((l) => l.startsWith('step ')).length).toBe(3000);
