@@ -153,6 +153,50 @@ describe('incremental analysis', () => {
     }
   });
 
+  it('answers a word typed at column 0 between two methods, or after a def line, provisionally; declines valid code', async () => {
+    const checker = await loadChecker();
+    const s = settings();
+    const text = modelFile(7);
+    const tree = checker.parser.parse(text);
+    const cache = new ChunkCache();
+    const hits = (analysis: ReturnType<Checker['analyze']>) => analysis.candidates.map((c) => `${c.rule.id}@${c.range.start.line}:${c.range.start.column}`);
+    try {
+      const clean = hits(checker.analyzeTree(tree, text, s, cache));
+      const gap = text.indexOf('\n\n    def block_1') + 1;
+      const block1Row = text.slice(0, gap).split('\n').length;
+      const quick = (edits: TextChange[]) => {
+        let now = text;
+        for (const e of edits) now = now.slice(0, e.start) + e.newText + now.slice(e.oldEnd);
+        return { now, analysis: checker.analyzeEdit(now, edits, s, cache) };
+      };
+      // `x` on the blank line: the class ends there and block_1, indented, is an unexpected indent.
+      const typed = quick([{ start: gap, oldEnd: gap, newText: 'x' }]).analysis!;
+      expect(typed.provisional).toBe(true);
+      expect(hits(typed)).toEqual(clean);
+      // A new line `x`: the hits of the methods below move down with it.
+      const line = quick([{ start: gap, oldEnd: gap, newText: 'x\n' }]).analysis!;
+      expect(line.provisional).toBe(true);
+      expect(hits(line)).toEqual(clean.map((h) => h.replace(/@(\d+)/, (_, row: string) => (Number(row) >= block1Row ? `@${Number(row) + 1}` : `@${row}`))));
+      // Typed and deleted: the text analysed last, whose analysis stands (a fresh one agrees).
+      const back = quick([{ start: gap, oldEnd: gap, newText: 'x' }, { start: gap, oldEnd: gap + 1, newText: '' }]);
+      expect(back.now).toBe(text);
+      expect(back.analysis!.provisional).toBeUndefined();
+      expect(outcome(checker, back.analysis!, text, s)).toBe(outcome(checker, checker.analyze(text, s), text, s));
+      // Valid Python there (a block opened, a string opened, an indented statement): a real analysis.
+      for (const newText of ['if x:', 'x = """', '    x', 'x(']) expect(quick([{ start: gap, oldEnd: gap, newText }]).analysis).toBeUndefined();
+      // After the class's last method, module-level code follows at column 0: valid, analysed.
+      const end = text.length;
+      expect(checker.analyzeEdit(`${text}\nx\n`, [{ start: end, oldEnd: end, newText: '\nx\n' }], s, cache)).toBeUndefined();
+      // `def block_0(...):x`: its body's lines follow it indented deeper, an unexpected indent.
+      const colon = text.indexOf(':', text.indexOf('def block_0')) + 1;
+      const header = quick([{ start: colon, oldEnd: colon, newText: 'x' }]).analysis!;
+      expect(header.provisional).toBe(true);
+      expect(hits(header)).toEqual(clean);
+    } finally {
+      tree.delete();
+    }
+  });
+
   it('analyses again only the function that changed, unless the file context changed', async () => {
     const base = await loadChecker();
     const calls: Record<string, number> = { local: 0, wide: 0 };

@@ -27,13 +27,15 @@ export interface ChunkEditHost {
 export function analyzeChunkEdit(host: ChunkEditHost, text: string, edits: readonly TextChange[], options: AnalysisOptions, cache: ChunkCache): FileAnalysis | undefined {
   const layout = cache.layout;
   if (!layout || edits.length === 0 || layout.options !== optionsKey(options)) return undefined;
+  // Edits that came back to the analysed text (a character typed and deleted): its analysis stands.
+  if (text === layout.text) return { ...mergeResults(layout.parts.map((p) => p.result)), syntaxErrors: [] };
   // The edits must turn the analysed text into this one, all inside one function.
   let k = -1;
   let end = 0;
   for (const edit of edits) {
     if (k < 0) {
       k = layout.parts.findIndex((p) => p.chunk && p.start <= edit.start && edit.oldEnd <= p.end);
-      if (k < 0) return undefined;
+      if (k < 0) return gapEdit(layout, text, edits);
       end = layout.parts[k]!.end;
     }
     if (edit.start < layout.parts[k]!.start || edit.oldEnd > end) return undefined;
@@ -67,6 +69,12 @@ export function analyzeChunkEdit(host: ChunkEditHost, text: string, edits: reado
     if (root.hasError) return provisional(layout, k, layout.text.slice(part.start, part.end), chunkText, endRow - part.endRow);
     const [definition, ...rest] = root.namedChildren;
     const fn = definition?.type === 'decorated_definition' ? definition.childForFieldName('definition') : definition;
+    // `def f(self):x` typed above the body: the body's lines now follow the function, indented
+    // deeper than it, which Python rejects (tree-sitter does not); as for a syntax error, provisional.
+    const after = rest.find((n) => n.type !== 'comment');
+    if (fn?.type === 'function_definition' && definition!.startIndex === part.start && after && unexpectedIndent(text, after.startIndex, part.startColumn)) {
+      return provisional(layout, k, layout.text.slice(part.start, part.end), chunkText, endRow - part.endRow);
+    }
     if (rest.length > 0 || fn?.type !== 'function_definition' || definition!.startIndex !== part.start || definition!.endIndex !== end) return undefined;
     const found: PartNodes = new Map(wanted.map((name) => [name, []]));
     for (const capture of host.collector(wanted).captures(root)) found.get(capture.name)!.push(capture.node);
@@ -121,6 +129,44 @@ function provisional(layout: Layout, k: number, before: string, after: string, r
   const results = layout.parts.map((p, i) => (i < k ? p.result : i === k ? shiftAfter(p.result, at, rowDelta) : shiftResult(p.result, p.startRow, p.startRow + rowDelta)));
   return { ...mergeResults(results), syntaxErrors: [], provisional: true };
 }
+
+/**
+ * A statement at `index` that starts its line deeper than `column`, the indentation of the block it
+ * stands in (tree-sitter made it a sibling of a statement at `column`): Python's "unexpected indent".
+ */
+function unexpectedIndent(text: string, index: number, column: number): boolean {
+  const lineStart = text.lastIndexOf('\n', index - 1) + 1;
+  return index - lineStart > column && /^[ \t]*$/.test(text.slice(lineStart, index));
+}
+
+/**
+ * The blank lines between two parts of a class (methods, statements) where a word has been typed at
+ * column 0 (`x`, `foo bar`): the line closes the class, and the next part, indented, is an unexpected
+ * indent, which Python rejects. tree-sitter accepts it and makes the rest of the class module-level
+ * code, whose every function would be analysed again (a new context) to give findings of a file
+ * that does not run. Answered instead as a syntax error in a function is (`provisional`): the last
+ * clean text's findings, those below moved by the lines typed, until the full analysis after typing
+ * pauses. A line that could open anything (`:`, a bracket, a quote, `\`) is not such a word.
+ */
+function gapEdit(layout: Layout, text: string, edits: readonly TextChange[]): FileAnalysis | undefined {
+  const parts = layout.parts;
+  const k = parts.findIndex((p) => p.start >= edits[0]!.oldEnd);
+  if (k < 1 || parts[k - 1]!.end > edits[0]!.start || parts[k]!.startColumn === 0) return undefined;
+  const from = parts[k - 1]!.end;
+  let end = parts[k]!.start;
+  for (const edit of edits) {
+    if (edit.start < from || edit.oldEnd > end) return undefined;
+    end += edit.newText.length - (edit.oldEnd - edit.start);
+  }
+  const next = parts[k]!;
+  const unchanged = text.length === layout.text.length + (end - next.start) && text.startsWith(layout.text.slice(0, from)) && text.endsWith(layout.text.slice(next.start));
+  if (!unchanged || !/^\s*$/.test(layout.text.slice(from, next.start)) || !WORD_LINE_BEFORE_INDENT.test(text.slice(from, end))) return undefined;
+  const rowDelta = text.slice(from, end).split('\n').length - layout.text.slice(from, next.start).split('\n').length;
+  const results = parts.map((p, i) => (i < k ? p.result : shiftResult(p.result, p.startRow, p.startRow + rowDelta)));
+  return { ...mergeResults(results), syntaxErrors: [], provisional: true };
+}
+/** Blank lines, one line of words at column 0, blank lines (the next part's indentation follows). */
+const WORD_LINE_BEFORE_INDENT = /^\s*\n\w[\w ]*\r?\n\s*$/;
 
 const INIT = /^(?:@[^\n]*\n\s*)*(?:async\s+)?def\s+__init__\b/;
 

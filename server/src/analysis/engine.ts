@@ -12,7 +12,7 @@ import { Checkpoint, LargeParts, Part, PartNodes, bindingsOf, collectParts, file
 import { CALL_NAME_PATTERN, CallEdge, callEdgesOf } from './program.js';
 import type { LaunchSwitch, Outcomes, Rule } from './rules/rule.js';
 import { launchSwitchValues, type SwitchValue } from './launch-switches.js';
-import { aliasTriggers, importBindingsOf } from './scope.js';
+import { aliasTriggers, fallbackStarts, importBindingsOf } from './scope.js';
 import { Suppression, parseSuppressions } from './suppressions.js';
 import { rangeOf } from './syntax.js';
 import type { Fix, GuardKind, Range } from './types.js';
@@ -242,7 +242,9 @@ export class Analyzer {
     yield* collectWhere(cached.map((entry) => !entry));
 
     // Import resolution is file-wide (see scope.ts), so every part adds to it, cached ones from memory.
-    const scopeOps = parts.map((_, i) => (nodes[i] ? scopeOpsOf(nodes[i]!) : cached[i]!));
+    const hasError = root.hasError;
+    const fallbacks = fallbackStarts(text, parts, hasError);
+    const scopeOps = parts.map((_, i) => (nodes[i] ? scopeOpsOf(nodes[i]!, fallbacks[i]) : cached[i]!));
     const scope = scopeFrom(scopeOps, options.project);
     const firstChunk = parts.findIndex((p) => p.chunk);
     const firstChunkRow = firstChunk >= 0 ? parts[firstChunk]!.node.startPosition.row : Infinity;
@@ -289,7 +291,7 @@ export class Analyzer {
       if (!entry) yield 'part';
     }
     run.runFileRules(root, { local: other, other, modeSettings: [] });
-    const syntaxErrors = root.hasError ? syntaxErrorRanges(root) : [];
+    const syntaxErrors = hasError ? syntaxErrorRanges(root) : [];
     if (cache) {
       cache.commit();
       // A file that cannot be analysed by parts now (a keystroke broke its syntax) keeps the last

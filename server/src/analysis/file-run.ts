@@ -180,11 +180,12 @@ export interface ScopeOps {
   aliases: AliasAssignment[];
 }
 
-export function scopeOpsOf(found: PartNodes): ScopeOps {
+/** `fallbackFrom`: where the part's assignments may start to stand in an import fallback (scope.ts fallbackStarts). */
+export function scopeOpsOf(found: PartNodes, fallbackFrom = 0): ScopeOps {
   const imports = [...found.get('import_statement')!, ...found.get('import_from_statement')!].flatMap(importBindingsOf);
   const aliases = found.get('assignment')!.flatMap((node) => {
     const left = node.childForFieldName('left');
-    const alias = left && aliasAssignmentOf(left, node.childForFieldName('right'));
+    const alias = left && aliasAssignmentOf(left, node.childForFieldName('right'), left.startIndex >= fallbackFrom);
     return alias ? [alias] : [];
   });
   return { imports, aliases };

@@ -34,16 +34,48 @@ export function parentOf(node: Node): Node | null {
 function record(node: Node, known: Map<number, Node | null>): void {
   const cursor = node.tree.walk();
   try {
-    let current = cursor.currentNode;
-    known.set(current.id, null);
-    while (current.id !== node.id && COMPOUND.has(current.type)) {
-      if (!cursor.gotoFirstChildForIndex(node.startIndex)) return;
-      const child = cursor.currentNode;
-      if (child.startIndex > node.startIndex) return;
-      known.set(child.id, current);
-      current = child;
-    }
-    if (current.id !== node.id) recordSubtree(cursor, current, known);
+    const current = descend(cursor, node, known);
+    if (current && current.id !== node.id) recordSubtree(cursor, current, known);
+  } finally {
+    cursor.delete();
+  }
+}
+
+/**
+ * Moves the cursor from the root through the compound nodes holding `node`, recording their parents;
+ * the node reached (`node` itself or the innermost non-compound node holding it), or undefined when
+ * the descent loses it (a zero-width node).
+ */
+function descend(cursor: ReturnType<Tree['walk']>, node: Node, known: Map<number, Node | null>): Node | undefined {
+  let current = cursor.currentNode;
+  known.set(current.id, null);
+  while (current.id !== node.id && COMPOUND.has(current.type)) {
+    if (!cursor.gotoFirstChildForIndex(node.startIndex)) return undefined;
+    const child = cursor.currentNode;
+    if (child.startIndex > node.startIndex) return undefined;
+    known.set(child.id, current);
+    current = child;
+  }
+  return current;
+}
+
+/**
+ * The compound node (module, block, clause, definition...) that holds `node` through an error-free
+ * simple statement (or other non-compound node), or `node`'s parent when `node` is a statement; null
+ * for the root. Undefined where that cannot be told without reading the statement (it has a syntax
+ * error, or `node` is zero-width and the descent may miss it): ask parentOf. A walk up from a node to the compound nodes
+ * around it (an `except` handler, an `if` branch) then skips the statement's inside, whose nodes are
+ * never compound in a tree without errors, and does not read the statement whole.
+ */
+export function compoundParentOf(node: Node): Node | null | undefined {
+  let known = parents.get(node.tree);
+  if (!known) parents.set(node.tree, (known = new Map()));
+  if (node.startIndex === node.endIndex) return undefined;
+  const cursor = node.tree.walk();
+  try {
+    const reached = descend(cursor, node, known);
+    if (!reached || (reached.id !== node.id && reached.hasError)) return undefined;
+    return known.get(reached.id);
   } finally {
     cursor.delete();
   }

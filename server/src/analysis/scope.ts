@@ -4,7 +4,7 @@
 // code that rebinds `torch` or `F` to something else is rare enough not to pay for flow analysis.
 import type { Node } from 'web-tree-sitter';
 import { absoluteName } from './module-names.js';
-import { parentOf } from './parents.js';
+import { compoundParentOf, parentOf } from './parents.js';
 import { dottedParts } from './syntax.js';
 
 /** Roots of modules whose attributes are never tensors (so `np.take(...)` is not `Tensor.take`). */
@@ -248,13 +248,13 @@ const SELF_PREFIX = 'self.';
  * when it stands in an `except` handler: `except ImportError: triton = None` (or a MagicMock stub)
  * is the fallback of an import that failed, not a rebinding of the module the code runs with.
  */
-export function aliasAssignmentOf(left: Node, right: Node | null): AliasAssignment | undefined {
+export function aliasAssignmentOf(left: Node, right: Node | null, mayBeFallback = true): AliasAssignment | undefined {
   if (left.type === 'attribute' && left.childForFieldName('object')?.text === 'self') {
     const attribute = left.childForFieldName('attribute')?.text;
-    if (!attribute || inImportFallback(left)) return undefined;
+    if (!attribute || (mayBeFallback && inImportFallback(left))) return undefined;
     return [`${SELF_PREFIX}${attribute}`, right?.type === 'none' ? null : (right && dottedParts(right)) ?? undefined];
   }
-  if (left.type !== 'identifier' || inImportFallback(left)) return undefined;
+  if (left.type !== 'identifier' || (mayBeFallback && inImportFallback(left))) return undefined;
   return [left.text, (right && dottedParts(right)) ?? undefined];
 }
 
@@ -265,8 +265,30 @@ export function aliasAssignmentOf(left: Node, right: Node | null): AliasAssignme
  */
 const AVAILABILITY = /^(have|has)_|_(available|installed)$|^is_\w+_available$|^\w*available$/i;
 
+/**
+ * For each part (parts.ts: top-level statements and functions, in document order), where the first
+ * node that may stand in an import fallback can start: an `except` handler or an `if not` branch
+ * holding a node begins, with its keyword, before the node and inside the part (what holds a part is
+ * a module or a class body). Assignments before it need no walk up (inImportFallback). One scan of
+ * the text for all parts. In a tree with syntax errors a keyword may be missing: then every node may.
+ */
+export function fallbackStarts(text: string, parts: ReadonlyArray<{ start: number; end: number }>, hasError: boolean): number[] {
+  if (hasError) return parts.map((p) => p.start);
+  let next = -1;
+  return parts.map(({ start, end }) => {
+    if (next < start) {
+      FALLBACK_KEYWORD.lastIndex = start;
+      next = FALLBACK_KEYWORD.exec(text)?.index ?? Infinity;
+    }
+    return Math.min(next, end);
+  });
+}
+const FALLBACK_KEYWORD = /\b(?:except|not)\b/g;
+
 function inImportFallback(node: Node): boolean {
-  for (let current = parentOf(node); current && current.type !== 'function_definition'; current = parentOf(current)) {
+  // Only compound nodes (clauses, blocks) count: start at the one holding the statement (parents.ts).
+  const start = compoundParentOf(node);
+  for (let current = start === undefined ? parentOf(node) : start; current && current.type !== 'function_definition'; current = parentOf(current)) {
     if (current.type === 'except_clause') return true;
     const parent = parentOf(current);
     if (current.type === 'block' && parent?.type === 'if_statement' && current.equals(parent.childForFieldName('consequence')!)) {
