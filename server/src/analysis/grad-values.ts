@@ -4,7 +4,8 @@
 // through these; rules ask ValueHints.
 import type { Node } from 'web-tree-sitter';
 import type { callArguments } from './syntax.js';
-import { enclosingFunction, literalValue, rootOf } from './syntax.js';
+import { calledFunction, returnedValues } from './returns.js';
+import { enclosingFunction, literalValue, moduleValue, rootOf } from './syntax.js';
 
 /**
  * torch factories whose result is a fresh leaf: without `requires_grad=True` it never requires grad
@@ -91,4 +92,36 @@ function isPythonData(node: Node | undefined): boolean {
   if (!node) return false;
   if (['list', 'tuple', 'list_comprehension', 'integer', 'float'].includes(node.type)) return true;
   return node.type === 'call' && ['sorted', 'list', 'tuple', 'range'].includes(node.childForFieldName('function')?.text ?? '');
+}
+
+/** Does a node's value never require grad? (ValueHints answers; the functions below ask it of the values they find.) */
+type GradFreeOf = (node: Node) => boolean;
+
+/**
+ * A module-level cache a function declares `global` and fills (`global table; if table is not
+ * None: return table; ...; table = built`): grad-free when its module value and every value the
+ * function stores in it are. `declared`: the names each function declares global, by node id.
+ */
+export function globalGradFree(use: Node, gradFree: GradFreeOf, declared: Map<number, Set<string>>): boolean {
+  const fn = enclosingFunction(use);
+  if (!fn) return false;
+  let names = declared.get(fn.id);
+  if (!names) declared.set(fn.id, (names = new Set(fn.descendantsOfType('global_statement').flatMap((g) => g.namedChildren.map((n) => n.text)))));
+  if (!names.has(use.text)) return false;
+  const stored = fn.descendantsOfType('assignment').filter((a) => a.childForFieldName('left')?.text === use.text).map((a) => a.childForFieldName('right'));
+  const values = [moduleValue(use), ...stored];
+  return values.every((v) => !!v && gradFree(v));
+}
+
+/** Only item assignments of grad-free values write into this name (`table[:] = rows` of a constant table). */
+export function filledGradFree(use: Node, gradFree: GradFreeOf, memo: Map<string, Node[] | undefined>): boolean {
+  const writes = itemWrites(use, use.text, memo);
+  return !!writes && writes.every((w) => gradFree(w));
+}
+
+/** `helper(m, n)` of a module-level function of this file: grad-free when everything it returns is. */
+export function returnsGradFree(call: Node, gradFree: GradFreeOf): boolean {
+  const fn = calledFunction(call, () => undefined);
+  const values = fn && returnedValues(fn);
+  return !!values && values.every((v) => gradFree(v));
 }

@@ -6,7 +6,7 @@
 // another method of the class sets it (`ctx.use_split_k = use_split_k` in an autograd Function's
 // forward, read in its backward). Anything else is unknown, never a guess.
 import type { Node } from 'web-tree-sitter';
-import { callArguments, enclosingFunction, literalValue, unparenthesize } from './syntax.js';
+import { callArguments, enclosingFunction, literalValue, parameterDefault, unparenthesize } from './syntax.js';
 
 export type SwitchValue = 'off' | 'on' | 'unknown';
 
@@ -58,22 +58,6 @@ function nameValue(name: Node, depth: number): SwitchValue {
     return assignment?.type === 'assignment' && assignment.childForFieldName('left')?.text === name.text ? [assignment.childForFieldName('right')] : [];
   });
   return constants.length === 1 && constants[0] ? switchValue(constants[0], depth + 1) : 'unknown';
-}
-
-/**
- * A parameter's default: the node, null for a parameter without one, undefined when `fn` has no
- * such parameter.
- */
-function parameterDefault(fn: Node, name: string): Node | null | undefined {
-  for (const p of fn.childForFieldName('parameters')?.namedChildren ?? []) {
-    if (p.type === 'identifier' || p.type === 'typed_parameter') {
-      const id = p.type === 'identifier' ? p : p.namedChildren.find((c) => c.type === 'identifier');
-      if (id?.text === name) return null;
-    } else if (p.type === 'default_parameter' || p.type === 'typed_default_parameter') {
-      if (p.childForFieldName('name')?.text === name) return p.childForFieldName('value');
-    }
-  }
-  return undefined;
 }
 
 function firstParameter(fn: Node): string | undefined {

@@ -159,6 +159,22 @@ export function moduleValue(identifier: Node): Node | undefined {
   return found;
 }
 
+/**
+ * The default of `fn`'s parameter `name`: the value node, null for a parameter without one, undefined
+ * when `fn` has no such parameter (or is missing).
+ */
+export function parameterDefault(fn: Node | undefined, name: string): Node | null | undefined {
+  for (const p of fn?.childForFieldName('parameters')?.namedChildren ?? []) {
+    if (p.type === 'identifier' || p.type === 'typed_parameter') {
+      const id = p.type === 'identifier' ? p : p.namedChildren.find((c) => c.type === 'identifier');
+      if (id?.text === name) return null;
+    } else if (p.type === 'default_parameter' || p.type === 'typed_default_parameter') {
+      if (p.childForFieldName('name')?.text === name) return p.childForFieldName('value');
+    }
+  }
+  return undefined;
+}
+
 /** Per tree, node id → the function at or above that node (null: a class body or the module first). */
 const functionsAbove = new WeakMap<Tree, Map<number, Node | null>>();
 

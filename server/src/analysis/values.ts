@@ -9,14 +9,15 @@ import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKE
 import { ScopeCache } from './scope-cache.js';
 import { isGroupOfPositions } from './grouped-positions.js';
 import { initOf, isBuffer } from './members.js';
-import { calledFunction, returnedElement, returnedValues } from './returns.js';
+import { calledFunction, returnedElement } from './returns.js';
 import { namedOffsets } from './value-names.js';
-import { isGradFreeFactory, itemWrites, methodKeepsGradFree, putsOnCpu, writtenInPlace } from './grad-values.js';
+import { filledGradFree, globalGradFree, isGradFreeFactory, methodKeepsGradFree, putsOnCpu, returnsGradFree, writtenInPlace } from './grad-values.js';
+import { isKnownTensor } from './tensor-evidence.js';
 import { factoryRank, shapeRank } from './shapes.js';
 import { isUniformFill } from './uniform-values.js';
 import { leastRank } from './min-rank.js';
-import { type DTypeClass, FLOAT_DTYPES, FLOAT_FACTORIES, FLOAT_METHODS, INT_DTYPES, INT_FACTORIES, INT_METHODS, LIKE_FACTORIES, listDtype, literalValueOf, NOT_TENSOR, SHAPE_METHODS, SPARSE_MAKERS, UNIQUE_INDICES, VALUES_AND_INDICES } from './value-vocabulary.js';
-import { argument, callArguments, enclosingFunction, moduleValue, unparenthesize } from './syntax.js';
+import { type DTypeClass, FLOAT_DTYPES, FLOAT_FACTORIES, FLOAT_METHODS, INT_DTYPES, INT_FACTORIES, INT_METHODS, LIKE_FACTORIES, listDtype, SHAPE_METHODS, SPARSE_MAKERS, UNIQUE_INDICES, VALUES_AND_INDICES } from './value-vocabulary.js';
+import { argument, callArguments, enclosingFunction, parameterDefault, unparenthesize } from './syntax.js';
 
 export interface ValueHint {
   dtype: DTypeClass;
@@ -43,7 +44,6 @@ function isScopeNode(node: Node): boolean {
   return node.type === 'function_definition' || node.type === 'class_definition' || node.type === 'module' || node.type === 'lambda';
 }
 
-const MAX_DEPTH = 6;
 interface Binding {
   /** The assigned expression; for unpacking, the whole right-hand side. */
   value: Node | undefined;
@@ -72,6 +72,8 @@ export class ValueHints {
   private readonly itemWrites = new Map<string, Node[] | undefined>();
   /** Per function (by node id): the names it declares `global`. */
   private readonly globals = new Map<number, Set<string>>();
+  /** Does `node`'s value never require grad (ValueHint.gradFree), for grad-values.ts's questions? */
+  private readonly gradFree = (node: Node): boolean => !!this.of(node).gradFree;
   /** How many of() calls are under way (see MAX_NESTING). */
   private depth = 0;
 
@@ -148,12 +150,12 @@ export class ValueHints {
     switch (node.type) {
       case 'identifier': {
         const binding = this.definitionOf(node);
-        if (!binding && this.globalGradFree(node)) return { ...UNKNOWN, gradFree: true };
+        if (!binding && globalGradFree(node, this.gradFree, this.globals)) return { ...UNKNOWN, gradFree: true };
         // By the naming conventions where the code shows nothing better (no definition, or an unknown dtype).
         const hint = this.ofBinding(binding);
         const named = hint.dtype === 'unknown' && !hint.unique ? namedOffsets(node.text, !!binding) : undefined;
         if (named) return named;
-        return hint.gradFree && writtenInPlace(node, node.text, this.inPlace) && !this.filledGradFree(node) ? { ...hint, gradFree: undefined } : hint;
+        return hint.gradFree && writtenInPlace(node, node.text, this.inPlace) && !filledGradFree(node, this.gradFree, this.itemWrites) ? { ...hint, gradFree: undefined } : hint;
       }
       case 'conditional_expression': {
         // `a if c else b`: what both branches share.
@@ -288,13 +290,7 @@ export class ValueHints {
   /** The default value of the parameter `identifier` names in its function (`deterministic=False`), if any. */
   parameterDefault(identifier: Node): Node | undefined {
     if (identifier.type !== 'identifier' || this.definitionOf(identifier)) return undefined;
-    const fn = enclosingFunction(identifier);
-    for (const p of fn?.childForFieldName('parameters')?.namedChildren ?? []) {
-      if ((p.type === 'default_parameter' || p.type === 'typed_default_parameter') && p.childForFieldName('name')?.text === identifier.text) {
-        return p.childForFieldName('value') ?? undefined;
-      }
-    }
-    return undefined;
+    return parameterDefault(enclosingFunction(identifier), identifier.text) ?? undefined;
   }
 
   /**
@@ -312,41 +308,9 @@ export class ValueHints {
     return (value.type === 'identifier' && this.parameterDefault(value)) || value;
   }
 
-  /**
-   * Is `node` known to be a torch tensor (not a Python number, list or NumPy array)? Follows names,
-   * unpacked torch results, and method chains, slices and arithmetic on a known tensor; a
-   * tensor-only integer method (`.long()`, `.argmax()`) counts as evidence.
-   */
-  isTensor(node: Node | undefined | null, depth = 0): boolean {
-    if (!node || depth > MAX_DEPTH) return false;
-    const expr = unparenthesize(node);
-    if (expr.type === 'identifier') {
-      const def = this.definition(expr);
-      if (!def) return false;
-      if (def.unpacked) return def.value.type === 'call' && this.of(expr).origin === 'torch';
-      return this.isTensor(def.value, depth + 1);
-    }
-    if (literalValueOf(expr)) return false;
-    const hint = this.of(expr);
-    if (hint.origin === 'numpy') return false;
-    if (hint.origin === 'torch') return true;
-    const next = (n: Node | null) => this.isTensor(n, depth + 1);
-    switch (expr.type) {
-      case 'call': {
-        const fn = expr.childForFieldName('function');
-        if (fn?.type !== 'attribute' || this.scope.resolveExpression(fn) !== undefined) return false;
-        if (NOT_TENSOR.has(fn.childForFieldName('attribute')?.text ?? '')) return false;
-        return hint.dtype === 'int' || next(fn.childForFieldName('object'));
-      }
-      case 'attribute':
-        return !NOT_TENSOR.has(expr.childForFieldName('attribute')?.text ?? '') && next(expr.childForFieldName('object'));
-      case 'subscript':
-        return next(expr.childForFieldName('value'));
-      case 'binary_operator':
-        return next(expr.childForFieldName('left')) || next(expr.childForFieldName('right'));
-      default:
-        return false;
-    }
+  /** Is `node` known to be a torch tensor (not a Python number, list or NumPy array; tensor-evidence.ts)? */
+  isTensor(node: Node | undefined | null): boolean {
+    return isKnownTensor(this, this.scope, node);
   }
 
   private definitionOf(identifier: Node): Binding | undefined {
@@ -416,7 +380,7 @@ export class ValueHints {
     }
     // `helper(m, n)` of a module-level function of this file: grad-free when everything it returns is
     // (a table of constants built once and cached).
-    if (fn.type === 'identifier') return this.returnsGradFree(node) ? { ...UNKNOWN, gradFree: true } : UNKNOWN;
+    if (fn.type === 'identifier') return returnsGradFree(node, this.gradFree) ? { ...UNKNOWN, gradFree: true } : UNKNOWN;
     if (fn.type !== 'attribute') return UNKNOWN;
     const method = fn.childForFieldName('attribute')?.text ?? '';
     const base = this.of(fn.childForFieldName('object') ?? undefined);
@@ -437,34 +401,6 @@ export class ValueHints {
     return { dtype, origin: base.origin, rank, sparse: method === 'to_dense' ? undefined : base.sparse, unique, coordinates: unique === 'coords' ? base.coordinates : undefined, gradFree, cpu };
   }
 
-
-  /**
-   * A module-level cache a function declares `global` and fills (`global table; if table is not
-   * None: return table; ...; table = built`): grad-free when its module value and every value the
-   * function stores in it are.
-   */
-  private globalGradFree(use: Node): boolean {
-    const fn = enclosingFunction(use);
-    if (!fn) return false;
-    let declared = this.globals.get(fn.id);
-    if (!declared) this.globals.set(fn.id, (declared = new Set(fn.descendantsOfType('global_statement').flatMap((g) => g.namedChildren.map((n) => n.text)))));
-    if (!declared.has(use.text)) return false;
-    const stored = fn.descendantsOfType('assignment').filter((a) => a.childForFieldName('left')?.text === use.text).map((a) => a.childForFieldName('right'));
-    const values = [moduleValue(use), ...stored];
-    return values.every((v) => !!v && this.of(v).gradFree);
-  }
-
-  /** Only item assignments of grad-free values write into this name (`table[:] = rows` of a constant table). */
-  private filledGradFree(use: Node): boolean {
-    const writes = itemWrites(use, use.text, this.itemWrites);
-    return !!writes && writes.every((w) => this.of(w).gradFree);
-  }
-
-  private returnsGradFree(call: Node): boolean {
-    const fn = calledFunction(call, () => undefined);
-    const values = fn && returnedValues(fn);
-    return !!values && values.every((v) => this.of(v).gradFree);
-  }
 
   private dtypeArgument(node: Node | undefined): DTypeClass | undefined {
     if (!node) return undefined;

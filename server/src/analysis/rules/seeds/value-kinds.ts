@@ -3,7 +3,7 @@
 import type { Node } from 'web-tree-sitter';
 import { callArguments, literalValue, unparenthesize } from '../../syntax.js';
 import type { RuleContext } from '../rule.js';
-import { enclosingFunction } from '../../syntax.js';
+import { enclosingFunction, parameterDefault as defaultOfParameter } from '../../syntax.js';
 import { builtinName, enclosingClass, methodName, resolvedCallee } from './file-scan.js';
 export type ElementKind = 'str' | 'other' | 'unknown';
 
@@ -176,14 +176,7 @@ export function parameterAnnotation(id: Node): Node | undefined {
 
 /** The default value of the parameter named like `id` in its enclosing function. */
 export function parameterDefault(id: Node): Node | undefined {
-  const fn = enclosingFunction(id);
-  const parameters = fn?.childForFieldName('parameters');
-  if (!parameters) return undefined;
-  for (const p of parameters.namedChildren) {
-    if (p.type !== 'default_parameter' && p.type !== 'typed_default_parameter') continue;
-    if (p.childForFieldName('name')?.text === id.text) return p.childForFieldName('value') ?? undefined;
-  }
-  return undefined;
+  return defaultOfParameter(enclosingFunction(id), id.text) ?? undefined;
 }
 
 /** `x = ...` then `x` read inside the same function: follows names to a literal value if it can. */
