@@ -156,6 +156,8 @@ describe('functions every call of which runs without gradients (no-grad-callers.
     expect(await severitiesInLayers({ 'loader.py': loader, 'model.py': model })).toEqual(['warning']);
     expect(await severitiesInLayers({ 'loader.py': loader, 'model.py': 'from layers import resize_table\nHOOKS = [resize_table]\n' })).toEqual(['warning']);
     expect(await severitiesInLayers({ 'loader.py': loader, 'model.py': 'from layers import resize_table as rt\ndef f(x):\n    return rt(x, 2)\n' })).toEqual(['warning']);
+    // A file that starts with blank lines: its module node starts after them, and the uses are still found.
+    expect(await severitiesInLayers({ 'loader.py': loader, 'model.py': `\n\n${model}` })).toEqual(['warning']);
   });
 
   it('climb through callers: a helper called only by a function that a checkpoint loader calls', async () => {

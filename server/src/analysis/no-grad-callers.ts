@@ -54,13 +54,10 @@ function registered(fn: Node): boolean {
 
 /** The uses of `names` in one file (a parsed tree and its import scope). */
 export function usesOf(root: Node, names: Iterable<string>, scope: ImportScope): Map<string, NameUses> {
-  const text = root.text;
   const result = new Map<string, NameUses>();
   for (const name of names) {
     const entry: NameUses = { defines: false, uses: [] };
-    for (const match of text.matchAll(new RegExp(`\\b${name}\\b`, 'g'))) {
-      const node = root.descendantForIndex(match.index, match.index + name.length);
-      if (!node || node.type !== 'identifier' || node.text !== name) continue; // in a string or a comment
+    for (const node of identifiersNamed(root, name)) {
       const use = useOf(node, scope);
       if (use === 'definition') entry.defines = true;
       else if (use) entry.uses.push(use);
@@ -68,6 +65,19 @@ export function usesOf(root: Node, names: Iterable<string>, scope: ImportScope):
     result.set(name, entry);
   }
   return result;
+}
+
+/**
+ * Every identifier spelled `name` under `root`, found by a search of the text (not a walk of the
+ * tree): a name used in a few places costs those places. Matches in strings and comments are left out.
+ */
+export function identifiersNamed(root: Node, name: string): Node[] {
+  const found: Node[] = [];
+  for (const match of root.text.matchAll(new RegExp(`\\b${name}\\b`, 'g'))) {
+    const node = root.descendantForIndex(root.startIndex + match.index, root.startIndex + match.index + name.length);
+    if (node && node.type === 'identifier' && node.text === name) found.push(node);
+  }
+  return found;
 }
 
 function useOf(node: Node, scope: ImportScope): Use | 'definition' | undefined {
