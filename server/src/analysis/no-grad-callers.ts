@@ -26,7 +26,7 @@ const STATE_DICT_HOOK = /^_?register_(load_)?state_dict_(pre_|post_)?hook$/;
 /** Decorators that register a function for calls through a registry, by name. */
 const REGISTERING_DECORATOR = /(^|\.)_?register\w*$/;
 /** Names the framework calls without a call in the source. */
-const IMPLICIT = /^(forward|__\w+__)$/;
+export const IMPLICIT = /^(forward|__\w+__)$/;
 
 /**
  * The functions `node` stands in, innermost first, up to the first one the framework or a registry
@@ -55,9 +55,11 @@ function registered(fn: Node): boolean {
 /** The uses of `names` in one file (a parsed tree and its import scope). */
 export function usesOf(root: Node, names: Iterable<string>, scope: ImportScope): Map<string, NameUses> {
   const result = new Map<string, NameUses>();
+  // Read once: each name's search runs over the same text.
+  const text = root.text;
   for (const name of names) {
     const entry: NameUses = { defines: false, uses: [] };
-    for (const node of identifiersNamed(root, name)) {
+    for (const node of identifiersNamed(root, name, text)) {
       const use = useOf(node, scope);
       if (use === 'definition') entry.defines = true;
       else if (use) entry.uses.push(use);
@@ -68,13 +70,14 @@ export function usesOf(root: Node, names: Iterable<string>, scope: ImportScope):
 }
 
 /**
- * Every identifier spelled `name` under `root`, found by a search of the text (not a walk of the
- * tree): a name used in a few places costs those places. Matches in strings and comments are left out.
+ * Every identifier spelled `name` under `root`, found by a search of its text (`text`: root.text, read
+ * once by a caller asking for several names). Matches in strings and comments are left out.
  */
-export function identifiersNamed(root: Node, name: string): Node[] {
+export function identifiersNamed(root: Node, name: string, text = root.text): Node[] {
   const found: Node[] = [];
-  for (const match of root.text.matchAll(new RegExp(`\\b${name}\\b`, 'g'))) {
-    const node = root.descendantForIndex(root.startIndex + match.index, root.startIndex + match.index + name.length);
+  const start = root.startIndex;
+  for (const match of text.matchAll(new RegExp(`\\b${name}\\b`, 'g'))) {
+    const node = root.descendantForIndex(start + match.index, start + match.index + name.length);
     if (node && node.type === 'identifier' && node.text === name) found.push(node);
   }
   return found;
