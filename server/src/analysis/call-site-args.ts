@@ -6,6 +6,7 @@
 // passed, stored or called through `*args` may receive anything); a call that leaves the parameter
 // to its default, or spreads its arguments, makes the answer unknown.
 import type { Node, Tree } from 'web-tree-sitter';
+import { IMPLICIT } from './no-grad-callers.js';
 import { parentOf } from './parents.js';
 import { callArguments } from './syntax.js';
 
@@ -15,9 +16,6 @@ interface NameUses {
   /** Used other than as the callee of a call (passed, stored, aliased). */
   escapes: boolean;
 }
-
-/** Functions the framework calls without a call in the source: their callers are not all in view. */
-const IMPLICIT = /^(forward|__\w+__)$/;
 
 const usesByTree = new WeakMap<Tree, Map<string, NameUses>>();
 
@@ -82,7 +80,11 @@ function parameterSlot(fn: Node, name: string): { index: number; keywordOnly: bo
   return undefined;
 }
 
-/** Every name's definitions, calls and other uses in the file: one walk per tree. */
+/**
+ * Every name's definitions, calls and other uses in the file: one walk per tree. (no-grad-callers.ts
+ * searches the text for the few names a program-wide question asks; here every helper with an index
+ * parameter may be asked, and one search of the whole text per name would grow with their product.)
+ */
 function usesOf(tree: Tree): Map<string, NameUses> {
   let uses = usesByTree.get(tree);
   if (uses) return uses;
