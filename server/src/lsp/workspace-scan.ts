@@ -122,7 +122,7 @@ export function workspaceScans(deps: ScanDeps): WorkspaceScans {
       const analysis = analyses[i];
       if (cancelled()) break;
       if (!analysis) continue;
-      const found = checker.resolve(analysis, job.text, job.settings, workspace.programView(job.file), workspace.isOffPath(job.file, job.settings));
+      const found = resolveClosed(job, analysis);
       findings += found.length;
       void connection.sendDiagnostics({ uri: job.uri, diagnostics: found.map((f) => toDiagnostic(job.uri, f)) });
       if (i % 20 === 19) {
@@ -151,7 +151,12 @@ export function workspaceScans(deps: ScanDeps): WorkspaceScans {
     if (!job) return [];
     const analysis = checker.analyze(job.text, job.settings);
     workspace.setProgramFacts(file, analysis, job.text, job.settings);
-    return checker.resolve(analysis, job.text, job.settings, workspace.programView(file), workspace.isOffPath(file, job.settings));
+    return resolveClosed(job, analysis);
+  }
+
+  /** A closed file's findings from its analysis, against the program facts known now. */
+  function resolveClosed(job: ClosedJob, analysis: FileAnalysis): Finding[] {
+    return checker.resolve(analysis, job.text, job.settings, workspace.programView(job.file), workspace.isOffPath(job.file, job.settings));
   }
 
   /** The workspace's Python files that `bitexact check` on each folder would check. */
