@@ -3,7 +3,8 @@
 // as `bitexact check` does. The real server over stdio on a generated project of 63 files, whose
 // deterministic mode is switched on by a function one entry point calls (so the analyses' calls,
 // made in the workers, decide it): the findings published equal those of one thread, file by file,
-// and those `bitexact check` prints.
+// and those `bitexact check` prints, cross-file passes included (a caller under no_grad in another
+// file).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -46,6 +47,15 @@ function project(): string {
     ];
     fs.writeFileSync(path.join(dir, `pkg/model_${i}.py`), body.join('\n') + '\n');
   }
+  // A project of its own (mode off) that trains, with a backward-only op whose one caller, in
+  // another file, runs under no_grad: never differentiated (Checker.checkProgram's cross-file pass,
+  // which the server's check runs too).
+  fs.mkdirSync(path.join(dir, 'side/gen'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'side/pyproject.toml'), '[tool.bitexact]\n');
+  fs.writeFileSync(path.join(dir, 'side/gen/__init__.py'), '');
+  fs.writeFileSync(path.join(dir, 'side/gen/decode.py'), 'import torch.nn.functional as F\n\n\ndef enlarge(x):\n    return F.interpolate(x, scale_factor=2, mode="bilinear")\n');
+  fs.writeFileSync(path.join(dir, 'side/gen/sample.py'), 'import torch\nfrom gen.decode import enlarge\n\n\n@torch.no_grad()\ndef sample(x):\n    return enlarge(x)\n');
+  fs.writeFileSync(path.join(dir, 'side/fit.py'), 'import torch\n\nif __name__ == "__main__":\n    torch.manual_seed(0)\n    w = torch.ones(2, requires_grad=True)\n    (w * 2).sum().backward()\n');
   fs.writeFileSync(path.join(dir, 'pkg/boot.py'), `import torch\n\ndef setup():\n    torch.manual_seed(0)\n    torch.use_deterministic_algorithms(True)\n`);
   fs.writeFileSync(path.join(dir, 'train.py'), 'import torch\nfrom pkg.boot import setup\nfrom pkg.model_0 import combine_0\n\nif __name__ == "__main__":\n    setup()\n    loss = combine_0(torch.zeros(4), torch.tensor([0, 1]), torch.ones(2)).sum()\n    loss.backward()\n');
   return dir;
@@ -82,7 +92,7 @@ describe('language server: the workspace check in worker threads', () => {
       const threaded = await checkWorkspace(dir, {});
       const single = await checkWorkspace(dir, { BITEXACT_THREADS: '1' });
       expect(threaded.summary).toEqual(single.summary);
-      expect(threaded.summary).toMatchObject({ files: MODULES + 3 });
+      expect(threaded.summary).toMatchObject({ files: MODULES + 7 });
       const nonEmpty = (m: Map<string, string[]>) => new Map([...m].filter(([, items]) => items.length > 0));
       expect(nonEmpty(threaded.byFile)).toEqual(nonEmpty(single.byFile));
       expect(nonEmpty(threaded.byFile)).toEqual(cliByFile(dir));
@@ -91,5 +101,6 @@ describe('language server: the workspace check in worker threads', () => {
       const published = (name: string) => threaded.byFile.get(pathToFileURL(path.join(dir, `pkg/${name}.py`)).href)!;
       expect(published('model_1').some((d) => d.includes('BX101'))).toBe(false);
       expect(published('model_0').some((d) => d.endsWith('BX116 1'))).toBe(true);
+      expect(threaded.byFile.get(pathToFileURL(path.join(dir, 'side/gen/decode.py')).href)).toEqual([]);
   });
 });

@@ -28,6 +28,14 @@ export interface SourceFile {
   isPackage?: boolean;
 }
 
+/** A file with the project it belongs to, for checkPrograms. */
+export interface ProgramSource extends SourceFile {
+  /** The project root (workspace/projects.ts): the files of one root form one program. */
+  root: string;
+  /** A notebook (its code cells joined, notebook.ts): a program of its own. */
+  isNotebook?: boolean;
+}
+
 export interface CheckedFile {
   path: string;
   findings: Finding[];
@@ -220,6 +228,31 @@ export class Checker {
       });
       if (changed) analyses[i] = { ...analysis, candidates };
     });
+  }
+
+  /**
+   * Checks files of several projects, each project one program (`bitexact check` and the server's
+   * "check workspace" both come here, so both report the same findings). `analysed`: per-file
+   * analyses already made (worker threads); the rest are made here.
+   */
+  checkPrograms(files: readonly ProgramSource[], analysed?: ReadonlyMap<SourceFile, FileAnalysis>): CheckedFile[] {
+    const results = new Array<CheckedFile>(files.length);
+    const groups = new Map<string, number[]>();
+    files.forEach((f, i) => {
+      // Nothing imports a notebook: its mode switch is its own, and the project's modules' are not
+      // seen from it (a kernel runs the cells, not the project's entry points).
+      const key = f.isNotebook ? `notebook:${f.root}\u0000${f.path}` : f.root;
+      const group = groups.get(key);
+      if (group) group.push(i);
+      else groups.set(key, [i]);
+    });
+    const modules = files.filter((f) => !f.isNotebook);
+    const aliases = this.projectAliases(modules);
+    for (const indices of groups.values()) {
+      const checked = this.checkProgram(indices.map((i) => files[i]!), analysed, aliases, modules);
+      indices.forEach((fileIndex, k) => (results[fileIndex] = checked[k]!));
+    }
+    return results;
   }
 
   /**

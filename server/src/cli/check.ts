@@ -3,7 +3,7 @@ import path from 'node:path';
 import { SettingsOverrides } from '../analysis/config.js';
 import { applicableFix, applyFixes, FixSelection } from '../analysis/fixes.js';
 import type { FileAnalysis } from '../analysis/engine.js';
-import { Checker, SourceFile } from '../analysis/index.js';
+import { Checker, ProgramSource, SourceFile } from '../analysis/index.js';
 import { moduleOfPath } from '../analysis/module-names.js';
 import { editsByCell, NotebookSource, readNotebook, toCellRange, writeNotebook } from '../analysis/notebook.js';
 import type { Finding, Range } from '../analysis/types.js';
@@ -37,12 +37,11 @@ export interface CheckOptions {
 /** Repeated fix passes resolve fixes deferred because they touched the same text. */
 const MAX_FIX_PASSES = 4;
 
-interface LoadedFile extends SourceFile {
+interface LoadedFile extends ProgramSource {
   absolute: string;
   /** The text as the file has it (readSource: `text` has bare CRs as LF); fixes are written to it. */
   raw: string;
   bom: boolean;
-  root: string;
   /** A notebook: `text` is its code cells joined (notebook.ts); `json` the file as parsed. */
   notebook?: { source: NotebookSource; json: unknown };
 }
@@ -85,7 +84,7 @@ export async function runCheck(checker: Checker, options: CheckOptions): Promise
     const root = resolver.projectRoot(absolute);
     const module = moduleOfPath(path.relative(root, absolute));
     const base = { absolute, path: display, raw: read.raw, bom: read.bom, settings, root, offPath: resolver.isOffPath(absolute, settings), module: module?.module, isPackage: module?.isPackage };
-    if (notebook?.ok) files.push({ ...base, text: notebook.notebook.text, notebook: { source: notebook.notebook, json: notebook.json } });
+    if (notebook?.ok) files.push({ ...base, text: notebook.notebook.text, isNotebook: true, notebook: { source: notebook.notebook, json: notebook.json } });
     else files.push({ ...base, text: read.text });
   }
 
@@ -193,24 +192,7 @@ function fixNotebook(file: LoadedFile, findings: readonly Finding[], selection: 
  * many files, worker threads make the per-file analyses first (analysis-pool.ts).
  */
 async function checkByProgram(checker: Checker, files: readonly LoadedFile[]) {
-  const analysed = await analyseFiles(checker, files);
-  const results = new Array<ReturnType<Checker['checkProgram']>[number]>(files.length);
-  const groups = new Map<string, number[]>();
-  files.forEach((f, i) => {
-    // Nothing imports a notebook: its mode switch is its own, and the project's modules' are not
-    // seen from it (a kernel runs the cells, not the project's entry points).
-    const key = f.notebook ? `notebook:${f.absolute}` : f.root;
-    const group = groups.get(key);
-    if (group) group.push(i);
-    else groups.set(key, [i]);
-  });
-  const modules = files.filter((f) => !f.notebook);
-  const aliases = checker.projectAliases(modules);
-  for (const indices of groups.values()) {
-    const checked = checker.checkProgram(indices.map((i) => files[i]!), analysed, aliases, modules);
-    indices.forEach((fileIndex, k) => (results[fileIndex] = checked[k]!));
-  }
-  return results;
+  return checker.checkPrograms(files, await analyseFiles(checker, files));
 }
 
 /** The files' analyses from worker threads, or undefined when the main thread should make them. */

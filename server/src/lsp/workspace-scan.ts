@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import type { Connection } from 'vscode-languageserver/node';
 import type { Settings } from '../analysis/config.js';
 import type { FileAnalysis } from '../analysis/engine.js';
-import type { Checker } from '../analysis/index.js';
+import type { Checker, ProgramSource, SourceFile } from '../analysis/index.js';
 import type { Finding } from '../analysis/types.js';
 import { collectPythonFiles, readSource, sizeRefusal } from '../workspace/files.js';
 import { toDiagnostic } from './convert.js';
@@ -94,8 +94,9 @@ export function workspaceScans(deps: ScanDeps): WorkspaceScans {
 
   /**
    * Reports every Python file of the workspace (open ones keep their live diagnostics). Closed files
-   * are all analysed first, then resolved against the program facts of all of them: the findings do
-   * not depend on the order the files were analysed in.
+   * are all analysed first (in worker threads), then checked as `bitexact check` checks them, each
+   * project one program (Checker.checkPrograms): the findings are the CLI's, whatever the order the
+   * files were analysed in. Notebooks are reported when opened (their cells have no URI before).
    */
   async function checkWorkspace(token: { isCancellationRequested: boolean }): Promise<{ files: number; findings: number }> {
     const progress = await connection.window.createWorkDoneProgress();
@@ -104,12 +105,15 @@ export function workspaceScans(deps: ScanDeps): WorkspaceScans {
     progress.begin('bitexact: checking workspace', 0, `${files.length} files`, true);
     let findings = 0;
     const closed: ClosedJob[] = [];
+    const sources: ProgramSource[] = [];
+    const openFiles: OpenDocument[] = [];
     for (const file of files) {
       const uri = pathToFileURL(file).href;
       const open = docs.get(uri);
       if (open) {
-        if (cancelled()) break;
-        findings += (await findingsFor(open)).length;
+        openFiles.push(open);
+        const { settings } = workspace.effectiveSettings(uri, await editorSettings(uri));
+        sources.push(workspace.programSource(file, open.document.getText(), settings));
         continue;
       }
       const job = await closedJob(file, uri);
@@ -118,18 +122,32 @@ export function workspaceScans(deps: ScanDeps): WorkspaceScans {
     }
     progress.report(10, `analysing ${closed.length} files`);
     const { analyses, changed } = await analyseClosed(closed, cancelled);
+    if (cancelled()) {
+      progress.done();
+      return { files: files.length, findings };
+    }
+    const analysed = new Map<SourceFile, FileAnalysis>();
+    const closedSources = closed.map((job, i) => {
+      const source = workspace.programSource(job.file, job.text, job.settings);
+      if (analyses[i]) analysed.set(source, analyses[i]!);
+      return source;
+    });
+    progress.report(60, 'checking the programs');
+    await turn();
+    // A file opened meanwhile (no analysis here) reports its live findings below.
+    const checked = checker.checkPrograms([...sources, ...closedSources], analysed);
     for (const [i, job] of closed.entries()) {
-      const analysis = analyses[i];
       if (cancelled()) break;
-      if (!analysis) continue;
-      const found = resolveClosed(job, analysis);
+      if (!analyses[i]) continue;
+      const found = checked[sources.length + i]!.findings;
       findings += found.length;
       void connection.sendDiagnostics({ uri: job.uri, diagnostics: found.map((f) => toDiagnostic(job.uri, f)) });
-      if (i % 20 === 19) {
-        progress.report(10 + Math.round((90 * i) / closed.length), job.file);
+      if (i % 50 === 49) {
+        progress.report(60 + Math.round((40 * i) / closed.length), job.file);
         await turn();
       }
     }
+    for (const open of openFiles) if (!cancelled()) findings += (await findingsFor(open)).length;
     progress.done();
     if (changed) refreshAll();
     return { files: files.length, findings };

@@ -2,10 +2,13 @@
 // (pyproject [tool.bitexact] and editor settings, merged per `configurationPreference`) and which
 // files of each project turn deterministic mode on, so a file reports what `bitexact check` on its
 // project reports.
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Settings, SettingsOverrides } from '../analysis/config.js';
 import { mergeSettings } from '../analysis/config.js';
 import type { FileAnalysis } from '../analysis/engine.js';
+import type { ProgramSource } from '../analysis/index.js';
+import { moduleOfPath } from '../analysis/module-names.js';
 import { showsTraining } from '../analysis/autograd.js';
 import { ProgramFile, ProgramView, programMode, programTrains, unreachedSwitches } from '../analysis/program.js';
 import type { DeterministicMode } from '../analysis/types.js';
@@ -56,6 +59,13 @@ export class WorkspaceModel {
   /** True for a test, benchmark, docs or build file of its project (as `bitexact check` sees it). */
   isOffPath(file: string | undefined, settings: Settings): boolean {
     return file !== undefined && this.projects.isOffPath(file, settings);
+  }
+
+  /** A file as `bitexact check` groups it into its project's program (Checker.checkPrograms). */
+  programSource(file: string, text: string, settings: Settings): ProgramSource {
+    const root = this.projects.projectRoot(file);
+    const module = moduleOfPath(path.relative(root, file));
+    return { path: file, text, settings, root, offPath: this.isOffPath(file, settings), module: module?.module, isPackage: module?.isPackage };
   }
 
   /**

@@ -1,0 +1,68 @@
+// Editor and CLI must give identical findings (README "Architecture"): the real server over stdio
+// runs "check workspace" on DIR, `bitexact check --format json` checks DIR, and this prints every
+// finding (file, line, rule, severity) that one of them reports and the other does not, by rule.
+// Notebooks are counted apart: the server reports a notebook when it is opened (its cells have no
+// URI before). Exit code 1 when the Python files' findings differ.
+//
+//   node bench/parity.mjs DIR [--list N]
+import { spawn, spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createProtocolConnection, StreamMessageReader, StreamMessageWriter, InitializeRequest, InitializedNotification, ExecuteCommandRequest, PublishDiagnosticsNotification } from 'vscode-languageserver-protocol/node';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bin = process.env.BITEXACT_BIN ?? path.join(root, 'bin/bitexact.cjs');
+const args = process.argv.slice(2);
+const given = args.find((a) => !a.startsWith('--'));
+const listAt = args.indexOf('--list');
+const list = listAt >= 0 ? Number(args[listAt + 1]) : 20;
+if (!given) {
+  console.error('usage: node bench/parity.mjs DIR [--list N]');
+  process.exit(2);
+}
+const dir = path.resolve(given);
+const SEVERITY = { 1: 'error', 2: 'warning', 3: 'info', 4: 'hint' };
+
+function cliFindings() {
+  const run = spawnSync(process.execPath, [bin, 'check', '--format', 'json', '.'], { cwd: dir, encoding: 'utf8', maxBuffer: 1 << 30 });
+  if (run.status !== 0 && run.status !== 1) throw new Error(`bitexact check exited ${run.status}: ${run.stderr}`);
+  const report = JSON.parse(run.stdout);
+  return new Set(report.diagnostics.map((d) => `${d.path}:${d.range.start.line} ${d.rule} ${d.severity}`));
+}
+
+async function serverFindings() {
+  const child = spawn(process.execPath, [bin, 'lsp', '--stdio'], { cwd: dir, stdio: ['pipe', 'pipe', 'inherit'] });
+  const c = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+  const last = new Map();
+  c.onNotification(PublishDiagnosticsNotification.type, (p) => last.set(p.uri, p.diagnostics));
+  c.onRequest('window/workDoneProgress/create', () => null);
+  c.onRequest('workspace/diagnostic/refresh', () => null);
+  c.onRequest('workspace/configuration', (p) => p.items.map(() => ({})));
+  c.onNotification(() => {});
+  c.listen();
+  await c.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: null, workspaceFolders: [{ uri: pathToFileURL(dir).href, name: 'ws' }], capabilities: {}, initializationOptions: {} });
+  await c.sendNotification(InitializedNotification.type, {});
+  await c.sendRequest(ExecuteCommandRequest.type, { command: 'bitexact.server.checkWorkspace' });
+  // A refresh after the check re-publishes files whose program facts changed: let it settle.
+  await new Promise((r) => setTimeout(r, 1500));
+  child.kill();
+  const found = new Set();
+  for (const [uri, diagnostics] of last) {
+    const file = path.relative(dir, fileURLToPath(uri));
+    for (const d of diagnostics) if (d.source !== 'bitexact-run') found.add(`${file}:${d.range.start.line + 1} ${d.code} ${SEVERITY[d.severity]}`);
+  }
+  return found;
+}
+
+const [everyCli, server] = [cliFindings(), await serverFindings()];
+const notebooks = [...everyCli].filter((k) => /\.ipynb:/.test(k)).length;
+const cli = new Set([...everyCli].filter((k) => !/\.ipynb:/.test(k)));
+const onlyCli = [...cli].filter((k) => !server.has(k));
+const onlyServer = [...server].filter((k) => !cli.has(k));
+const byRule = (keys) => Object.entries(keys.reduce((m, k) => ((m[k.split(' ')[1]] = (m[k.split(' ')[1]] ?? 0) + 1), m), {})).sort((a, b) => b[1] - a[1]);
+console.log(`${path.basename(dir)}: cli ${cli.size}, server ${server.size}, only cli ${onlyCli.length}, only server ${onlyServer.length}${notebooks ? ` (and ${notebooks} in notebooks, reported when opened)` : ''}`);
+if (onlyCli.length) console.log(`  only in bitexact check, by rule: ${byRule(onlyCli).map(([r, n]) => `${r} ${n}`).join(', ')}`);
+if (onlyServer.length) console.log(`  only in the server, by rule: ${byRule(onlyServer).map(([r, n]) => `${r} ${n}`).join(', ')}`);
+for (const k of onlyCli.slice(0, list)) console.log(`  cli    ${k}`);
+for (const k of onlyServer.slice(0, list)) console.log(`  server ${k}`);
+process.exit(onlyCli.length || onlyServer.length ? 1 : 0);
