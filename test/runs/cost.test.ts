@@ -55,6 +55,12 @@ describe('settingsCost', () => {
     expect(settingsCost(runs, [withTime(0.2), withTime(0.3)])!.stepTime).toMatchObject({ metric: 'time', ratio: 0.3 / 0.2 });
     const withStepTime = (v: number) => log(series('time', [1]), series('train/step_time', [v]));
     expect(settingsCost(runs, [withStepTime(2), withStepTime(3)])!.stepTime).toMatchObject({ metric: 'train/step_time', ratio: 1.5 });
+    // The unit right after the step (examples/torch_moe logs step_ms); `steps` is a count, not a time.
+    const withStepMs = (v: number) => log(series('time', [1]), series('step_ms', [v, v]), series('tokens_per_sec', [9]));
+    expect(settingsCost(runs, [withStepMs(20), withStepMs(30)])!.stepTime).toMatchObject({ metric: 'step_ms', ratio: 1.5 });
+    const withIterS = (v: number) => log(series('iter_s', [v]));
+    expect(settingsCost(runs, [withIterS(2), withIterS(3)])!.stepTime).toMatchObject({ metric: 'iter_s', ratio: 1.5 });
+    expect(settingsCost(runs, [log(series('steps_ms_total', [1])), log(series('steps_ms_total', [2]))])!.stepTime).toBeNull();
     const none = settingsCost([run(1, { X: '0' }), run(2, { X: null })], [log(), log()])!;
     expect(none).toMatchObject({ variables: { X: null }, wallTime: null, stepTime: null });
   });

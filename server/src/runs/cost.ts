@@ -31,7 +31,8 @@ export interface SettingsCost {
  */
 const STEP_TIME_NAMES = [
   /^elapsed time per iteration\b/,
-  /(?:^|[/_ .-])(?:step|iter|iteration|batch)[_ -]?time(?:[_ ]?\(?m?s\)?)?$/,
+  // step_time, step time (ms), iter_time_ms, and the unit alone after the step: step_ms, iter_s.
+  /(?:^|[/_ .-])(?:step|iter|iteration|batch)(?:[_ -]?time(?:[_ ]?\(?m?s\)?)?|[_ ]\(?m?s\)?)$/,
   /^(?:train[/_ ])?time(?:[_ ]?\(?m?s\)?)?$/,
 ];
 
