@@ -53,7 +53,7 @@ export class PairLauncher implements vscode.Disposable {
       (c) =>
         c.onNotification(PAIR_EVENT_METHOD, (params: PairEventParams) => {
           const pair = this.model.apply(params);
-          if (pair) this.tell(pair, params.event.kind === 'run-started' || params.event.kind === 'done');
+          if (pair) this.tell(pair, params.event.kind === 'run-started' || params.event.kind === 'done' || params.event.kind === 'failed');
         }),
       () => undefined,
     );

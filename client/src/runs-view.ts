@@ -313,7 +313,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     const proven = pair.params.withFix && pair.state === 'done' ? fixNote(pair.verdict) : undefined;
     item.description = settled && pair.headline ? [proven, pair.title].filter(Boolean).join(' · ') : phaseText(pair);
     item.iconPath = pair.state === 'done' && pair.verdict ? iconOf(pair.verdict) : pair.state === 'failed' ? new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed')) : new vscode.ThemeIcon('loading~spin');
-    item.contextValue = pair.state === 'failed' ? 'pair-failed' : settled ? 'pair-settled' : pair.state === 'cancelling' ? 'pair-cancelling' : 'pair-running';
+    item.contextValue = pair.state === 'failed' ? 'pair-failed' : settled ? 'pair-settled' : pair.state === 'cancelling' ? 'pair-cancelling' : pair.watched ? 'pair-watched' : 'pair-running';
     item.tooltip = liveTooltip(pair);
     // A click shows the output of the run going now (its log is written as it comes; the editor follows the file).
     const log = currentRun(pair)?.log ?? pair.runs.at(-1)?.log;
@@ -350,6 +350,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
 function liveTooltip(pair: LivePair): vscode.MarkdownString {
   const p = pair.params;
   const asked = [
+    pair.watched ? 'started outside this window (a terminal\'s `bitexact pair`), followed from its progress.json' : undefined,
     p.runConfig !== undefined ? `run configuration \`${p.runConfig}\`` : undefined,
     p.command ? `\`${p.command.join(' ')}\`` : undefined,
     p.rerun !== undefined ? `again as \`${vscode.workspace.asRelativePath(p.rerun)}\` ran` : undefined,

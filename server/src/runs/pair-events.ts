@@ -16,6 +16,8 @@ export type PairEvent =
   | { kind: 'checking'; scripts: string[] }
   /** The report is written: the engine's verdict, headline and exit status. */
   | { kind: 'done'; dir: string; verdict: string; headline: string; exitCode: number }
+  /** The pair ended without a report (told of a pair the server follows from its progress.json; a pair it runs answers its request instead). */
+  | { kind: 'failed'; dir: string; error: string }
   /** A line for the user (`bitexact: warning: …` in the CLI). */
   | { kind: 'message'; level: 'error' | 'warning' | 'note'; text: string }
   /** Raw output of a run (`--tee`). */
@@ -96,6 +98,22 @@ export interface RunConfigsResult {
 export interface PairEventParams {
   id: string;
   event: Exclude<PairEvent, { kind: 'output' }>;
+  /**
+   * Set on the events of a pair the client did not ask for, which the server follows from its
+   * progress.json (`bitexact pair` in a terminal, another window's pair; id `watched:<dir>`): what the
+   * row shows. Sent to a client that asks for them (initializationOptions.followPairs: true).
+   */
+  watched?: WatchedPair;
+}
+
+/** A pair the server follows without having run it: its directory, and its command from meta.json. */
+export interface WatchedPair {
+  dir: string;
+  /** The run configuration's name or the command (with the fix's rule and line for a pair run with one). */
+  title: string;
+  command: string[];
+  cwd: string;
+  runConfig?: string;
 }
 
 export interface PairRunResult {

@@ -25,6 +25,7 @@ import type { MetaSettings, MetaVariant } from './pair-meta.js';
 import { VariantsOutcome, variantsReport } from './variants.js';
 import { Judgement, judge, withInsideDivergence } from './verdict.js';
 import { RunProgress } from './progress.js';
+import { PairProgressFile } from './pair-progress.js';
 import { stepLine } from './step-line.js';
 
 /** How often a run's progress is told at most (its output is read back every 50 ms). */
@@ -98,8 +99,28 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
   }
 }
 
+/**
+ * The pair in `options.cwd`, its progress kept in progress.json of its directory as it goes (for an
+ * editor that did not launch it: pair-progress.ts), whoever listens.
+ */
 async function runPairIn(options: PairSessionOptions, fix?: AppliedFix): Promise<PairSessionResult> {
-  const tell = options.onEvent ?? (() => {});
+  const progressFile = new PairProgressFile();
+  let lastError: string | undefined;
+  const listener = options.onEvent;
+  const onEvent: PairEventListener = (event) => {
+    if (event.kind === 'message' && event.level === 'error') lastError = event.text;
+    progressFile.event(event);
+    listener?.(event);
+  };
+  try {
+    return await runPairSteps({ ...options, onEvent }, fix);
+  } finally {
+    progressFile.close(lastError);
+  }
+}
+
+async function runPairSteps(options: PairSessionOptions, fix?: AppliedFix): Promise<PairSessionResult> {
+  const tell = options.onEvent!;
   const display = (file: string) => displayPath(options.cwd, file);
   const metrics = options.metrics === undefined ? undefined : new MetricsFiles(options.metrics, options.cwd);
   const metaWarned = new Set<string>();
@@ -170,8 +191,8 @@ async function runPairIn(options: PairSessionOptions, fix?: AppliedFix): Promise
         const status = record.spawnError ? 'not started' : record.timedOut ? 'timed out' : record.cancelled ? 'cancelled' : 'ended';
         tell({ kind: 'run-ended', run: k, total, status, exitCode: record.exitCode, signal: record.signal, wallTime: record.wallTime });
       },
-      // The output is read back for progress only when someone listens.
-      ...(options.onEvent ? { onOutput } : {}),
+      // The output is read back for progress (the events, progress.json).
+      onOutput,
     });
   } catch (error) {
     // The run directory or meta.json could not be written (permissions, disk full).
