@@ -53,8 +53,8 @@ export interface PairRunParams {
   timeout?: number;
   /** Where pair directories go (default: .bitexact/runs next to the pyproject.toml of the configuration, or in cwd). */
   out?: string;
-  /** "Pair-run with this fixed": the finding (rule, file relative to cwd, 1-based line) whose fix the pair runs with, in a copy of `cwd`. */
-  withFix?: { rule: string; path: string; line: number };
+  /** "Pair-run with this fixed": the finding (rule, file relative to cwd, 1-based line; a notebook's cell, 1-based over all cells) whose fix the pair runs with, in a copy of `cwd`. */
+  withFix?: { rule: string; path: string; cell?: number; line: number };
   /** `--probe` (and `--probe-steps A-B`). */
   probe?: 'modules' | 'ops';
   probeSteps?: string;
@@ -74,6 +74,8 @@ export interface PairRunWithFixArgs {
   /** The finding: its rule, its file (absolute path) and its 1-based line, as `--with-fix RULE@PATH:LINE` names it. */
   rule: string;
   path: string;
+  /** In a notebook (.ipynb): the finding's cell, 1-based over all cells; `line` is in that cell (`RULE@NB.ipynb:cell N:LINE`). */
+  cell?: number;
   line: number;
   /** The fix that will be applied in the copy (its title). */
   fix: string;

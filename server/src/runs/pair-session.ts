@@ -11,7 +11,7 @@ import type { LogFormat } from './formats/detect.js';
 import { PairResult, runPair } from './launch.js';
 import type { PairEventListener } from './pair-events.js';
 import { checkScripts, commandScripts, formatHazards } from './pair-hazards.js';
-import { AppliedFix, FixedCopy, FixRequest, fixText, makeFixedCopy } from './fixed-copy.js';
+import { AppliedFix, FixedCopy, FixRequest, fixPlace, fixText, makeFixedCopy } from './fixed-copy.js';
 import { MetricsFiles } from './pair-metrics.js';
 import { firstDivergentStep, narrowText, narrowToOps } from './narrow.js';
 import { observerText, observerValidity } from './observer.js';
@@ -26,6 +26,7 @@ import { VariantsOutcome, variantsReport } from './variants.js';
 import { Judgement, judge, withInsideDivergence } from './verdict.js';
 import { RunProgress } from './progress.js';
 import { PairProgressFile } from './pair-progress.js';
+import { NotebookProgram, notebookProgram } from './notebook-program.js';
 import { stepLine } from './step-line.js';
 
 /** How often a run's progress is told at most (its output is read back every 50 ms). */
@@ -91,7 +92,7 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
     options.onEvent?.({ kind: 'message', level: 'error', text: (error as Error).message });
     return { exitCode: 2 };
   }
-  options.onEvent?.({ kind: 'message', level: 'note', text: `running in a copy of the workspace (${copy.copied} files copied, ${copy.linked} linked) with the fix of ${copy.fix.rule} at ${copy.fix.path}:${copy.fix.line}: ${copy.fix.title}` });
+  options.onEvent?.({ kind: 'message', level: 'note', text: `running in a copy of the workspace (${copy.copied} files copied, ${copy.linked} linked) with the fix of ${copy.fix.rule} at ${fixPlace(copy.fix)}: ${copy.fix.title}` });
   try {
     return await runPairIn({ ...options, cwd: copy.cwd, command: copy.command, askedIn: { cwd: options.cwd, command: options.command } }, copy.fix);
   } finally {
@@ -151,15 +152,24 @@ async function runPairSteps(options: PairSessionOptions, fix?: AppliedFix): Prom
     if (p && (stream === 'stdout' || options.stderrMetrics) && p.reader.feed(chunk)) p.pending = true;
     tellProgress(k, false);
   };
+  // `python3 nb.ipynb`: the notebook's code cells run as one program (notebook-program.ts).
+  let program: NotebookProgram | undefined;
+  try {
+    program = notebookProgram(options.command, options.cwd);
+  } catch (error) {
+    tell({ kind: 'message', level: 'error', text: (error as Error).message });
+    return { exitCode: 2 };
+  }
   let pair: PairResult;
   try {
     fs.mkdirSync(options.out, { recursive: true });
     pair = await runPair({
       argv: options.command,
+      ...(program ? { runArgv: program.argv } : {}),
       cwd: options.cwd,
       runs: options.runs,
       outDir: options.out,
-      env: options.env,
+      env: program ? { ...options.env, PYTHONPATH: program.pythonPath(options.env?.['PYTHONPATH'] ?? process.env['PYTHONPATH']) } : options.env,
       envB: options.envB,
       preset: options.preset,
       ...(options.variants ? { variants: options.variants } : {}),

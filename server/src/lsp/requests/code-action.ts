@@ -7,22 +7,27 @@ import { uriToPath } from '../workspace.js';
 
 export async function codeActions(session: Session, params: CodeActionParams): Promise<CodeAction[]> {
   const { docs, notebooks } = session;
+  const only = params.context.only;
+  const wants = (kind: string) => !only || only.some((o) => kind === o || kind.startsWith(`${o}.`));
   const entry = docs.get(params.textDocument.uri);
   if (!entry) {
     // A notebook cell: its quick fixes (fix-all is for files).
     const cell = notebooks.cellDocument(params.textDocument.uri);
     const notebook = notebooks.notebookOf(params.textDocument.uri);
     if (!cell || !notebook) return [];
-    return quickFixes(cell, params.context.diagnostics as Diagnostic[], notebooks.headerCell(notebook) ?? cell);
+    // A notebook saved as an .ipynb on disk: the fix goes into its cell in the copy, which then runs
+    // as a program (`python3 nb.ipynb`: runs/notebook-program.ts). Cells count from 1, markdown included.
+    const file = uriToPath(notebook.uri);
+    const pairRun = session.pairRunWithFix && wants(PAIR_RUN_KIND) && file?.endsWith('.ipynb') ? { path: file, cell: notebook.cells.findIndex((c) => c.document === cell.uri) + 1 } : undefined;
+    const fixes = quickFixes(cell, params.context.diagnostics as Diagnostic[], notebooks.headerCell(notebook) ?? cell, pairRun);
+    return fixes.filter((a) => wants(a.kind!));
   }
-  const only = params.context.only;
-  const wants = (kind: string) => !only || only.some((o) => kind === o || kind.startsWith(`${o}.`));
   const actions: CodeAction[] = [];
   // "Pair-run with this fixed" applies the fix to a .py file on disk, in a copy (fixed-copy.ts).
   const file = uriToPath(entry.document.uri);
-  const pairRunFile = session.pairRunWithFix && wants(PAIR_RUN_KIND) && file?.endsWith('.py') ? file : undefined;
-  if (wants(CodeActionKind.QuickFix) || pairRunFile) {
-    const fixes = quickFixes(entry.document, params.context.diagnostics as Diagnostic[], entry.document, pairRunFile);
+  const pairRun = session.pairRunWithFix && wants(PAIR_RUN_KIND) && file?.endsWith('.py') ? { path: file } : undefined;
+  if (wants(CodeActionKind.QuickFix) || pairRun) {
+    const fixes = quickFixes(entry.document, params.context.diagnostics as Diagnostic[], entry.document, pairRun);
     actions.push(...fixes.filter((a) => wants(a.kind!)));
   }
   if (wants(FIX_ALL_KIND)) {
