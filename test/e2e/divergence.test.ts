@@ -573,4 +573,54 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
     },
     240_000,
   );
+  it.skipIf(skip)(
+    'a pair started in the integrated terminal gets a live row from the server, then the engine\'s verdict',
+    async () => {
+      assertPresent(SUITE, pre);
+      const t0 = Date.now();
+      const marks: string[] = [];
+      const mark = (what: string) => marks.push(`${what} ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      const folder = workspace();
+      fs.copyFileSync(path.join(ROOT, 'test/fixtures/runs/slow_steps.py'), path.join(folder, 'terminal_steps.py'));
+      let shown: Page | undefined;
+      try {
+        const page = (shown = await session(mark));
+        const sidebar = page.locator('.part.sidebar');
+        const runsPane = sidebar.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: /^\s*runs/i }) });
+        if ((await runsPane.count()) === 0 || !(await runsPane.first().isVisible())) {
+          await page.locator('.activitybar .action-item .action-label[aria-label^="bitexact"]').first().click({ timeout: 30_000 });
+        }
+        await runsPane.locator('.pane-header').first().waitFor({ timeout: 30_000 });
+        const rows = runsPane.locator('.monaco-list-row');
+        // Typed into VS Code's own terminal, as a user would: the extension launches nothing.
+        await runCommand(page, 'Terminal: Create New Terminal');
+        const terminal = page.locator('.terminal-wrapper.active .xterm, .terminal .xterm').first();
+        await terminal.waitFor({ timeout: 30_000 });
+        await terminal.click();
+        await page.keyboard.type(`'${process.execPath}' '${path.join(ROOT, 'bin/bitexact.cjs')}' pair -- python3 terminal_steps.py 12 0.5`);
+        await page.keyboard.press('Enter');
+        mark('typed in the terminal');
+        // Live: the row the server's followed events make (its progress.json), with a spinner and no cancel.
+        const live = rows.filter({ hasText: /^\s*python3 terminal_steps\.py 12 0\.5\s*run [12] of 2 · step \d+ · loss [\d.]+/ }).first();
+        await live.waitFor({ timeout: 90_000 });
+        expect(await live.locator('.codicon-loading').count()).toBe(1);
+        expect(await live.locator('.action-label[aria-label^="Cancel"]').count()).toBe(0);
+        mark('live row');
+        // Over: report.json's headline, as the engine wrote it.
+        const done = rows.filter({ hasText: 'python3 terminal_steps.py 12 0.5' }).filter({ hasText: 'BITWISE IDENTICAL' }).first();
+        await done.waitFor({ timeout: 90_000 });
+        const runsDir = path.join(folder, '.bitexact/runs');
+        const dir = fs.readdirSync(runsDir).map((d) => path.join(runsDir, d)).find((d) => JSON.parse(fs.readFileSync(path.join(d, 'meta.json'), 'utf8')).command.includes('terminal_steps.py'))!;
+        const report = JSON.parse(fs.readFileSync(path.join(dir, 'report.json'), 'utf8')) as { verdict: string; headline: string };
+        expect(report.verdict).toBe('bitwise');
+        expect(plain(await done.innerText())).toContain(report.headline);
+        mark('verdict row');
+      } catch (e) {
+        await explain(e, shown, marks);
+      } finally {
+        console.info(`[${SUITE}] ${marks.join(', ')}`);
+      }
+    },
+    240_000,
+  );
 });
