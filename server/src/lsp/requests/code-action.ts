@@ -2,6 +2,7 @@
 // fix-all, whose edit is computed on resolve (or at once for a client that cannot resolve edits).
 import { CodeAction, CodeActionKind, CodeActionParams, Diagnostic } from 'vscode-languageserver/node';
 import { FIX_ALL_KIND, FixAllData, PAIR_RUN_KIND, fixAllAction, fixAllEdits, quickFixes } from '../actions.js';
+import { fileCellNumber } from '../notebooks.js';
 import type { Session } from '../session.js';
 import { uriToPath } from '../workspace.js';
 
@@ -16,9 +17,10 @@ export async function codeActions(session: Session, params: CodeActionParams): P
     const notebook = notebooks.notebookOf(params.textDocument.uri);
     if (!cell || !notebook) return [];
     // A notebook saved as an .ipynb on disk: the fix goes into its cell in the copy, which then runs
-    // as a program (`python3 nb.ipynb`: runs/notebook-program.ts). Cells count from 1, markdown included.
+    // as a program (`python3 nb.ipynb`: runs/notebook-program.ts). The cell as the file numbers it.
     const file = uriToPath(notebook.uri);
-    const pairRun = session.pairRunWithFix && wants(PAIR_RUN_KIND) && file?.endsWith('.ipynb') ? { path: file, cell: notebook.cells.findIndex((c) => c.document === cell.uri) + 1 } : undefined;
+    const number = session.pairRunWithFix && wants(PAIR_RUN_KIND) && file?.endsWith('.ipynb') ? fileCellNumber(notebook, cell.uri, file) : undefined;
+    const pairRun = number !== undefined ? { path: file!, cell: number } : undefined;
     const fixes = quickFixes(cell, params.context.diagnostics as Diagnostic[], notebooks.headerCell(notebook) ?? cell, pairRun);
     return fixes.filter((a) => wants(a.kind!));
   }
