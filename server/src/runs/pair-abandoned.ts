@@ -71,8 +71,10 @@ export function closeAbandoned(dir: string, reason: string): ClosedPair {
   try {
     fs.writeFileSync(path.join(dir, 'report.txt'), text);
     const json = path.join(dir, 'report.json');
-    fs.writeFileSync(`${json}.tmp`, `${JSON.stringify(reportObject('pair', comparison, runs, judged, extras), null, 2)}\n`);
-    fs.renameSync(`${json}.tmp`, json);
+    // Renamed into place: a reader (the Runs tree) never sees half a report; another window closing the same pair writes its own.
+    const tmp = `${json}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, `${JSON.stringify(reportObject('pair', comparison, runs, judged, extras), null, 2)}\n`);
+    fs.renameSync(tmp, json);
   } catch (error) {
     closed.unsaved = `could not save the report in ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
   }
