@@ -28,8 +28,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ],
     synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/pyproject.toml') },
     // pairRunWithFix: this client runs the "Pair-run with this fixed" code action's command (runs.ts);
-    // divergenceDecorations: it draws a pair's first divergent line itself (divergence-decorations.ts).
-    initializationOptions: { settings: vscode.workspace.getConfiguration('bitexact'), pairRunWithFix: true, divergenceDecorations: true },
+    // divergenceDecorations: it draws a pair's first divergent line itself (divergence-decorations.ts);
+    // followPairs: the Runs view shows the pairs started elsewhere (a terminal's `bitexact pair`) live.
+    initializationOptions: { settings: vscode.workspace.getConfiguration('bitexact'), pairRunWithFix: true, divergenceDecorations: true, followPairs: true },
     outputChannel: output,
     // Rule links open the rendered, read-only page (rule-pages.ts), not the markdown source.
     middleware: rulePageMiddleware(),

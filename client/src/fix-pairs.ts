@@ -13,16 +13,21 @@ export type FixTarget = Omit<PairRunWithFixArgs, 'fix'> & { fix?: string };
  * fix (the ad-hoc command with its defaults), needed only for an ad-hoc choice.
  */
 export function withFixRequest(id: string, choice: RunChoice, target: FixTarget, base?: PairRunParams): PairRunParams {
-  const withFix = { rule: target.rule, path: target.path, line: target.line };
+  const withFix = { rule: target.rule, path: target.path, ...(target.cell !== undefined ? { cell: target.cell } : {}), line: target.line };
   if (choice.kind === 'config') return { id, cwd: choice.folder, runConfig: choice.name, withFix };
   if (choice.kind === 'rerun') return { id, cwd: choice.cwd, rerun: choice.dir, withFix };
-  if (!base) throw new Error('an ad-hoc pair needs its command');
+  if (!base) throw new Error(`${choice.kind === 'notebook' ? 'a notebook' : 'an ad-hoc'} pair needs its command`);
   return { ...base, id, withFix };
+}
+
+/** Where the finding is, as bitexact check names it (`train.py:75`, `train.ipynb:cell 3:16`). */
+export function findingPlace(target: Pick<FixTarget, 'path' | 'cell' | 'line'>): string {
+  return `${basename(target.path)}:${target.cell !== undefined ? `cell ${target.cell}:` : ''}${target.line}`;
 }
 
 /** The row's title: which fix, and what runs (`BX308 fixed (train.py:75) · slow`). */
 export function fixedTitle(target: FixTarget, runTitle: string): string {
-  return `${target.rule} fixed (${basename(target.path)}:${target.line}) · ${runTitle}`;
+  return `${target.rule} fixed (${findingPlace(target)}) · ${runTitle}`;
 }
 
 /** A word for the fix next to the verdict in the tree: only a bitwise pair proves it. */
@@ -34,7 +39,7 @@ export function fixNote(verdict: PairVerdict | undefined): string | undefined {
 
 /** The notification once a fixed pair is over: what its verdict proves about the fix. */
 export function fixedOutcome(target: FixTarget, verdict: PairVerdict | undefined, headline: string): { level: 'info' | 'warning'; text: string } {
-  const which = `the fix of ${target.rule} at ${basename(target.path)}:${target.line}`;
+  const which = `the fix of ${target.rule} at ${findingPlace(target)}`;
   switch (verdict) {
     case 'bitwise':
       return { level: 'info', text: `bitexact: with ${which}, the runs are bitwise identical: the fix is proven on this pair. ${headline}` };

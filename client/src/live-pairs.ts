@@ -40,6 +40,8 @@ export interface LivePair {
   messages: string[];
   /** The runs differ and the engine looks for the suspects in the command's code. */
   checking?: true;
+  /** Not launched by this window: followed by the server from the pair's progress.json (a terminal's `bitexact pair`); it cannot be cancelled from here. */
+  watched?: true;
 }
 
 const VERDICTS: readonly PairVerdict[] = ['bitwise', 'print-precision', 'differs', 'missing', 'cancelled', 'incomplete'];
@@ -60,9 +62,17 @@ export class LivePairs {
     return pair;
   }
 
-  /** One notification; the pair it changed, undefined for a pair this window did not launch. */
-  apply({ id, event }: PairEventParams): LivePair | undefined {
-    const pair = this.pairs.get(id);
+  /**
+   * One notification; the pair it changed. A pair this window did not launch is added when the
+   * server follows it (`watched`), else the event is dropped (undefined).
+   */
+  apply({ id, event, watched }: PairEventParams, now = Date.now()): LivePair | undefined {
+    let pair = this.pairs.get(id);
+    if (!pair && watched) {
+      const params: PairRunParams = { id, cwd: watched.cwd, ...(watched.runConfig !== undefined ? { runConfig: watched.runConfig } : { command: watched.command }) };
+      pair = { id, title: watched.title, params, started: now, state: 'starting', runs: [], messages: [], dir: watched.dir, watched: true };
+      this.pairs.set(id, pair);
+    }
     if (!pair || SETTLED.has(pair.state)) return undefined;
     switch (event.kind) {
       case 'run-started': {
@@ -92,6 +102,9 @@ export class LivePairs {
         break;
       case 'done':
         Object.assign(pair, { state: 'done', dir: event.dir, headline: event.headline, ...(isVerdict(event.verdict) ? { verdict: event.verdict } : {}) });
+        break;
+      case 'failed':
+        Object.assign(pair, { state: 'failed', dir: event.dir, error: event.error });
         break;
       case 'message':
         if (event.level === 'error') pair.error = event.text;

@@ -20,7 +20,7 @@ import {
 import { FixTarget, fixedOutcome, fixedTitle, withFixRequest } from './fix-pairs.js';
 import { LivePair, LivePairs, phaseText, statusText } from './live-pairs.js';
 import { PairDefaults, adHocRequest, readPairDefaults } from './pair-settings.js';
-import { PickEntry, RunChoice, lastOf, readLastChoice, runPickEntries } from './run-picks.js';
+import { PickEntry, RunChoice, lastOf, notebookEntry, readLastChoice, runPickEntries } from './run-picks.js';
 import { splitCommandLine } from './shell-line.js';
 
 const LAST_COMMAND = 'bitexact.lastPairCommand';
@@ -53,7 +53,7 @@ export class PairLauncher implements vscode.Disposable {
       (c) =>
         c.onNotification(PAIR_EVENT_METHOD, (params: PairEventParams) => {
           const pair = this.model.apply(params);
-          if (pair) this.tell(pair, params.event.kind === 'run-started' || params.event.kind === 'done');
+          if (pair) this.tell(pair, params.event.kind === 'run-started' || params.event.kind === 'done' || params.event.kind === 'failed');
         }),
       () => undefined,
     );
@@ -111,6 +111,8 @@ export class PairLauncher implements vscode.Disposable {
           { label: `$(debug-rerun) ${source.title}`, description: 'the same pair again, with the fix', choice: { kind: 'rerun', dir: source.dir.fsPath, cwd: folder.uri.fsPath, title: source.title } },
         ]
       : [];
+    // A notebook's finding: the notebook itself runs as a program (the engine runs `python3 NB.ipynb` as its code cells in order).
+    if (target.path.endsWith('.ipynb')) first.push({ label: 'the notebook', separator: true }, notebookEntry(folder.uri.fsPath, vscode.workspace.asRelativePath(target.path, false)));
     const fix = target.fix ? `: ${target.fix}` : '';
     const choice = await this.pickRun(`bitexact: pair-run with the fix of ${target.rule}${fix}`, 'The pair to run with the fix applied in a copy of the workspace (your files stay as they are)', first);
     if (!choice) return;
@@ -119,6 +121,11 @@ export class PairLauncher implements vscode.Disposable {
       if (!asked) return;
       const request = withFixRequest(asked.request.id, choice, target, asked.request);
       return this.launch(request, fixedTitle(target, asked.title), (pair) => this.tellFixed(target, pair));
+    }
+    if (choice.kind === 'notebook') {
+      const id = this.model.newId();
+      const request = withFixRequest(id, choice, target, adHocRequest(id, choice.cwd, { argv: ['python3', choice.notebook], env: {} }, this.defaults()));
+      return this.launch(request, fixedTitle(target, choice.title), (pair) => this.tellFixed(target, pair));
     }
     if (choice.kind === 'config') await this.remember(choice);
     const title = choice.kind === 'config' ? choice.name : choice.title;

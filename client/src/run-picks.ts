@@ -4,11 +4,18 @@
 // Pure (no VS Code): the launcher turns the entries into quick pick items.
 import type { RunConfigsResult } from '../../server/src/runs/pair-events.js';
 
-/** What a pair runs: a run configuration of a workspace folder, a command typed in, or a pair directory again. */
-export type RunChoice = { kind: 'config'; folder: string; name: string } | { kind: 'adHoc' } | { kind: 'rerun'; dir: string; cwd: string; title: string };
+/**
+ * What a pair runs: a run configuration of a workspace folder, a command typed in, a pair directory
+ * again, or a notebook as a program (`python3 NB.ipynb` in `cwd`: its code cells in order).
+ */
+export type RunChoice =
+  | { kind: 'config'; folder: string; name: string }
+  | { kind: 'adHoc' }
+  | { kind: 'rerun'; dir: string; cwd: string; title: string }
+  | { kind: 'notebook'; cwd: string; notebook: string; title: string };
 
-/** What the workspace keeps of the last choice (a re-run is not kept: it belongs to one pair). */
-export type LastChoice = Exclude<RunChoice, { kind: 'rerun' }>;
+/** What the workspace keeps of the last choice (a re-run or a notebook is not kept: it belongs to one pair or file). */
+export type LastChoice = Exclude<RunChoice, { kind: 'rerun' | 'notebook' }>;
 
 export interface PickFolder {
   name: string;
@@ -63,9 +70,15 @@ export function runPickEntries(folders: readonly PickFolder[], last: LastChoice 
   ];
 }
 
-/** The choice to keep as the last one (undefined for a re-run). */
+/** The choice to keep as the last one (undefined for a re-run or a notebook). */
 export function lastOf(choice: RunChoice): LastChoice | undefined {
-  return choice.kind === 'rerun' ? undefined : choice;
+  return choice.kind === 'rerun' || choice.kind === 'notebook' ? undefined : choice;
+}
+
+/** The first entry of "Pair-run with this fixed" on a notebook's finding: the notebook itself, run as a program from `cwd`. */
+export function notebookEntry(cwd: string, notebook: string): PickEntry {
+  const title = `python3 ${notebook}`;
+  return { label: `$(notebook) ${notebook}`, description: `${title}: its code cells in order, as one program`, choice: { kind: 'notebook', cwd, notebook, title } };
 }
 
 /** A kept value read back: undefined unless it is a choice. */

@@ -26,7 +26,7 @@ export interface PairSummary {
   /** How many folders the pair directory is below the folder the runs ran in (the hazards' paths are relative to it), when the report says. */
   depth?: number;
   /** The pair ran with this finding's fix applied in a copy of the workspace (pair --with-fix). */
-  fix?: { rule: string; path: string; line: number; title: string };
+  fix?: { rule: string; path: string; cell?: number; line: number; title: string };
   /** Each run's log (as the report gives its path) and the line where its first divergent step is logged, when the engine found it. */
   logs: { label: string; path: string; line?: number }[];
   variants?: VariantSummary[];
@@ -48,7 +48,7 @@ export function summarizeReport(json: string): PairSummary {
     logs: report.runs.map((r) => ({ label: r.label, path: r.logPath, ...(r.firstDivergenceLine !== undefined ? { line: r.firstDivergenceLine } : {}) })),
     ...(report.variants ? { variants: report.variants.map(variantSummary) } : {}),
     probed: report.localisation !== undefined || report.narrow !== undefined,
-    ...(report.withFix ? { fix: { rule: report.withFix.rule, path: report.withFix.path, line: report.withFix.line, title: report.withFix.title } } : {}),
+    ...(report.withFix ? { fix: { rule: report.withFix.rule, path: report.withFix.path, ...(report.withFix.cell !== undefined ? { cell: report.withFix.cell } : {}), line: report.withFix.line, title: report.withFix.title } } : {}),
     ...depthOf(report.runs[0]?.logPath),
   };
 }

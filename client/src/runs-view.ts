@@ -14,7 +14,7 @@
 import * as vscode from 'vscode';
 import type { RunConfigsResult } from '../../server/src/runs/pair-events.js';
 import type { DivergenceView } from './divergence-view.js';
-import { fixNote } from './fix-pairs.js';
+import { findingPlace, fixNote } from './fix-pairs.js';
 import { LivePair, currentRun, phaseText, runText } from './live-pairs.js';
 import type { FolderConfigs, PairLauncher } from './pair-launcher.js';
 import { HazardSummary, MetricSummary, PairSummary, PairVerdict, VERDICT_ICONS, VariantSummary, logsToOpen, pairTime, summarizeReport } from './runs-summary.js';
@@ -126,9 +126,9 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       // A suspect of a diverging pair, pair-run with its fix: the same pair again first in the pick list.
       vscode.commands.registerCommand('bitexact.pairRunSuspectFixed', (node: Node | undefined) => {
         if (node?.kind !== 'hazard' || !node.hazard.fix) return;
-        const { rule, line, fix } = node.hazard;
+        const { rule, line, fix, cell } = node.hazard;
         const source = { dir: vscode.Uri.joinPath(node.pair.report, '..'), title: node.pair.summary?.title ?? 'pair' };
-        return launcher.withFix({ rule, path: vscode.Uri.joinPath(node.cwd, node.hazard.path).fsPath, line, fix }, source);
+        return launcher.withFix({ rule, path: vscode.Uri.joinPath(node.cwd, node.hazard.path).fsPath, ...(cell !== undefined ? { cell } : {}), line, fix }, source);
       }),
       launcher.onDidChange(({ pair, rows }) => {
         const node = view.liveNodes.get(pair.id);
@@ -219,13 +219,13 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     }
     if (node.kind === 'hazard') {
       const { hazard } = node;
-      const item = new vscode.TreeItem(`${hazard.rule} ${hazard.path}:${hazard.line}`);
+      const item = new vscode.TreeItem(`${hazard.rule} ${hazard.path}:${hazard.cell !== undefined ? `cell ${hazard.cell}:` : ''}${hazard.line}`);
       item.description = hazard.message;
       item.tooltip = hazard.message;
       item.iconPath = new vscode.ThemeIcon(hazard.severity === 'error' ? 'error' : 'warning');
       // A suspect with a fix can be pair-run with it (its context menu).
       item.contextValue = hazard.fix ? 'hazard-fixable' : 'hazard';
-      item.accessibilityInformation = { label: `${hazard.rule} at ${hazard.path} line ${hazard.line}: ${hazard.message}` };
+      item.accessibilityInformation = { label: `${hazard.rule} at ${hazard.path}${hazard.cell !== undefined ? ` cell ${hazard.cell}` : ''} line ${hazard.line}: ${hazard.message}` };
       const at = new vscode.Position(hazard.line - 1, hazard.column - 1);
       item.command = { title: 'Open', command: 'vscode.open', arguments: [vscode.Uri.joinPath(node.cwd, hazard.path), { selection: new vscode.Range(at, at) }] };
       return item;
@@ -249,9 +249,9 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     const item = new vscode.TreeItem(node.summary?.headline ?? 'unreadable report', node.summary ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     const started = pairTime(node.report.path.split('/').at(-2) ?? '');
     const fix = node.summary?.fix;
-    const fixed = fix ? [`${fix.rule} fixed (${fix.path}:${fix.line})`, fixNote(node.summary?.verdict)].filter(Boolean).join(': ') : undefined;
+    const fixed = fix ? [`${fix.rule} fixed (${findingPlace(fix)})`, fixNote(node.summary?.verdict)].filter(Boolean).join(': ') : undefined;
     item.description = [started, fixed, node.summary?.title ?? node.error].filter(Boolean).join(' · ');
-    const withFix = fix ? `\n\nWith the fix of ${fix.rule} at \`${fix.path}:${fix.line}\` applied in a copy of the workspace: ${fix.title}` : '';
+    const withFix = fix ? `\n\nWith the fix of ${fix.rule} at \`${findingPlace(fix)}\` applied in a copy of the workspace: ${fix.title}` : '';
     item.tooltip = new vscode.MarkdownString(`**${node.summary?.headline ?? 'unreadable report'}**${withFix}\n\n${node.summary?.reading ?? node.error ?? ''}\n\n\`${run}\``);
     item.iconPath = node.summary ? iconOf(node.summary.verdict) : new vscode.ThemeIcon('warning');
     item.contextValue = 'pair';
@@ -313,7 +313,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     const proven = pair.params.withFix && pair.state === 'done' ? fixNote(pair.verdict) : undefined;
     item.description = settled && pair.headline ? [proven, pair.title].filter(Boolean).join(' · ') : phaseText(pair);
     item.iconPath = pair.state === 'done' && pair.verdict ? iconOf(pair.verdict) : pair.state === 'failed' ? new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed')) : new vscode.ThemeIcon('loading~spin');
-    item.contextValue = pair.state === 'failed' ? 'pair-failed' : settled ? 'pair-settled' : pair.state === 'cancelling' ? 'pair-cancelling' : 'pair-running';
+    item.contextValue = pair.state === 'failed' ? 'pair-failed' : settled ? 'pair-settled' : pair.state === 'cancelling' ? 'pair-cancelling' : pair.watched ? 'pair-watched' : 'pair-running';
     item.tooltip = liveTooltip(pair);
     // A click shows the output of the run going now (its log is written as it comes; the editor follows the file).
     const log = currentRun(pair)?.log ?? pair.runs.at(-1)?.log;
@@ -350,10 +350,11 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
 function liveTooltip(pair: LivePair): vscode.MarkdownString {
   const p = pair.params;
   const asked = [
+    pair.watched ? 'started outside this window (a terminal\'s `bitexact pair`), followed from its progress.json' : undefined,
     p.runConfig !== undefined ? `run configuration \`${p.runConfig}\`` : undefined,
     p.command ? `\`${p.command.join(' ')}\`` : undefined,
     p.rerun !== undefined ? `again as \`${vscode.workspace.asRelativePath(p.rerun)}\` ran` : undefined,
-    p.withFix ? `with the fix of ${p.withFix.rule} at \`${vscode.workspace.asRelativePath(p.withFix.path)}:${p.withFix.line}\` applied in a copy of the workspace` : undefined,
+    p.withFix ? `with the fix of ${p.withFix.rule} at \`${findingPlace({ ...p.withFix, path: vscode.workspace.asRelativePath(p.withFix.path) })}\` applied in a copy of the workspace` : undefined,
     p.runs !== undefined ? `${p.runs} runs` : undefined,
     p.variants ? `variants ${p.variants.join(', ')}` : undefined,
     p.env && Object.keys(p.env).length ? `env ${Object.entries(p.env).map(([k, v]) => `${k}=${v}`).join(' ')}` : undefined,

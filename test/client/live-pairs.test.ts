@@ -1,6 +1,7 @@
 // The Runs view's model of running pairs (client/src/live-pairs.ts), fed the events of real pair
 // sessions (real python3 runs of the toy fixtures) in the order the server forwards them, and the
 // ad-hoc pair defaults (client/src/pair-settings.ts) checked by the server's own request parser.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { PAIR_SETTING_DESCRIPTORS, adHocRequest, readPairDefaults } from '../../
 import type { PairEvent, PairRunParams } from '../../server/src/runs/pair-events.js';
 import { parsePairRunParams, resolvePair } from '../../server/src/runs/pair-request.js';
 import { runPairSession } from '../../server/src/runs/pair-session.js';
+import { PairWatcher } from '../../server/src/runs/pair-watch.js';
 import { REPORT } from '../../server/src/runs/report-schema.js';
 import { ROOT } from '../support/checker.js';
 
@@ -128,6 +130,51 @@ describe('the live pairs model', () => {
     expect(shortNumber(12345678.9)).toBe('12346000');
     expect(shortNumber(Number.NaN)).toBe('NaN');
   });
+});
+
+describe('pairs started elsewhere (a terminal\'s `bitexact pair`), followed from progress.json', () => {
+  /** A real CLI process in `cwd`, followed by the core's watcher as the server does; every event goes through the model with what the row said. */
+  async function followed(cwd: string, argv: string[]) {
+    const model = new LivePairs();
+    const phases: string[] = [];
+    const watcher = new PairWatcher({
+      folders: () => [cwd],
+      onEvent: (pair, event) => {
+        const live = model.apply({ id: `watched:${pair.dir}`, event, watched: pair });
+        if (live) phases.push(phaseText(live));
+      },
+    });
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/bitexact.cjs'), 'pair', '--', ...argv], { cwd, stdio: 'ignore' });
+    const exit = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    let code: number | null | undefined;
+    void exit.then((c) => (code = c));
+    while (code === undefined) {
+      watcher.poll();
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    watcher.poll();
+    return { code, model, phases, pair: model.list()[0] };
+  }
+
+  it('a row of its own: its runs and steps while it goes, then report.json\'s verdict', async () => {
+    const dir = scratch();
+    const { code, pair, phases, model } = await followed(dir, ['python3', SLOW, '5', '0.3']);
+    expect(code).toBe(0);
+    expect(pair).toMatchObject({ title: `python3 ${SLOW} 5 0.3`, watched: true, state: 'done', verdict: 'bitwise', params: { cwd: dir, command: ['python3', SLOW, '5', '0.3'] } });
+    expect(phases.some((p) => /^run 2 of 2 · step [1-5] · loss /.test(p)), phases.join(' | ')).toBe(true);
+    const report = REPORT.parse(JSON.parse(fs.readFileSync(path.join(pair!.dir!, 'report.json'), 'utf8')));
+    expect(pair!.headline).toBe(report.headline);
+    expect(pair!.runs.map((r) => [r.run, r.steps, r.ended?.status])).toEqual([[1, 5, 'ended'], [2, 5, 'ended']]);
+    // Once the listed reports hold it, the disk row takes over.
+    expect(model.besideListed([pair!.dir!])).toEqual([]);
+  }, 60_000);
+
+  it('a command that cannot start: failed, with the engine\'s reason', async () => {
+    const dir = scratch();
+    const { code, pair } = await followed(dir, ['no-such-python-here', 'x.py']);
+    expect(code).toBe(2);
+    expect(pair).toMatchObject({ watched: true, state: 'failed', error: expect.stringMatching(/^cannot start `no-such-python-here`: /) });
+  }, 30_000);
 });
 
 describe('ad-hoc pair settings (bitexact.pair.*)', () => {

@@ -73,7 +73,7 @@ describe('package.json contributes', () => {
     // and only rows the Runs view makes (their contextValue); every inline action has an icon.
     const runsView = fs.readFileSync(path.join(ROOT, 'client/src/runs-view.ts'), 'utf8');
     const made = new Set([...runsView.matchAll(/contextValue = ([^;]+);/g)].flatMap((m) => [...m[1]!.matchAll(/'((?:config|pair|hazard)[\w-]*)'/g)].map((q) => q[1])));
-    expect([...made].sort()).toEqual(['config', 'config-broken', 'hazard', 'hazard-fixable', 'pair', 'pair-cancelling', 'pair-failed', 'pair-running', 'pair-settled']);
+    expect([...made].sort()).toEqual(['config', 'config-broken', 'hazard', 'hazard-fixable', 'pair', 'pair-cancelling', 'pair-failed', 'pair-running', 'pair-settled', 'pair-watched']);
     for (const entry of manifest.contributes.menus['view/item/context']) {
       expect(ids.has(entry.command), entry.command).toBe(true);
       expect(entry.when).toMatch(/^view == bitexact\.runs\b/);

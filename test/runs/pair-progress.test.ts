@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { PairEvent } from '../../server/src/runs/pair-events.js';
 import { runPairSession } from '../../server/src/runs/pair-session.js';
 import { RunProgress } from '../../server/src/runs/progress.js';
+import { PairProgress, STALE_MS, abandonedBecause, processAlive, progressEvents, readPairProgress } from '../../server/src/runs/pair-progress.js';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
 
@@ -65,5 +66,48 @@ describe('pair progress', () => {
     expect(piped.status).toBe(0);
     expect(piped.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^bitexact: run 1\/2 → runs\/.*run-1\.log$/), expect.stringMatching(/^bitexact: run 2\/2 → runs\/.*run-2\.log$/)]);
     expect(piped.stderr).not.toMatch(/·|\x1b/);
+  });
+
+  it('keeps progress.json while it runs (whole, renamed into place) and ends it with the engine\'s verdict', async () => {
+    const dir = scratch();
+    const seen: PairProgress[] = [];
+    let pairDir: string | undefined;
+    const result = await runPairSession({
+      command: ['python3', SLOW, '4', '0.3'],
+      cwd: dir,
+      runs: 2,
+      out: path.join(dir, 'runs'),
+      logFormat: 'auto',
+      onEvent: (e) => {
+        if (e.kind === 'run-started') pairDir ??= path.dirname(e.log);
+        // What a reader finds on disk at each event: always a whole file, one of this process.
+        const read = pairDir ? readPairProgress(pairDir) : undefined;
+        if (read) seen.push(read);
+      },
+    });
+    expect(result.exitCode).toBe(0);
+    expect(seen.length).toBeGreaterThan(4);
+    expect(seen.every((p) => p.pid === process.pid && p.host === os.hostname() && p.total === 2)).toBe(true);
+    expect(seen.some((p) => p.phase === 'running' && p.runs.length === 2 && p.runs[1]!.steps > 0 && !p.runs[1]!.ended)).toBe(true);
+    const last = readPairProgress(result.dir!)!;
+    expect(last).toMatchObject({ phase: 'done', done: { verdict: 'bitwise', headline: result.report!.headline, exitCode: 0 } });
+    expect(last.runs.map((r) => [r.log, r.steps, r.lastStep, r.ended?.status])).toEqual([['run-1.log', 4, 4, 'ended'], ['run-2.log', 4, 4, 'ended']]);
+    expect(fs.readdirSync(result.dir!).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    // A reader that saw nothing before learns the whole pair, in the session's order.
+    expect(progressEvents(result.dir!, undefined, last).map((e) => e.kind)).toEqual(['run-started', 'run-progress', 'run-ended', 'run-started', 'run-progress', 'run-ended', 'comparing', 'done']);
+    expect(progressEvents(result.dir!, last, last)).toEqual([]);
+  });
+
+  it('a pair is taken as stopped when its process is gone on this machine, or its file went quiet on any', () => {
+    const gone = spawnSync('true').pid!;
+    const now = new Date();
+    const progress: PairProgress = { version: 1, pid: gone, host: os.hostname(), started: now.toISOString(), updated: now.toISOString(), phase: 'running', total: 2, runs: [{ run: 1, log: 'run-1.log', steps: 3, lastStep: 3, last: { loss: 0.5 } }] };
+    expect(abandonedBecause(progress, now, os.hostname(), processAlive)).toBe(`bitexact (pid ${gone}) stopped during run 1 of 2`);
+    expect(abandonedBecause({ ...progress, pid: process.pid }, now, os.hostname(), processAlive)).toBeUndefined();
+    // Another machine's pid says nothing here: only a file not refreshed for a minute does.
+    expect(abandonedBecause(progress, now, 'elsewhere', processAlive)).toBeUndefined();
+    const later = new Date(now.getTime() + STALE_MS + 5000);
+    expect(abandonedBecause(progress, later, 'elsewhere', processAlive)).toMatch(/^bitexact \(pid \d+ on .*\) wrote no progress for 65 s during run 1 of 2$/);
+    expect(abandonedBecause({ ...progress, phase: 'done' }, later, os.hostname(), processAlive)).toBeUndefined();
   });
 });

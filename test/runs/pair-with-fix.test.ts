@@ -51,7 +51,7 @@ describe('pair --with-fix', () => {
 
   it('says what is wrong with a finding it cannot fix, and runs nothing', () => {
     const { dir, line } = workspace();
-    expect(runCli(['pair', '--with-fix', 'BX308', '--', 'python3', TOY], dir)).toMatchObject({ status: 2, stderr: expect.stringContaining("--with-fix takes RULE@PATH:LINE (e.g. BX102@model.py:41), not 'BX308'") });
+    expect(runCli(['pair', '--with-fix', 'BX308', '--', 'python3', TOY], dir)).toMatchObject({ status: 2, stderr: expect.stringContaining("--with-fix takes RULE@PATH:LINE (e.g. BX102@model.py:41, or BX308@train.ipynb:cell 3:16), not 'BX308'") });
     expect(runCli(['pair', '--with-fix', `BX101@${TOY}:${line}`, '--', 'python3', TOY], dir)).toMatchObject({ status: 2, stderr: expect.stringContaining(`bitexact check reports no BX101 on line ${line} of ${TOY}`) });
     expect(runCli(['pair', '--with-fix', `BX308@missing.py:3`, '--', 'python3', TOY], dir)).toMatchObject({ status: 2, stderr: expect.stringContaining("--with-fix: 'missing.py' is not a file") });
     expect(fs.existsSync(path.join(dir, '.bitexact'))).toBe(false);

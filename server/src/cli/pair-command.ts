@@ -64,7 +64,8 @@ Options:
                        shows the probe changed no verdict (it doubles the pair's cost)
   --with-fix RULE@PATH:LINE
                        run the pair in a copy of the working directory with that finding's fix
-                       applied (its first fix, safe or unsafe); the workspace is left as it is
+                       applied (its first fix, safe or unsafe); the workspace is left as it is.
+                       In a notebook: RULE@NB.ipynb:cell N:LINE, as bitexact check names it
 `;
 
 function parseWithFix(spec: string) {

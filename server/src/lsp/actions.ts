@@ -22,9 +22,10 @@ export interface FixAllData {
 
 /**
  * `fileScope`: the document whose header holds file-wide suppressions (a notebook's first code cell).
- * `pairRunFile`: the document's path, when the client can pair-run a fix (a .py file on disk).
+ * `pairRun`: where the document is on disk, when the client can pair-run a fix (a .py file; a notebook
+ * and the cell, 1-based over all its cells, that the document is).
  */
-export function quickFixes(document: TextDocument, diagnostics: readonly Diagnostic[], fileScope: TextDocument = document, pairRunFile?: string): CodeAction[] {
+export function quickFixes(document: TextDocument, diagnostics: readonly Diagnostic[], fileScope: TextDocument = document, pairRun?: { path: string; cell?: number }): CodeAction[] {
   const actions: CodeAction[] = [];
   const uri = document.uri;
   for (const diagnostic of diagnostics) {
@@ -45,8 +46,8 @@ export function quickFixes(document: TextDocument, diagnostics: readonly Diagnos
     }
     // The fix `--with-fix` applies: the finding's first one that is not a suppression (fixed-copy.ts).
     const real = data.fixes.find((f) => !f.isSuppression);
-    if (pairRunFile && real) {
-      const args: PairRunWithFixArgs = { rule: data.rule, path: pairRunFile, line: diagnostic.range.start.line + 1, fix: real.title };
+    if (pairRun && real) {
+      const args: PairRunWithFixArgs = { rule: data.rule, path: pairRun.path, ...(pairRun.cell !== undefined ? { cell: pairRun.cell } : {}), line: diagnostic.range.start.line + 1, fix: real.title };
       actions.push({
         title: `Pair-run with this fixed (${data.rule})`,
         kind: PAIR_RUN_KIND,

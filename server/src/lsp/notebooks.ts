@@ -7,7 +7,8 @@ import { Connection, Event, NotebookCell, NotebookCellKind, NotebookDocument, No
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Settings } from '../analysis/config.js';
 import { Checker } from '../analysis/index.js';
-import { findingsByCell, joinCells, NotebookSource } from '../analysis/notebook.js';
+import fs from 'node:fs';
+import { findingsByCell, joinCells, NotebookSource, readNotebook } from '../analysis/notebook.js';
 import { showsTraining } from '../analysis/autograd.js';
 import type { AnalysisSteps, FileAnalysis } from '../analysis/engine.js';
 import type { AnalysisRuns } from './analysis-runs.js';
@@ -130,4 +131,25 @@ export class NotebookStore {
   private stateKey(notebook: NotebookDocument): string {
     return `${notebook.version}|${notebook.cells.map((c) => `${c.document}@${this.documents.getCellTextDocument(c)?.version}`).join(',')}`;
   }
+}
+
+/**
+ * The number the notebook file on disk gives the code cell `cellUri` (1-based over all its cells,
+ * markdown included, as `bitexact check` and `--with-fix RULE@NB.ipynb:cell N:LINE` count), or
+ * undefined. Counted by code cells, not by the document's index: a client may sync only the cells of
+ * its selector's language (VS Code leaves markdown cells out), so the k-th code cell it sends is the
+ * file's k-th code cell (the notebook as last saved).
+ */
+export function fileCellNumber(notebook: NotebookDocument, cellUri: string, file: string): number | undefined {
+  const at = notebook.cells.findIndex((c) => c.document === cellUri);
+  if (at < 0 || notebook.cells[at]!.kind !== NotebookCellKind.Code) return undefined;
+  const ordinal = notebook.cells.slice(0, at).filter((c) => c.kind === NotebookCellKind.Code).length;
+  let raw: string;
+  try {
+    raw = fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const read = readNotebook(raw);
+  return read.ok ? read.notebook.cells[ordinal]?.cell : undefined;
 }

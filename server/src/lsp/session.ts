@@ -58,6 +58,10 @@ export class Session {
   pairRunWithFix = false;
   /** The client draws a pair's divergent line itself (initializationOptions.divergenceDecorations): no run diagnostic then. */
   decoratesDivergence = false;
+  /** The client shows pairs it did not launch (initializationOptions.followPairs): the server follows the runs folders (pair-watch.ts). */
+  followPairs = false;
+  /** bitexact.pair.runsDir, as the client sent it at initialize (also followed). */
+  pairRunsDir = '';
   /** The last probed pair that parted, placed in the source (pair-divergence.ts). */
   readonly divergences = new PairDivergences(this);
   globalEditor = DEFAULT_EDITOR_SETTINGS;

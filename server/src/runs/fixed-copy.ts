@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { applyFix } from '../analysis/fixes.js';
+import { readNotebook, writeNotebook } from '../analysis/notebook.js';
 import type { Fix } from '../analysis/types.js';
 import { runCheckProcess } from './check-process.js';
 
@@ -15,6 +16,8 @@ export interface FixRequest {
   rule: string;
   /** Relative to the pair's working directory, or absolute; in an AppliedFix, relative to the workspace. */
   path: string;
+  /** A notebook's finding: its cell (1-based over all cells, as bitexact check prints it); `line` is then in that cell. */
+  cell?: number;
   /** 1-based, as bitexact check prints it. */
   line: number;
 }
@@ -45,15 +48,21 @@ const LINKED_DIRS = new Set(['.git', '.hg', '.svn', 'node_modules', '.venv', 've
 /** Files above this size are linked: data and checkpoints, not source a fix edits. */
 const LINK_ABOVE_BYTES = 16 * 1024 * 1024;
 
-/** `RULE@PATH:LINE`, as the editor and `bitexact check` name a finding. */
+/** `RULE@PATH:LINE` (or `RULE@NB.ipynb:cell N:LINE`), as the editor and `bitexact check` name a finding. */
 export function parseFixRequest(spec: string): FixRequest {
-  const m = /^(BX\d{3})@(.+):(\d+)$/.exec(spec.trim());
-  if (!m || Number(m[3]) < 1) throw new Error(`--with-fix takes RULE@PATH:LINE (e.g. BX102@model.py:41), not '${spec}'`);
-  return { rule: m[1]!, path: m[2]!, line: Number(m[3]) };
+  const m = /^(BX\d{3})@(.+?):(?:cell\s*(\d+):)?(\d+)$/.exec(spec.trim());
+  if (!m || Number(m[4]) < 1 || (m[3] !== undefined && Number(m[3]) < 1)) throw new Error(`--with-fix takes RULE@PATH:LINE (e.g. BX102@model.py:41, or BX308@train.ipynb:cell 3:16), not '${spec}'`);
+  return { rule: m[1]!, path: m[2]!, ...(m[3] !== undefined ? { cell: Number(m[3]) } : {}), line: Number(m[4]) };
+}
+
+/** Where a finding is, as bitexact check prints it (`train.py:41`, `train.ipynb:cell 3:16`). */
+export function fixPlace(fix: Pick<FixRequest, 'path' | 'cell' | 'line'>): string {
+  return `${fix.path}:${fix.cell !== undefined ? `cell ${fix.cell}:` : ''}${fix.line}`;
 }
 
 interface JsonFinding {
   rule: string;
+  cell?: number;
   range: { start: { line: number } };
   fixes: Array<{ title: string; safety: 'safe' | 'unsafe'; suppression?: boolean; edits: Array<{ range: { start: { line: number; column: number }; end: { line: number; column: number } }; newText: string }> }>;
 }
@@ -67,7 +76,9 @@ export async function findFix(cli: string, cwd: string, request: FixRequest): Pr
   const file = path.resolve(cwd, request.path);
   const shown = isInside(file, cwd) ? path.relative(cwd, file) : file;
   if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new Error(`--with-fix: '${shown}' is not a file`);
-  if (!file.endsWith('.py')) throw new Error(`--with-fix applies fixes to .py files, not '${shown}'`);
+  const notebook = file.endsWith('.ipynb');
+  if (!file.endsWith('.py') && !notebook) throw new Error(`--with-fix applies fixes to .py files and notebooks (.ipynb), not '${shown}'`);
+  if (notebook !== (request.cell !== undefined)) throw new Error(notebook ? `--with-fix: a finding of the notebook '${shown}' is named by its cell: ${request.rule}@${shown}:cell N:${request.line}` : `--with-fix: '${shown}' has no cells`);
   // Not waited for in a blocking way: the language server answers the editor meanwhile.
   const result = await runCheckProcess(cli, ['check', '--format', 'json', file], cwd);
   let findings: JsonFinding[];
@@ -76,11 +87,13 @@ export async function findFix(cli: string, cwd: string, request: FixRequest): Pr
   } catch {
     throw new Error(`--with-fix: bitexact check of '${shown}' failed: ${result.error?.message ?? result.stderr.trim().split('\n').at(-1) ?? `exit ${result.status}`}`);
   }
-  const here = findings.filter((f) => f.rule === request.rule && f.range.start.line === request.line);
-  if (here.length === 0) throw new Error(`--with-fix: bitexact check reports no ${request.rule} on line ${request.line} of ${shown}`);
+  const here = findings.filter((f) => f.rule === request.rule && f.range.start.line === request.line && f.cell === request.cell);
+  const where = `line ${request.line} of ${request.cell !== undefined ? `cell ${request.cell} of ` : ''}${shown}`;
+  if (here.length === 0) throw new Error(`--with-fix: bitexact check reports no ${request.rule} on ${where}`);
   const fix = here.flatMap((f) => f.fixes).find((f) => !f.suppression);
-  if (!fix) throw new Error(`--with-fix: ${request.rule} on line ${request.line} of ${shown} has no fix to apply, only a suppression`);
-  // The JSON's positions are 1-based; the core's edits 0-based (UTF-16 columns in both).
+  if (!fix) throw new Error(`--with-fix: ${request.rule} on ${where} has no fix to apply, only a suppression`);
+  // The JSON's positions are 1-based; the core's edits 0-based (UTF-16 columns in both). A notebook's
+  // are relative to the finding's cell, where its fix stays (analysis/notebook.ts findingsByCell).
   const edits = fix.edits.map((e) => ({ range: { start: { line: e.range.start.line - 1, column: e.range.start.column - 1 }, end: { line: e.range.end.line - 1, column: e.range.end.column - 1 } }, newText: e.newText }));
   return { title: fix.title, safety: fix.safety, fix: { title: fix.title, safety: fix.safety, edits } };
 }
@@ -100,9 +113,7 @@ export async function makeFixedCopy(cli: string, root: string, cwd: string, comm
   try {
     copyTree(root, copyRoot, new Set(skip.map((s) => path.resolve(s))), counts);
     const target = path.join(copyRoot, path.relative(root, file));
-    const text = fs.readFileSync(target, 'utf8');
-    const fixed = applyFix(text, found.fix);
-    fs.writeFileSync(target, fixed);
+    const { text, fixed } = request.cell === undefined ? fixFile(target, found.fix) : fixCell(target, request.cell, found.fix);
     const lines = found.fix.edits.map((e) => e.range.start.line);
     const first = Math.min(...lines);
     const changed = fixed.split('\n').length - text.split('\n').length;
@@ -127,6 +138,25 @@ export async function makeFixedCopy(cli: string, root: string, cwd: string, comm
     fs.rmSync(base, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** A Python file with the fix applied in place. */
+function fixFile(target: string, fix: Fix): { text: string; fixed: string } {
+  const text = fs.readFileSync(target, 'utf8');
+  const fixed = applyFix(text, fix);
+  fs.writeFileSync(target, fixed);
+  return { text, fixed };
+}
+
+/** A notebook with the fix applied to the source of its cell `cell` (1-based), every other field kept (writeNotebook). */
+function fixCell(target: string, cell: number, fix: Fix): { text: string; fixed: string } {
+  const read = readNotebook(fs.readFileSync(target, 'utf8'));
+  if (!read.ok) throw new Error(`--with-fix: ${read.reason}`);
+  const text = read.notebook.sources[cell - 1];
+  if (text === undefined) throw new Error(`--with-fix: the notebook has no cell ${cell}`);
+  const fixed = applyFix(text, fix);
+  fs.writeFileSync(target, writeNotebook(read.json, new Map([[cell - 1, fixed]])));
+  return { text, fixed };
 }
 
 function copyTree(from: string, to: string, skip: ReadonlySet<string>, counts: { copied: number; linked: number }): void {
@@ -164,5 +194,5 @@ function isInside(file: string, dir: string): boolean {
 /** The report's lines: which fix the pair ran with, and what it changed. */
 export function fixText(fix: AppliedFix): string {
   const diff = [...fix.before.map((l) => `  - ${l}`), ...fix.after.map((l) => `  + ${l}`)];
-  return [`With the fix of ${fix.rule} at ${fix.path}:${fix.line} applied in a copy of the workspace: ${fix.title} (${fix.safety})`, ...diff].join('\n') + '\n';
+  return [`With the fix of ${fix.rule} at ${fixPlace(fix)} applied in a copy of the workspace: ${fix.title} (${fix.safety})`, ...diff].join('\n') + '\n';
 }

@@ -11,7 +11,10 @@ import { environmentDifference, gitState, newRunId, runEnvironment } from './run
 import { probeVersions } from './versions.js';
 
 export interface PairSpec {
+  /** The command as asked (meta.json `command`). */
   argv: string[];
+  /** The command the runs start, made once the pair directory exists (a notebook's program is written there: notebook-program.ts); default argv. */
+  runArgv?: (dir: string) => string[];
   cwd: string;
   runs: number;
   outDir: string;
@@ -109,6 +112,7 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
     }
   };
   write(); // before any run: a disk that cannot take this cannot take their logs either
+  const argv = spec.runArgv ? spec.runArgv(dir) : spec.argv;
 
   const records: RunRecord[] = [];
   const total = spec.runs * (spec.variants?.length ?? 1);
@@ -125,7 +129,7 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
     spec.onRunStart?.(k, logPath, total);
     const onOutput = spec.onOutput;
     return launchRun({
-      argv: spec.argv,
+      argv,
       cwd: spec.cwd,
       env,
       logPath,

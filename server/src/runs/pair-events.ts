@@ -16,6 +16,8 @@ export type PairEvent =
   | { kind: 'checking'; scripts: string[] }
   /** The report is written: the engine's verdict, headline and exit status. */
   | { kind: 'done'; dir: string; verdict: string; headline: string; exitCode: number }
+  /** The pair ended without a report (told of a pair the server follows from its progress.json; a pair it runs answers its request instead). */
+  | { kind: 'failed'; dir: string; error: string }
   /** A line for the user (`bitexact: warning: …` in the CLI). */
   | { kind: 'message'; level: 'error' | 'warning' | 'note'; text: string }
   /** Raw output of a run (`--tee`). */
@@ -51,8 +53,8 @@ export interface PairRunParams {
   timeout?: number;
   /** Where pair directories go (default: .bitexact/runs next to the pyproject.toml of the configuration, or in cwd). */
   out?: string;
-  /** "Pair-run with this fixed": the finding (rule, file relative to cwd, 1-based line) whose fix the pair runs with, in a copy of `cwd`. */
-  withFix?: { rule: string; path: string; line: number };
+  /** "Pair-run with this fixed": the finding (rule, file relative to cwd, 1-based line; a notebook's cell, 1-based over all cells) whose fix the pair runs with, in a copy of `cwd`. */
+  withFix?: { rule: string; path: string; cell?: number; line: number };
   /** `--probe` (and `--probe-steps A-B`). */
   probe?: 'modules' | 'ops';
   probeSteps?: string;
@@ -72,6 +74,8 @@ export interface PairRunWithFixArgs {
   /** The finding: its rule, its file (absolute path) and its 1-based line, as `--with-fix RULE@PATH:LINE` names it. */
   rule: string;
   path: string;
+  /** In a notebook (.ipynb): the finding's cell, 1-based over all cells; `line` is in that cell (`RULE@NB.ipynb:cell N:LINE`). */
+  cell?: number;
   line: number;
   /** The fix that will be applied in the copy (its title). */
   fix: string;
@@ -96,6 +100,22 @@ export interface RunConfigsResult {
 export interface PairEventParams {
   id: string;
   event: Exclude<PairEvent, { kind: 'output' }>;
+  /**
+   * Set on the events of a pair the client did not ask for, which the server follows from its
+   * progress.json (`bitexact pair` in a terminal, another window's pair; id `watched:<dir>`): what the
+   * row shows. Sent to a client that asks for them (initializationOptions.followPairs: true).
+   */
+  watched?: WatchedPair;
+}
+
+/** A pair the server follows without having run it: its directory, and its command from meta.json. */
+export interface WatchedPair {
+  dir: string;
+  /** The run configuration's name or the command (with the fix's rule and line for a pair run with one). */
+  title: string;
+  command: string[];
+  cwd: string;
+  runConfig?: string;
 }
 
 export interface PairRunResult {

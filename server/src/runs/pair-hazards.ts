@@ -14,6 +14,8 @@ export const HAZARD_CHECK_TIMEOUT_MS = 120_000;
 export interface Hazard {
   /** Relative to the pair's working directory. */
   path: string;
+  /** In a notebook: the cell (1-based over all cells); line and column are in it. */
+  cell?: number;
   line: number;
   column: number;
   rule: string;
@@ -36,11 +38,12 @@ export interface HazardCheck {
 }
 
 /**
- * The command's Python scripts, relative to `cwd`: the existing `.py` files among its arguments
+ * The command's Python scripts, relative to `cwd`: the existing `.py` (and `.ipynb`) files among its arguments
  * (`python3 train.py`, `torchrun … train.py`) and the module of `-m pkg.train` when it is a file here.
  */
 export function commandScripts(command: readonly string[], cwd: string): string[] {
-  const files = command.filter((arg) => arg.endsWith('.py')).map((arg) => path.resolve(cwd, arg));
+  // (A notebook is checked as `bitexact check` reads an .ipynb: its code cells in order.)
+  const files = command.filter((arg) => arg.endsWith('.py') || arg.endsWith('.ipynb')).map((arg) => path.resolve(cwd, arg));
   command.forEach((arg, i) => {
     const module = arg === '-m' ? command[i + 1] : undefined;
     if (!module || !/^[A-Za-z_][\w.]*$/.test(module)) return;
@@ -53,7 +56,7 @@ export function commandScripts(command: readonly string[], cwd: string): string[
 interface CheckJson {
   reached?: Array<{ path: string; depth: number; importedBy?: string }>;
   filesChecked: number;
-  diagnostics: Array<{ path: string; range: { start: { line: number; column: number } }; rule: string; severity: string; message: string; fixes?: Array<{ title: string; suppression?: boolean }> }>;
+  diagnostics: Array<{ path: string; cell?: number; range: { start: { line: number; column: number } }; rule: string; severity: string; message: string; fixes?: Array<{ title: string; suppression?: boolean }> }>;
 }
 
 /** Runs `bitexact check --format json --entry S...` for `scripts` with the CLI bundle at `cli` (stopped on `signal`). */
@@ -79,7 +82,7 @@ export async function checkScripts(cli: string, scripts: readonly string[], cwd:
     .map((d) => {
       const by = reached.get(d.path)?.importedBy;
       const fix = d.fixes?.find((f) => !f.suppression)?.title;
-      return { path: d.path, line: d.range.start.line, column: d.range.start.column, rule: d.rule, severity: d.severity, message: d.message, ...(by ? { importedBy: by } : {}), ...(fix ? { fix } : {}) };
+      return { path: d.path, ...(d.cell !== undefined ? { cell: d.cell } : {}), line: d.range.start.line, column: d.range.start.column, rule: d.rule, severity: d.severity, message: d.message, ...(by ? { importedBy: by } : {}), ...(fix ? { fix } : {}) };
     });
   // Stable: within a severity and a depth, the check's own order (by file, then line).
   hazards.sort((a, b) => (a.severity === 'error' ? 0 : 1) - (b.severity === 'error' ? 0 : 1) || depth(a) - depth(b));
@@ -93,7 +96,7 @@ export function formatHazards(check: HazardCheck, limit = 10): string {
   const imported = (check.files ?? check.checked.length) - check.checked.length;
   const where = `${check.checked.join(', ')}${imported > 0 ? ` and the ${imported === 1 ? 'file' : `${imported} files`} of this workspace ${check.checked.length === 1 ? 'it imports' : 'they import'}` : ''}`;
   if (check.hazards.length === 0) return `bitexact check finds no warning in ${where}: look at what it cannot see (compiled extensions, data, the environment).\n`;
-  const lines = check.hazards.slice(0, limit).map((h) => `  ${h.path}:${h.line}:${h.column} ${h.rule} ${h.message}${h.importedBy ? ` (imported by ${h.importedBy})` : ''}`);
+  const lines = check.hazards.slice(0, limit).map((h) => `  ${h.path}:${h.cell !== undefined ? `cell ${h.cell}:` : ''}${h.line}:${h.column} ${h.rule} ${h.message}${h.importedBy ? ` (imported by ${h.importedBy})` : ''}`);
   const more = check.hazards.length > limit ? [`  … and ${check.hazards.length - limit} more (bitexact check ${check.checked.map((s) => `--entry ${s}`).join(' ')})`] : [];
   return [`Suspects: what bitexact check finds in ${where}, most severe first:`, ...lines, ...more].join('\n') + '\n';
 }

@@ -50,7 +50,7 @@ export const META_SETTINGS = z.object({
   logFormat: z.string().optional(),
   requireBitwise: z.boolean().optional(),
   /** --with-fix: the finding whose fix the pair ran with, and where and what was asked (the runs ran in a copy, gone since). */
-  withFix: z.object({ rule: z.string(), path: z.string(), line: z.number(), cwd: z.string(), command: z.array(z.string()) }).optional(),
+  withFix: z.object({ rule: z.string(), path: z.string(), cell: z.number().optional(), line: z.number(), cwd: z.string(), command: z.array(z.string()) }).optional(),
 });
 
 export const PAIR_META = z.object({

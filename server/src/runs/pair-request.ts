@@ -36,7 +36,8 @@ export type PairSettings = Omit<PairRunParams, 'id' | 'probe' | 'probeSteps' | '
 };
 
 /** `--with-fix`: the finding whose fix the pair runs with, in a copy of the workspace `cwd` (fixed-copy.ts). */
-const FIX_REQUEST = z.object({ rule: z.string().regex(/^BX\d{3}$/, 'expected a rule id'), path: z.string().min(1), line: z.number().int().min(1) }).strict();
+/** `cell`: a finding of a notebook (.ipynb), named by its cell (1-based over all cells) and its line in it. */
+const FIX_REQUEST = z.object({ rule: z.string().regex(/^BX\d{3}$/, 'expected a rule id'), path: z.string().min(1), cell: z.number().int().min(1).optional(), line: z.number().int().min(1) }).strict();
 
 const variables = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name'), z.string());
 
@@ -105,7 +106,7 @@ export function rerunSettings(dir: string): PairSettings {
   return {
     cwd: fixed?.cwd ?? meta.cwd!,
     command: fixed?.command ?? meta.command!,
-    ...(fixed ? { withFix: { rule: fixed.rule, path: fixed.path, line: fixed.line } } : {}),
+    ...(fixed ? { withFix: { rule: fixed.rule, path: fixed.path, ...(fixed.cell !== undefined ? { cell: fixed.cell } : {}), line: fixed.line } } : {}),
     runs,
     out: path.dirname(dir),
     ...(meta.runConfig !== undefined ? { label: meta.runConfig } : {}),

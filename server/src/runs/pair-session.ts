@@ -11,7 +11,7 @@ import type { LogFormat } from './formats/detect.js';
 import { PairResult, runPair } from './launch.js';
 import type { PairEventListener } from './pair-events.js';
 import { checkScripts, commandScripts, formatHazards } from './pair-hazards.js';
-import { AppliedFix, FixedCopy, FixRequest, fixText, makeFixedCopy } from './fixed-copy.js';
+import { AppliedFix, FixedCopy, FixRequest, fixPlace, fixText, makeFixedCopy } from './fixed-copy.js';
 import { MetricsFiles } from './pair-metrics.js';
 import { firstDivergentStep, narrowText, narrowToOps } from './narrow.js';
 import { observerText, observerValidity } from './observer.js';
@@ -25,6 +25,8 @@ import type { MetaSettings, MetaVariant } from './pair-meta.js';
 import { VariantsOutcome, variantsReport } from './variants.js';
 import { Judgement, judge, withInsideDivergence } from './verdict.js';
 import { RunProgress } from './progress.js';
+import { PairProgressFile } from './pair-progress.js';
+import { NotebookProgram, notebookProgram } from './notebook-program.js';
 import { stepLine } from './step-line.js';
 
 /** How often a run's progress is told at most (its output is read back every 50 ms). */
@@ -90,7 +92,7 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
     options.onEvent?.({ kind: 'message', level: 'error', text: (error as Error).message });
     return { exitCode: 2 };
   }
-  options.onEvent?.({ kind: 'message', level: 'note', text: `running in a copy of the workspace (${copy.copied} files copied, ${copy.linked} linked) with the fix of ${copy.fix.rule} at ${copy.fix.path}:${copy.fix.line}: ${copy.fix.title}` });
+  options.onEvent?.({ kind: 'message', level: 'note', text: `running in a copy of the workspace (${copy.copied} files copied, ${copy.linked} linked) with the fix of ${copy.fix.rule} at ${fixPlace(copy.fix)}: ${copy.fix.title}` });
   try {
     return await runPairIn({ ...options, cwd: copy.cwd, command: copy.command, askedIn: { cwd: options.cwd, command: options.command } }, copy.fix);
   } finally {
@@ -98,8 +100,28 @@ export async function runPairSession(options: PairSessionOptions): Promise<PairS
   }
 }
 
+/**
+ * The pair in `options.cwd`, its progress kept in progress.json of its directory as it goes (for an
+ * editor that did not launch it: pair-progress.ts), whoever listens.
+ */
 async function runPairIn(options: PairSessionOptions, fix?: AppliedFix): Promise<PairSessionResult> {
-  const tell = options.onEvent ?? (() => {});
+  const progressFile = new PairProgressFile();
+  let lastError: string | undefined;
+  const listener = options.onEvent;
+  const onEvent: PairEventListener = (event) => {
+    if (event.kind === 'message' && event.level === 'error') lastError = event.text;
+    progressFile.event(event);
+    listener?.(event);
+  };
+  try {
+    return await runPairSteps({ ...options, onEvent }, fix);
+  } finally {
+    progressFile.close(lastError);
+  }
+}
+
+async function runPairSteps(options: PairSessionOptions, fix?: AppliedFix): Promise<PairSessionResult> {
+  const tell = options.onEvent!;
   const display = (file: string) => displayPath(options.cwd, file);
   const metrics = options.metrics === undefined ? undefined : new MetricsFiles(options.metrics, options.cwd);
   const metaWarned = new Set<string>();
@@ -130,15 +152,24 @@ async function runPairIn(options: PairSessionOptions, fix?: AppliedFix): Promise
     if (p && (stream === 'stdout' || options.stderrMetrics) && p.reader.feed(chunk)) p.pending = true;
     tellProgress(k, false);
   };
+  // `python3 nb.ipynb`: the notebook's code cells run as one program (notebook-program.ts).
+  let program: NotebookProgram | undefined;
+  try {
+    program = notebookProgram(options.command, options.cwd);
+  } catch (error) {
+    tell({ kind: 'message', level: 'error', text: (error as Error).message });
+    return { exitCode: 2 };
+  }
   let pair: PairResult;
   try {
     fs.mkdirSync(options.out, { recursive: true });
     pair = await runPair({
       argv: options.command,
+      ...(program ? { runArgv: program.argv } : {}),
       cwd: options.cwd,
       runs: options.runs,
       outDir: options.out,
-      env: options.env,
+      env: program ? { ...options.env, PYTHONPATH: program.pythonPath(options.env?.['PYTHONPATH'] ?? process.env['PYTHONPATH']) } : options.env,
       envB: options.envB,
       preset: options.preset,
       ...(options.variants ? { variants: options.variants } : {}),
@@ -170,8 +201,8 @@ async function runPairIn(options: PairSessionOptions, fix?: AppliedFix): Promise
         const status = record.spawnError ? 'not started' : record.timedOut ? 'timed out' : record.cancelled ? 'cancelled' : 'ended';
         tell({ kind: 'run-ended', run: k, total, status, exitCode: record.exitCode, signal: record.signal, wallTime: record.wallTime });
       },
-      // The output is read back for progress only when someone listens.
-      ...(options.onEvent ? { onOutput } : {}),
+      // The output is read back for progress (the events, progress.json).
+      onOutput,
     });
   } catch (error) {
     // The run directory or meta.json could not be written (permissions, disk full).

@@ -64,7 +64,8 @@ export const HAZARDS = z.object({
   /** The command's scripts, checked with the workspace files they import (`files` in all). */
   checked: z.array(z.string()),
   files: z.number().optional(),
-  hazards: z.array(z.object({ path: z.string(), line: z.number(), column: z.number(), rule: z.string(), severity: z.string(), message: z.string(), importedBy: z.string().optional(), fix: z.string().optional() })),
+  /** `cell`: a notebook's finding is in that cell (1-based over all cells), `line` relative to it. */
+  hazards: z.array(z.object({ path: z.string(), cell: z.number().optional(), line: z.number(), column: z.number(), rule: z.string(), severity: z.string(), message: z.string(), importedBy: z.string().optional(), fix: z.string().optional() })),
   error: z.string().optional(),
 });
 
@@ -128,7 +129,7 @@ export const REPORT = z.object({
   variants: z.array(REPORT_VARIANT).optional(),
   agreement: z.array(REPORT_AGREEMENT).optional(),
   /** `--with-fix`: the pair ran in a copy of the workspace with this finding's fix applied (fixed-copy.ts). */
-  withFix: z.object({ rule: z.string(), path: z.string(), line: z.number(), title: z.string(), safety: z.enum(['safe', 'unsafe']), before: z.array(z.string()), after: z.array(z.string()) }).optional(),
+  withFix: z.object({ rule: z.string(), path: z.string(), cell: z.number().optional(), line: z.number(), title: z.string(), safety: z.enum(['safe', 'unsafe']), before: z.array(z.string()), after: z.array(z.string()) }).optional(),
 });
 
 export type MetricVerdict = (typeof METRIC_VERDICTS)[number];

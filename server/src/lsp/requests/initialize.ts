@@ -3,6 +3,7 @@ import { CodeActionKind, InitializeParams, InitializeResult, TextDocumentSyncKin
 import packageJson from '../../../../package.json';
 import { FIX_ALL_KIND, PAIR_RUN_KIND } from '../actions.js';
 import { NOTEBOOK_SELECTOR } from '../notebooks.js';
+import { followPairs } from '../pair-watch.js';
 import type { Session } from '../session.js';
 import { readEditorSettings } from '../settings.js';
 import { uriToPath } from '../workspace.js';
@@ -18,6 +19,9 @@ export function initialize(session: Session, params: InitializeParams): Initiali
   session.globalEditor = readEditorSettings(params.initializationOptions?.settings ?? {}).settings;
   session.pairRunWithFix = params.initializationOptions?.pairRunWithFix === true;
   session.decoratesDivergence = params.initializationOptions?.divergenceDecorations === true;
+  session.followPairs = params.initializationOptions?.followPairs === true;
+  const runsDir: unknown = params.initializationOptions?.settings?.pair?.runsDir;
+  session.pairRunsDir = typeof runsDir === 'string' ? runsDir : '';
   return {
     capabilities: {
       textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
@@ -34,4 +38,5 @@ export function initialize(session: Session, params: InitializeParams): Initiali
 export function initialized(session: Session): void {
   session.log('info', `bitexact ${packageJson.version}: ${session.pull ? 'pull' : 'push'} diagnostics, ${session.checker.rules.size} rules`);
   void session.scans.scanModes();
+  if (session.followPairs) followPairs(session.connection, () => session.folders, session.pairRunsDir, (message) => session.log('warn', message));
 }
