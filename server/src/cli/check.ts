@@ -13,6 +13,8 @@ import { collectPythonFiles, isNotebookPath, normalizeLineBreaks, readSource, si
 import { ProjectResolver } from '../workspace/projects.js';
 import { analyseInWorkers, threadsFor } from './analysis-pool.js';
 import { filesReachedFrom } from './entry-files.js';
+import { compiledExtensions } from './extension-sources.js';
+import type { CompiledAtomic } from '../analysis/compiled-extensions.js';
 import { CheckReport, displayLocation, FileReport } from './output.js';
 
 export interface CheckOptions {
@@ -90,7 +92,8 @@ export async function runCheck(checker: Checker, options: CheckOptions): Promise
   }
 
   let fixed = 0;
-  let results = await checkByProgram(checker, files);
+  const compiled = compiledExtensions(checker, files.filter((f) => !f.notebook), (absolute) => displayPath(absolute, options.cwd));
+  let results = await checkByProgram(checker, files, compiled);
   for (let pass = 0; options.fix && pass < MAX_FIX_PASSES; pass++) {
     let appliedThisPass = 0;
     for (const [i, file] of files.entries()) {
@@ -99,7 +102,7 @@ export async function runCheck(checker: Checker, options: CheckOptions): Promise
     }
     if (appliedThisPass === 0) break;
     fixed += appliedThisPass;
-    results = await checkByProgram(checker, files);
+    results = await checkByProgram(checker, files, compiled);
   }
 
   for (const [i, file] of files.entries()) {
@@ -192,7 +195,7 @@ function fixNotebook(file: LoadedFile, findings: readonly Finding[], selection: 
  * Checks each project's files together so a mode switch in one file applies to its siblings. With
  * many files, worker threads make the per-file analyses first (analysis-pool.ts).
  */
-async function checkByProgram(checker: Checker, files: readonly LoadedFile[]) {
+async function checkByProgram(checker: Checker, files: readonly LoadedFile[], compiled: ReadonlyMap<string, CompiledAtomic>) {
   const analysed = await analyseFiles(checker, files);
   const results = new Array<ReturnType<Checker['checkProgram']>[number]>(files.length);
   const groups = new Map<string, number[]>();
@@ -207,7 +210,7 @@ async function checkByProgram(checker: Checker, files: readonly LoadedFile[]) {
   const modules = files.filter((f) => !f.notebook);
   const aliases = checker.projectAliases(modules);
   for (const indices of groups.values()) {
-    const checked = checker.checkProgram(indices.map((i) => files[i]!), analysed, aliases, modules);
+    const checked = checker.checkProgram(indices.map((i) => files[i]!), analysed, aliases, modules, compiled);
     indices.forEach((fileIndex, k) => (results[fileIndex] = checked[k]!));
   }
   return results;
