@@ -112,8 +112,11 @@ interface CFunction {
   mentions: Set<string>;
 }
 
-const C_CONTROL = new Set(['if', 'for', 'while', 'switch', 'catch', 'return', 'sizeof', 'decltype', 'alignof', 'static_assert', 'defined', '__launch_bounds__', '__attribute__', 'alignas']);
-const DEFINITION = /\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(/g;
+const C_CONTROL = new Set(['if', 'constexpr', 'for', 'while', 'switch', 'catch', 'return', 'sizeof', 'decltype', 'alignof', 'static_assert', 'defined', '__launch_bounds__', '__attribute__', 'alignas']);
+// A name, template arguments (one level of nesting: `run_bwd_<cutlass::half_t, 128>`), parameters.
+const DEFINITION = /\b([A-Za-z_]\w*)\s*(?:<[^;{}()<>]*(?:<[^;{}()<>]*>[^;{}()<>]*)*>\s*)?\(/g;
+/** `DEFINE_BWD_KERNEL(kernel_name, ...) { ... }`: a macro that writes a kernel's signature, named by its first argument. */
+const MACRO_NAME = /^[A-Z][A-Z0-9_]*$/;
 const AFTER_PARAMETERS = /^\s*(?:(?:const|noexcept|override|final|mutable|volatile|&|&&)\s*)*(?:->\s*[\w:<>,\s*&]+?\s*)?\{/;
 const INCLUDE = /^[ \t]*#[ \t]*include[ \t]*"([^"]+)"/gm;
 
@@ -217,7 +220,10 @@ function definitionsIn(file: SourceText, code: string): CFunction[] {
     const brace = close + after[0].length;
     const end = matching(code, brace, '{', '}');
     if (end === -1) continue;
-    out.push({ name, file, start: match.index!, end: end + 1, mentions: mentionsOf(code.slice(brace, end)) });
+    const fn = { name, file, start: match.index!, end: end + 1, mentions: mentionsOf(code.slice(brace, end)) };
+    out.push(fn);
+    const first = MACRO_NAME.test(name) ? /^\s*([A-Za-z_]\w*)\s*,/.exec(code.slice(open + 1, close))?.[1] : undefined;
+    if (first) out.push({ ...fn, name: first });
   }
   return out;
 }
