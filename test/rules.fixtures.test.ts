@@ -13,7 +13,7 @@ describe('rule fixtures', () => {
   it.each(files)('%s', async (file) => {
     const text = fs.readFileSync(path.join(dir, file), 'utf8');
     const header = parseFixtureHeader(text);
-    const findings = await check(text, header.overrides, header.path);
+    const findings = await check(text, header.overrides, header.path, header.compiled ? path.join(ROOT, 'test/fixtures', header.compiled) : undefined);
     const expected = parseExpectations(text);
     const withGuard = new Set(expected.filter((e) => e.guard).map((e) => `${e.line}:${e.rule}`));
     const actual = findings.map((f) => {

@@ -6,7 +6,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-const WANTED = /(\.pyi?|\.ipynb|(^|\/)pyproject\.toml|(^|\/)setup\.cfg|(^|\/)\.gitignore)$/;
+// C/C++/CUDA sources too: `bitexact check` reads a compiled extension's sources when a Python file
+// imports the module (workspace/extension-sources.ts).
+const WANTED = /(\.pyi?|\.ipynb|\.(cu|cuh|cpp|cc|cxx|c|h|hpp|hxx|inl)|(^|\/)pyproject\.toml|(^|\/)setup\.cfg|(^|\/)\.gitignore)$/;
 
 /** Lists `path -> blob sha` of the files bitexact reads at `commit`. */
 function listFiles(gitDir, commit) {
@@ -60,13 +62,14 @@ function writeBlobs(gitDir, files, dest) {
  */
 export async function materialise(gitDir, commit, dest) {
   const marker = path.join(dest, '.bitexact-truth-complete');
-  if (fs.existsSync(marker)) return dest;
+  // A checkout made with another file selection is made again.
+  if (fs.existsSync(marker) && JSON.parse(fs.readFileSync(marker, 'utf8')).wanted === WANTED.source) return dest;
   fs.rmSync(dest, { recursive: true, force: true });
   fs.mkdirSync(dest, { recursive: true });
   const files = listFiles(gitDir, commit);
   // The checkout is a project root for bitexact, as the user's clone would be.
   fs.mkdirSync(path.join(dest, '.git'), { recursive: true });
   const { missing } = await writeBlobs(gitDir, files, dest);
-  fs.writeFileSync(marker, JSON.stringify({ commit, files: files.length, missing }) + '\n');
+  fs.writeFileSync(marker, JSON.stringify({ commit, files: files.length, missing, wanted: WANTED.source }) + '\n');
   return dest;
 }

@@ -76,6 +76,9 @@ export class FileRun {
     options: AnalysisOptions,
   ) {
     this.values = new ValueHints(scope, assignmentsWithin);
+    this.values.onReadBeyond = () => {
+      if (this.output) this.output.readBeyond = true;
+    };
     this.guards = new GuardFinder(scope, options.guardNames, text.includes('use_deterministic_algorithms'));
     const guards = this.guards;
     let devices: Devices | undefined;

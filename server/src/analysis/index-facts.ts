@@ -48,6 +48,8 @@ export interface IndexValues {
   of(node: Node | undefined): { unique?: Uniqueness; rank?: number; coordinates?: number };
   definition(identifier: Node): { value: Node; unpacked: boolean } | undefined;
   unpackedFrom(identifier: Node): Node | undefined;
+  /** The answer read another function of the file (the language server must not cache the hit). */
+  readsBeyondFunction?(): void;
 }
 
 /**
@@ -109,6 +111,7 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
       const def = values.definition(expr);
       // A parameter: what every call of its function in the file passes for it (call-site-args.ts).
       if (!def) {
+        values.readsBeyondFunction?.();
         const passed = callSiteArguments(expr);
         return !!passed && passed.every((arg) => next(arg));
       }

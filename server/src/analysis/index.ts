@@ -11,6 +11,7 @@ import type { Tree } from 'web-tree-sitter';
 import { GrammarFiles, PythonParser, TextChange } from './parse.js';
 import { finish } from './parts.js';
 import { importsAlias, projectAliases } from './project-aliases.js';
+import type { CompiledAtomic } from './compiled-extensions.js';
 import { ResolveMemo, resolveFindings } from './resolve.js';
 import { RULES } from './rules/index.js';
 import type { LaunchSwitch, ModeOutcome, Outcomes, Rule } from './rules/rule.js';
@@ -142,12 +143,16 @@ export class Checker {
    * A project's own names for torch functions (project-aliases.ts): the files that import one are
    * analysed again with them. Most programs have none, and pay a text search per file.
    */
-  private useProjectAliases(analyses: FileAnalysis[], files: readonly SourceFile[], aliases: ReadonlyMap<string, string>): void {
-    if (aliases.size === 0) return;
+  private useProjectAliases(analyses: FileAnalysis[], files: readonly SourceFile[], aliases: ReadonlyMap<string, string>, compiled?: ReadonlyMap<string, CompiledAtomic>): void {
+    if (aliases.size === 0 && !compiled?.size) return;
     const record = Object.fromEntries(aliases);
+    // A file naming one of the compiled extension modules (compiled-extensions.ts) gets their facts too.
+    const modules = compiled?.size ? new RegExp(`\\b(?:${[...new Set([...compiled.keys()].map((k) => k.split('.').at(-2)!))].join('|')})\\b`) : undefined;
+    const compiledRecord = compiled?.size ? Object.fromEntries(compiled) : undefined;
     files.forEach((file, i) => {
-      if (!importsAlias(file, aliases)) return;
-      const project = { module: file.module, isPackage: file.isPackage, aliases: record };
+      const callsCompiled = !!modules && file.text.includes('import') && modules.test(file.text);
+      if (!callsCompiled && !importsAlias(file, aliases)) return;
+      const project = { module: file.module, isPackage: file.isPackage, aliases: record, ...(callsCompiled ? { compiled: compiledRecord } : {}) };
       analyses[i] = this.analyzer.analyzeText(file.text, { torchVersion: file.settings.torchVersion, guardNames: file.settings.guardNames, callEdges: false, project });
     });
   }
@@ -233,9 +238,10 @@ export class Checker {
   /**
    * Checks files of several projects, each project one program (`bitexact check` and the server's
    * "check workspace" both come here, so both report the same findings). `analysed`: per-file
-   * analyses already made (worker threads); the rest are made here.
+   * analyses already made (worker threads); the rest are made here. `compiled`: what the
+   * projects' compiled extensions reach (workspace/extension-sources.ts).
    */
-  checkPrograms(files: readonly ProgramSource[], analysed?: ReadonlyMap<SourceFile, FileAnalysis>): CheckedFile[] {
+  checkPrograms(files: readonly ProgramSource[], analysed?: ReadonlyMap<SourceFile, FileAnalysis>, compiled?: ReadonlyMap<string, CompiledAtomic>): CheckedFile[] {
     const results = new Array<CheckedFile>(files.length);
     const groups = new Map<string, number[]>();
     files.forEach((f, i) => {
@@ -249,7 +255,7 @@ export class Checker {
     const modules = files.filter((f) => !f.isNotebook);
     const aliases = this.projectAliases(modules);
     for (const indices of groups.values()) {
-      const checked = this.checkProgram(indices.map((i) => files[i]!), analysed, aliases, modules);
+      const checked = this.checkProgram(indices.map((i) => files[i]!), analysed, aliases, modules, compiled);
       indices.forEach((fileIndex, k) => (results[fileIndex] = checked[k]!));
     }
     return results;
@@ -259,12 +265,13 @@ export class Checker {
    * Checks files that form one program: deterministic mode turned on where the program's default
    * path runs it (e.g. in train.py, program.ts) applies to the ops in all of them (e.g. in model.py).
    */
-  checkProgram(files: readonly SourceFile[], analysed?: ReadonlyMap<SourceFile, FileAnalysis>, aliases?: ReadonlyMap<string, string>, launchers?: readonly SourceFile[]): CheckedFile[] {
+  checkProgram(files: readonly SourceFile[], analysed?: ReadonlyMap<SourceFile, FileAnalysis>, aliases?: ReadonlyMap<string, string>, launchers?: readonly SourceFile[], compiled?: ReadonlyMap<string, CompiledAtomic>): CheckedFile[] {
     const kept = files.filter((f) => !(f.offPath && f.settings.testCode === 'skip'));
     // `analysed`: the per-file analyses already made (by worker threads, cli/analysis-pool.ts).
     const analyses = kept.map((f) => analysed?.get(f) ?? this.analyzeForProgram(f.text, f.settings));
     // `aliases`: collected over every checked file (a sub-project imports its parent's modules).
-    this.useProjectAliases(analyses, kept, aliases ?? this.projectAliases(kept));
+    // `compiled`: what the project's compiled extensions reach, by `module.function` (workspace/extension-sources.ts).
+    this.useProjectAliases(analyses, kept, aliases ?? this.projectAliases(kept), compiled);
     const program = analyses.map((a, i) => ({ offPath: kept[i]!.offPath, modeSettings: a.modeSettings, calls: [] as CallEdge[], trains: showsTraining(kept[i]!.text), seeds: showsSeeding(kept[i]!.text) }));
     this.addCallEdges(program, kept);
     this.dropWithoutGrad(analyses, kept);

@@ -3,6 +3,7 @@
 // what the code calls, not how it spells it. Resolution is flow-insensitive within a file: Python
 // code that rebinds `torch` or `F` to something else is rare enough not to pay for flow analysis.
 import type { Node } from 'web-tree-sitter';
+import type { CompiledAtomic } from './compiled-extensions.js';
 import { absoluteName } from './module-names.js';
 import { compoundParentOf, parentOf } from './parents.js';
 import { dottedParts } from './syntax.js';
@@ -46,7 +47,15 @@ export interface ProjectContext {
   module?: string;
   isPackage?: boolean;
   aliases: Readonly<Record<string, string>>;
+  /**
+   * Functions of the project's compiled extensions that reach a float atomic add
+   * (compiled-extensions.ts), by `module.function` as Python calls them (`fused_ext.backward`).
+   */
+  compiled?: Readonly<Record<string, CompiledAtomic>>;
 }
+
+/** The trigger word a file calling a compiled extension's function gets (BX409 matches on it). */
+export const COMPILED_TRIGGER = 'compiled_extension_call';
 
 /**
  * The torch names a file's project aliases stand for, where the file mentions the alias (its last
@@ -54,6 +63,7 @@ export interface ProjectContext {
  */
 export function aliasTriggers(project: ProjectContext, text: string): string {
   const extra = Object.entries(project.aliases).filter(([alias]) => text.includes(alias.slice(alias.lastIndexOf('.') + 1))).map(([, target]) => target);
+  if (project.compiled && Object.keys(project.compiled).length > 0) extra.push(COMPILED_TRIGGER);
   return extra.length ? `\n${extra.join('\n')}\n` : '';
 }
 
@@ -91,6 +101,10 @@ export class ImportScope {
   /** addAssignment() for an assignment already reduced to its name and dotted value (see aliasAssignmentOf). */
   addAlias([name, value]: AliasAssignment): void {
     if (name.startsWith(SELF_PREFIX)) return this.addSelfAlias(name.slice(SELF_PREFIX.length), value);
+    // A module-level `flash_attn_func = None` before `if HAS_FLASH: from flash_attn import
+    // flash_attn_func`: a placeholder. Calling None raises, so a call of the name that runs calls
+    // the import. (In a function, `torch = None` is a local that shadows the module there.)
+    if (value === null) return;
     const target = value ? this.resolveParts(value) : undefined;
     if (target && isLibraryName(target)) this.bind(name, target);
     else if (this.bindings.has(name)) this.shadow(name);
@@ -115,6 +129,14 @@ export class ImportScope {
   /** Everything resolution depends on, as text: two scopes with equal states resolve every name alike. */
   state(): string {
     return `${this.project ? `${this.project.module}|${Object.keys(this.project.aliases).length}|` : ''}${[...this.bindings].map(([local, target]) => `${local}=${target}`).join(',')}|${[...this.ambiguous].join(',')}|${[...this.selfBindings].map(([a, target]) => `${a}=${target}`).join(',')}|${[...this.selfAmbiguous].join(',')}`;
+  }
+
+  /** What a call of `qualified` (`fused_ext.backward`, resolved) reaches in the project's compiled extensions. */
+  compiledCall(qualified: string): CompiledAtomic | undefined {
+    const compiled = this.project?.compiled;
+    if (!compiled) return undefined;
+    const absolute = absoluteName(qualified, this.project!.module, this.project!.isPackage) ?? qualified;
+    return Object.hasOwn(compiled, absolute) ? compiled[absolute] : Object.hasOwn(compiled, qualified) ? compiled[qualified] : undefined;
   }
 
   /** Fully qualified name of a dotted expression rooted in an import, else undefined. */
@@ -238,7 +260,7 @@ function forwardingShim(importNode: Node): { name: string; forwards: string } | 
 
 /**
  * `name = a.b.c` as [name, ['a', 'b', 'c']]; `name = <anything else>` as [name, undefined];
- * `self.attr = ...` as [`self.attr`, ...], with null for `self.attr = None`.
+ * `self.attr = ...` as [`self.attr`, ...]; null for `= None`.
  */
 export type AliasAssignment = readonly [string, readonly string[] | undefined | null];
 const SELF_PREFIX = 'self.';
@@ -255,7 +277,12 @@ export function aliasAssignmentOf(left: Node, right: Node | null, mayBeFallback 
     return [`${SELF_PREFIX}${attribute}`, right?.type === 'none' ? null : (right && dottedParts(right)) ?? undefined];
   }
   if (left.type !== 'identifier' || (mayBeFallback && inImportFallback(left))) return undefined;
-  return [left.text, (right && dottedParts(right)) ?? undefined];
+  return [left.text, right?.type === 'none' && atModuleLevel(left) ? null : (right && dottedParts(right)) ?? undefined];
+}
+
+function atModuleLevel(node: Node): boolean {
+  const statement = parentOf(node)?.type === 'assignment' ? parentOf(parentOf(node)!) : undefined;
+  return statement?.type === 'expression_statement' && parentOf(statement)?.type === 'module';
 }
 
 /**

@@ -86,6 +86,13 @@ export class ValueHints {
     private readonly assignmentsWithin: AssignmentsWithin,
   ) {}
 
+  /** Set by the file's run: a fact read from another function of the file (call-site-args.ts) marks the hit uncacheable. */
+  onReadBeyond?: () => void;
+
+  readsBeyondFunction(): void {
+    this.onReadBeyond?.();
+  }
+
   /** Binds the assignments inside `scope`'s range (each to its own scope), once. */
   private cover(scope: Node): void {
     if (this.covered.has(scope.id)) return;

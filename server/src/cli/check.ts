@@ -13,6 +13,8 @@ import { collectPythonFiles, isNotebookPath, normalizeLineBreaks, readSource, si
 import { ProjectResolver } from '../workspace/projects.js';
 import { analyseInWorkers, threadsFor } from './analysis-pool.js';
 import { filesReachedFrom } from './entry-files.js';
+import { compiledExtensions } from '../workspace/extension-sources.js';
+import type { CompiledAtomic } from '../analysis/compiled-extensions.js';
 import { CheckReport, displayLocation, FileReport } from './output.js';
 
 export interface CheckOptions {
@@ -89,7 +91,8 @@ export async function runCheck(checker: Checker, options: CheckOptions): Promise
   }
 
   let fixed = 0;
-  let results = await checkByProgram(checker, files);
+  const compiled = compiledExtensions(checker, files.filter((f) => !f.notebook), (absolute) => displayPath(absolute, options.cwd));
+  let results = await checkByProgram(checker, files, compiled);
   for (let pass = 0; options.fix && pass < MAX_FIX_PASSES; pass++) {
     let appliedThisPass = 0;
     for (const [i, file] of files.entries()) {
@@ -98,7 +101,7 @@ export async function runCheck(checker: Checker, options: CheckOptions): Promise
     }
     if (appliedThisPass === 0) break;
     fixed += appliedThisPass;
-    results = await checkByProgram(checker, files);
+    results = await checkByProgram(checker, files, compiled);
   }
 
   for (const [i, file] of files.entries()) {
@@ -191,8 +194,8 @@ function fixNotebook(file: LoadedFile, findings: readonly Finding[], selection: 
  * Checks each project's files together so a mode switch in one file applies to its siblings. With
  * many files, worker threads make the per-file analyses first (analysis-pool.ts).
  */
-async function checkByProgram(checker: Checker, files: readonly LoadedFile[]) {
-  return checker.checkPrograms(files, await analyseFiles(checker, files));
+async function checkByProgram(checker: Checker, files: readonly LoadedFile[], compiled: ReadonlyMap<string, CompiledAtomic>) {
+  return checker.checkPrograms(files, await analyseFiles(checker, files), compiled);
 }
 
 /** The files' analyses from worker threads, or undefined when the main thread should make them. */

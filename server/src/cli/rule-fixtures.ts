@@ -28,10 +28,15 @@ export function parseExpectations(text: string): Expectation[] {
   return out;
 }
 
-export function parseFixtureHeader(text: string): { overrides: SettingsOverrides; path: string } {
+/**
+ * `compiled`: a folder under test/fixtures whose build scripts declare the compiled extensions the
+ * fixture imports (their sources beside them; BX409).
+ */
+export function parseFixtureHeader(text: string): { overrides: SettingsOverrides; path: string; compiled?: string } {
   const match = /^#\s*fixture:(.*)$/m.exec(text);
   const overrides: SettingsOverrides = {};
   let file = 'train.py';
+  let compiled: string | undefined;
   for (const pair of match?.[1]?.trim().split(/\s+/).filter(Boolean) ?? []) {
     const [key, value = ''] = pair.split('=');
     if (key === 'deterministic-mode') overrides.deterministicMode = value as 'on' | 'off' | 'auto';
@@ -39,7 +44,8 @@ export function parseFixtureHeader(text: string): { overrides: SettingsOverrides
     else if (key === 'guard-names') overrides.guardNames = value.split(',');
     else if (key === 'test-code') overrides.testCode = value as 'report' | 'info' | 'skip';
     else if (key === 'path') file = value;
+    else if (key === 'compiled') compiled = value;
     else throw new Error(`unknown fixture header key '${key}'`);
   }
-  return { overrides, path: file };
+  return { overrides, path: file, ...(compiled ? { compiled } : {}) };
 }

@@ -1,12 +1,14 @@
 // The language server's whole-workspace work: the "check workspace" command (every Python file,
 // open ones with their live findings) and, at start, the scan for files that switch deterministic
 // mode, so an open file sees its whole project's mode.
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Connection } from 'vscode-languageserver/node';
 import type { Settings } from '../analysis/config.js';
 import type { FileAnalysis } from '../analysis/engine.js';
 import type { Checker, ProgramSource, SourceFile } from '../analysis/index.js';
 import type { Finding } from '../analysis/types.js';
+import { compiledExtensions } from '../workspace/extension-sources.js';
 import { collectPythonFiles, readSource, sizeRefusal } from '../workspace/files.js';
 import { toDiagnostic } from './convert.js';
 import type { DocumentStore, OpenDocument } from './documents.js';
@@ -49,6 +51,12 @@ interface ClosedJob extends ScanJob {
 }
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A path as `bitexact check` run in its workspace folder shows it. */
+function relativeToFolder(absolute: string, folders: readonly string[]): string {
+  const folder = folders.find((f) => !path.relative(f, absolute).startsWith('..'));
+  return folder ? path.relative(folder, absolute).split(path.sep).join('/') : absolute;
+}
 
 export interface WorkspaceScans {
   checkWorkspace: (token: { isCancellationRequested: boolean }) => Promise<{ files: number; findings: number }>;
@@ -134,8 +142,11 @@ export function workspaceScans(deps: ScanDeps): WorkspaceScans {
     });
     progress.report(60, 'checking the programs');
     await turn();
+    const every = [...sources, ...closedSources];
+    // What the projects' compiled extensions reach, read as `bitexact check` reads them, named from their folder.
+    const compiled = compiledExtensions(checker, every.map((f) => ({ absolute: f.path, text: f.text })), (absolute) => relativeToFolder(absolute, deps.folders()));
     // A file opened meanwhile (no analysis here) reports its live findings below.
-    const checked = checker.checkPrograms([...sources, ...closedSources], analysed);
+    const checked = checker.checkPrograms(every, analysed, compiled);
     for (const [i, job] of closed.entries()) {
       if (cancelled()) break;
       if (!analyses[i]) continue;

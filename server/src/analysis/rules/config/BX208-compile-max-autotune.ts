@@ -77,10 +77,17 @@ const rule: Rule = {
     if (!(typeof mode === 'string' && TUNING_MODES.has(mode)) && tuned.length === 0) return;
     const what = typeof mode === 'string' && TUNING_MODES.has(mode) ? `mode="${mode}"` : tuned.map((k) => `"${k}": True`).join(', ');
     const found = outcomes(`\`torch.compile(..., ${what})\``, ctx);
-    // A retry after a failed compile: the tuning runs only where the plain compile raised.
-    if (inExceptHandler(call.node)) for (const key of ['off', 'on', 'warn'] as const) {
+    // A retry after a failed compile: the tuning runs only where the plain compile raised. A compile
+    // for generation or inference (under inference_mode / no_grad, a decoding function): no training
+    // step runs the kernels it tunes.
+    const note = inExceptHandler(call.node)
+      ? 'This call stands in an `except` handler: it runs only when the code above it raised, not on the default path.'
+      : ctx.runsWithoutGrad(call.node)
+        ? 'This call compiles for code that runs without gradients (generation, inference): training does not run the kernels it tunes.'
+        : undefined;
+    if (note) for (const key of ['off', 'on', 'warn'] as const) {
       const outcome = found[key];
-      if (outcome) found[key] = { ...outcome, severity: 'info', detail: `${outcome.detail} This call stands in an \`except\` handler: it runs only when the code above it raised, not on the default path.` };
+      if (outcome) found[key] = { ...outcome, severity: 'info', detail: `${outcome.detail} ${note}` };
     }
     ctx.report({ node: call.node, outcomes: found });
   },
@@ -112,7 +119,8 @@ the mode from torch 2.10 on. Not reported when the file turns Inductor's determi
 itself (the config attribute, \`"deterministic": True\` in the options, the environment variable).
 Plain \`torch.compile\` and \`mode="reduce-overhead"\` are not reported. A call in an \`except\`
 handler (a retry with max-autotune after the plain compile raised) is information: a working
-setup never runs it.
+setup never runs it; so is one made where no gradient is recorded (under \`torch.inference_mode()\` or
+\`no_grad\`, in a generation or decoding function): its kernels serve inference, not training.
 
 **Fix.** Turn Inductor's deterministic mode on for runs that must reproduce (it costs the speed the
 tuning would have found), or compile without max-autotune:

@@ -85,8 +85,8 @@ is information that says so.
 The finding points at the line inside the string. A Python comment cannot sit there, so a C
 comment on that line suppresses it: \`atomicAdd(&out[i], v);  // bitexact: ignore[BX404]\`.
 
-**Not covered.** \`torch.utils.cpp_extension.load(sources=[...".cu"])\` and other source files on
-disk: the analysis core reads no files, so kernels outside Python strings are not checked.
+**Not covered here.** \`torch.utils.cpp_extension.load(sources=[...".cu"])\` and other source files on
+disk: BX409 follows a compiled extension's calls into those files (\`bitexact check\`).
 
 **Deterministic alternative.** Have each block write its partial result to its own slot and
 reduce the slots in a fixed order (a second kernel or \`torch.sum\`), or sort the updates by

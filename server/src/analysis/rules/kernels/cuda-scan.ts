@@ -335,6 +335,18 @@ function matchingAngle(text: string): number {
 
 type Dispatch = 'float' | 'int' | 'unknown';
 
+/**
+ * The element type of a name as C++ text declares it, with `scalar_t` as the AT_DISPATCH macros of
+ * `dispatchCode` say (the compiled extensions of analysis/compiled-extensions.ts).
+ */
+export function declaredTypeIn(code: string, dispatchCode: string): (name: string) => CType {
+  const dispatch = dispatchKind(dispatchCode);
+  return (name) => {
+    const declared = declaredType(code, name);
+    return declared === undefined ? 'unknown' : classify(declared, dispatch);
+  };
+}
+
 /** What `scalar_t` stands for, from the AT_DISPATCH macro in the sources. */
 function dispatchKind(code: string): Dispatch {
   const floating = /AT_DISPATCH_(REDUCED_)?FLOATING_TYPES/.test(code);

@@ -5,6 +5,7 @@ import BX403 from './BX403-triton-autotune-reduction.js';
 import BX404 from './BX404-cuda-source-float-atomic.js';
 import BX405 from './BX405-cuda-source-atomic-slot-order.js';
 import BX406 from './BX406-cute-float-atomic.js';
+import BX409 from './BX409-compiled-extension-float-atomic.js';
 import type { Rule } from '../rule.js';
 
-export const KERNELS_RULES: Rule[] = [BX401, BX402, BX403, BX404, BX405, BX406];
+export const KERNELS_RULES: Rule[] = [BX401, BX402, BX403, BX404, BX405, BX406, BX409];

@@ -113,12 +113,35 @@ function collectsNamedDataFiles(loop: Node): boolean {
  * a split or a sample chosen by position takes whatever entry the listing put there.
  */
 function readByPosition(target: Node, statement: Node, ctx: RuleContext): boolean {
-  if (target.type !== 'identifier') return false;
+  if (target.type !== 'identifier' && !isSelfAttribute(target)) return false;
   return orderedUses(target, statement, ctx).some((use) => {
     const read = use.parent;
     if (read?.type !== 'subscript' || !read.childForFieldName('value')?.equals(use)) return false;
     const index = read.childrenForFieldName('subscript');
-    return index.length === 1 && (index[0]!.type === 'identifier' || index[0]!.type === 'subscript' || index[0]!.type === 'attribute');
+    return index.length === 1 && COMPUTED_POSITION.has(index[0]!.type);
+  });
+}
+
+/** A position worked out at run time (`files[i]`, `files[order[k]]`, `shards[epoch % len(shards)]`), not a literal or a slice. */
+const COMPUTED_POSITION = new Set(['identifier', 'subscript', 'attribute', 'binary_operator']);
+
+function isSelfAttribute(node: Node): boolean {
+  return node.type === 'attribute' && node.childForFieldName('object')?.text === 'self';
+}
+
+/**
+ * `self.paths = [str(p) for p in names]` (or `= names`): the listing kept on the object, then read
+ * by a computed position in any method of the class (`self.paths[(epoch - 1) % len(self.paths)]`:
+ * which shard an epoch trains on).
+ */
+function keptThenReadByPosition(target: Node, statement: Node, ctx: RuleContext): boolean {
+  if (target.type !== 'identifier') return false;
+  return orderedUses(target, statement, ctx).some((use) => {
+    const clause = use.parent;
+    const value = clause?.type === 'for_in_clause' && clause.childForFieldName('right')?.equals(use) && clause.parent?.type === 'list_comprehension' ? clause.parent : use;
+    const assignment = value.parent;
+    const left = assignment?.type === 'assignment' && assignment.childForFieldName('right')?.equals(value) ? assignment.childForFieldName('left') : undefined;
+    return !!left && isSelfAttribute(left) && readByPosition(left, assignment!, ctx);
   });
 }
 
@@ -146,7 +169,7 @@ function orderIsVisible(call: Node, ctx: RuleContext): boolean {
   if ((consumer.kind === 'assigned' || consumer.kind === 'ordered' || consumer.kind === 'loop') && consumer.indexed) return true;
   if (consumer.kind === 'loop') return listsDataFiles(call) || loopHandlesData(consumer.loop) || collectsNamedDataFiles(consumer.loop);
   if (consumer.kind !== 'assigned') return false;
-  if (readByPosition(consumer.target, consumer.statement, ctx)) return true;
+  if (readByPosition(consumer.target, consumer.statement, ctx) || keptThenReadByPosition(consumer.target, consumer.statement, ctx)) return true;
   // Stored on an object (`self.images = glob("*.png")`); returned, the receiver may still sort it.
   if (consumer.target.type === 'attribute') return listsDataFiles(call);
   return feedsDataCollectingLoop(consumer.target, consumer.statement, ctx);

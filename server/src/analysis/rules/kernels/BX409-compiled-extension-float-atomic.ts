@@ -1,0 +1,105 @@
+import type { Node } from 'web-tree-sitter';
+import { COMPILED_TRIGGER } from '../../scope.js';
+import { callArguments, literalValue, rangeOf } from '../../syntax.js';
+import { fitMessage, type ModeOutcome, type Rule, type RuleContext } from '../rule.js';
+import { moduleValue } from './module-scope.js';
+
+const FIX_HINT = 'Have the kernel write per-block partials and reduce them in a fixed order (or sort by destination and do a segmented sum), or call a deterministic path when `torch.are_deterministic_algorithms_enabled()`.';
+
+/**
+ * `ext.fn` where `ext = load(name="ext", sources=[...])` (torch.utils.cpp_extension's JIT build), at
+ * module level or in the function: `ext.fn` as the module's name says.
+ */
+function loadedModuleCall(fn: Node, ctx: RuleContext): string | undefined {
+  const object = fn.childForFieldName('object');
+  if (object?.type !== 'identifier') return undefined;
+  const def = ctx.values.definition(object);
+  const value = def && !def.unpacked ? def.value : moduleValue(object);
+  if (value?.type !== 'call' || ctx.scope.resolveExpression(value.childForFieldName('function')!) !== 'torch.utils.cpp_extension.load') return undefined;
+  const name = literalValue(callArguments(value).keywords.get('name') ?? callArguments(value).positional[0]);
+  return typeof name === 'string' ? `${name}.${fn.childForFieldName('attribute')?.text}` : undefined;
+}
+
+const rule: Rule = {
+  id: 'BX409',
+  name: 'compiled-extension-float-atomic',
+  family: 'custom-kernel',
+  defaultSeverity: 'warning',
+  summary: "A call into the project's compiled CUDA extension whose kernels add floats with `atomicAdd`: the sum order varies between runs.",
+  facts: [
+    { torch: '', source: 'docs', text: "NVIDIA's framework-determinism notes name atomicAdd on floating-point data as the usual source of GPU nondeterminism; integer atomics give the same result in any order" },
+    {
+      torch: '',
+      source: 'measured',
+      case: 'triton tl.atomic_add | 1e6 fp32 per-element atomics into 1000 slots',
+      claims: { variesByDefault: true, underMode: 'varies' },
+      text: 'the same hardware atomic issued from Triton: fp32 adds into 1000 slots gave 20 distinct results in 20 runs and stayed so under deterministic mode (H200)',
+    },
+  ],
+  triggers: [COMPILED_TRIGGER],
+  onFile(root, ctx) {
+    for (const call of root.descendantsOfType('call')) {
+      const fn = call.childForFieldName('function');
+      const qualified = fn?.type === 'attribute' ? (ctx.scope.resolveExpression(fn) ?? loadedModuleCall(fn, ctx)) : undefined;
+      const hit = qualified ? ctx.scope.compiledCall(qualified) : undefined;
+      if (!hit || !fn) continue;
+      const where = `\`${hit.kernel}\` (${hit.path}:${hit.line})`;
+      let outcomes: Partial<Record<'off' | 'on' | 'warn', ModeOutcome>>;
+      if (hit.type === 'float') {
+        const short = fn.childForFieldName('attribute')?.text ?? fn.text;
+        const message = fitMessage(`\`${fn.text}\` runs a kernel whose \`${hit.atomic}\` adds floats in a varying order`, `\`${short}\` runs a kernel whose \`${hit.atomic}\` adds floats in a varying order`, 'This extension call runs a kernel that adds floats atomically, in a varying order');
+        const detail = `The extension's sources reach ${where}, which accumulates floating-point values with \`${hit.atomic}\`: threads reach the memory in an order that changes from launch to launch, so the rounded sums differ between runs.`;
+        const underMode: ModeOutcome = hit.alerts
+          ? { severity: 'error', message: fitMessage(`\`${fn.text}\` adds floats atomically, and deterministic mode makes the extension raise`, 'This extension call adds floats atomically: deterministic mode makes it raise'), detail: `${detail} Its sources call \`alertNotDeterministic\`, so deterministic mode makes it raise instead. ${FIX_HINT}` }
+          : { severity: 'error', message: fitMessage(`\`${fn.text}\` adds floats atomically, even under deterministic mode`, 'This extension call adds floats atomically, even under deterministic mode'), detail: `${detail} \`torch.use_deterministic_algorithms(True)\` cannot see inside a custom kernel, so it stays that way without any error. ${FIX_HINT}` };
+        outcomes = { off: { severity: 'warning', message, detail: `${detail} Deterministic mode does not reach custom kernels. ${FIX_HINT}` }, on: underMode, warn: underMode };
+      } else {
+        const info: ModeOutcome = {
+          severity: 'info',
+          message: fitMessage(`\`${fn.text}\` runs a kernel with an atomic add of a type bitexact cannot tell`, 'This extension call runs an atomic add of a type bitexact cannot tell'),
+          detail: `The extension's sources reach ${where}; its target is a template or undeclared type. Floating-point atomics make the result differ between runs; integer ones are exact. If it is floating point: ${FIX_HINT}`,
+        };
+        outcomes = { off: info, on: info, warn: info };
+      }
+      ctx.report({ node: call, range: rangeOf(fn), outcomes });
+    }
+  },
+  docs: `
+Kernel libraries ship CUDA extensions built from source files next to the Python code
+(\`setup.py\`: \`CUDAExtension(name="fused_ext", sources=["csrc/ext.cpp", "csrc/ext_kernel.cu"])\`), and
+call them from Python: \`fused_ext.backward(grad, x, idx)\`. When the C++ function the pybind module
+binds to that name reaches a kernel that accumulates \`float\`, \`double\`, \`half\` or \`bfloat16\`
+values with \`atomicAdd\` (or ATen's \`gpuAtomicAdd\` / \`fastAtomicAdd\`), the threads reach the
+memory in an order that changes between launches, so the totals change in their last bits from run
+to run. PyTorch's deterministic mode does not govern custom kernels: it neither fixes nor reports
+them, unless the host code calls \`at::globalContext().alertNotDeterministic(...)\`.
+
+**How it is found** (\`bitexact check\` only). When a Python file imports a module that a build
+script declares (\`CUDAExtension\`, \`CppExtension\`, \`Pybind11Extension\`, or
+\`torch.utils.cpp_extension.load(name=..., sources=[...])\`), its sources (literal paths,
+\`os.path.join\` parts, \`glob\` patterns) and the local headers they \`#include\` are read. Each
+\`m.def("name", &fn)\` of its \`PYBIND11_MODULE\` is followed through the functions the sources
+define that its body names (calls, kernel launches, kernels passed to launch macros); the atomic's
+type is read as BX404 reads it (the target's declaration, \`scalar_t\` under
+\`AT_DISPATCH_FLOATING_TYPES\`). Integer atomics (semaphores, retired-block counters) are exact and
+not reported; an untyped one is information. Nothing is read for a project that imports no
+declared extension.
+
+**Not covered.** Functions generated by token pasting in macros, \`TORCH_LIBRARY\` operators
+(\`torch.ops.ns.op\`), and extensions built by CMake without a Python build script.
+
+**Deterministic alternative.** Have each block write its partial result to its own slot and reduce
+the slots in a fixed order (a second kernel or \`torch.sum\`); gate the fast path on
+\`torch.are_deterministic_algorithms_enabled()\` and call \`alertNotDeterministic\` on it.
+
+\`\`\`python
+import fused_ext   # setup.py: CUDAExtension(name="fused_ext", sources=["csrc/ext.cpp", "csrc/k.cu"])
+
+class IndexMul(torch.autograd.Function):
+    @staticmethod
+    def backward(ctx, grad):
+        fused_ext.backward(grad_x, grad, x, idx)   # BX409: k.cu gpuAtomicAdd(float*...)
+\`\`\`
+`,
+};
+export default rule;
