@@ -206,6 +206,11 @@ def main():
     parts["model"]["aten_ops_off"] = counter.counts["model"][0]
     probe.close()
     medians = {c: round(statistics.median(v), 1) for c, v in times.items()}
+    # The machine's load scales every time alike: each part also as a share of the step without the
+    # probe, which compares across runs.
+    for part in parts.values():
+        if "us" in part:
+            part["pct_of_step"] = round(100 * part["us"] / medians["off"], 2)
     print(json.dumps({
         "torch": torch.__version__,
         "model": options.model,
