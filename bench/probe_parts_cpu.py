@@ -51,6 +51,8 @@ PARTS = [
     (bitexact_probe.Probe, "record_many", "record_many() glue"),
     (bitexact_probe.Probe, "_new_record", "record dict"),
     (bitexact_probe_digest, "digest", "digest (one tensor)"),
+    (bitexact_probe_digest, "products", "products (one tensor)"),
+    (bitexact_probe_digest, "sum_each", "sum_each (flush)"),
     (bitexact_probe_digest, "digest_many", "digest_many (batch)"),
 ]
 

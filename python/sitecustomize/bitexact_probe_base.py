@@ -16,6 +16,8 @@ import bitexact_probe_digest
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _MASK64 = (1 << 64) - 1
+# The pending records' weighted words are summed (settle) once they hold this many: 32 MiB per process.
+HELD_WORDS = 1 << 22
 
 
 def tensors(value):
@@ -66,9 +68,12 @@ class ProbeBase(object):
         self.low, self.high = steps_of(steps)
         self.step = 1
         self.sequence = 0
-        # (record, its digest as a 0-d tensor) or (records, their digests as a 1-d tensor), on their
-        # device, in execution order, until the flush.
+        # In execution order until the flush, on their device: (record, its weighted words, or for a
+        # large tensor their 0-d sum), (record, (sums, index)) once settled, or (records, their
+        # digests as a 1-d tensor) from record_many.
         self.pending = []
+        # Words held by the pending records' products (record), summed once they pass HELD_WORDS.
+        self.held = 0
         # Batches of records whose digests are on their way to the host: (records, host tensor, event).
         self.in_flight = []
         self.occurrences = {}
@@ -110,8 +115,32 @@ class ProbeBase(object):
 
     def record(self, kind, phase, module, tensor, output=0, source=None, op=None):
         record = self._new_record(kind, phase, module, tensor, output, source, op)
-        if record is not None:
-            self.pending.append((record, bitexact_probe_digest.digest(self.torch, tensor, self.weights)))
+        if record is None:
+            return
+        # The weighted words, summed with the step's others at the flush (sum_each): one kernel
+        # here instead of two. A large tensor is summed at once, and the words held are bounded.
+        value = bitexact_probe_digest.products(self.torch, tensor, self.weights)
+        count = value.numel()
+        if count > bitexact_probe_digest.CHUNK_WORDS:
+            value = value.sum()
+            count = 1
+        self.pending.append((record, value))
+        self.held += count
+        if self.held > HELD_WORDS:
+            self.settle()
+
+    def settle(self):
+        """Sums the products the pending records hold (per device, sum_each), so that their memory is
+        freed; each record keeps its place: its value becomes (the device's sums, its index there)."""
+        by_device = {}
+        for i, (record, value) in enumerate(self.pending):
+            if type(record) is tuple and not type(value) is tuple:
+                by_device.setdefault(value.device, []).append(i)
+        for indexes in by_device.values():
+            sums = bitexact_probe_digest.sum_each(self.torch, [self.pending[i][1] for i in indexes], self.weights)
+            for k, i in enumerate(indexes):
+                self.pending[i] = (self.pending[i][0], (sums, k))
+        self.held = 0
 
     def record_many(self, kind, phase, named):
         """Records (module, tensor) pairs of one kind at once, digested together (digest_many) per device."""
@@ -133,9 +162,9 @@ class ProbeBase(object):
         A CUDA step's digests are copied, one joined tensor per device, into pinned host memory
         without waiting (no host sync: under torch.cuda.set_sync_debug_mode("error") nothing raises);
         they are written once the copy's event has completed, at a later step boundary, or at exit
-        (`wait`). CPU digests are written at once. A lone record's digest is a 0-d tensor, a batch's
-        (record_many) a 1-d one: per device the lone ones are stacked first and the batches follow,
-        each record keeping its slot in that tensor, so the lines still go out in execution order.
+        (`wait`). CPU digests are written at once. Per device, the lone records' weighted words are
+        summed at once (sum_each) and come first, then the sums settled earlier and the record_many
+        batches: each record keeps its slot in that tensor, so the lines still go out in execution order.
         """
         if self.file is None and (self.pending or self.in_flight or wait):
             self.rank = rank_of(self.torch)
@@ -144,22 +173,35 @@ class ProbeBase(object):
         if self.pending:
             by_device = {}
             for entry in self.pending:
-                by_device.setdefault(entry[1].device, []).append(entry)
+                value = entry[1]
+                by_device.setdefault((value[0] if type(value) is tuple else value).device, []).append(entry)
             for device, entries in by_device.items():
-                lone = [digest for record, digest in entries if type(record) is tuple]
-                batches = [digests for records, digests in entries if type(records) is list]
-                parts = ([self.torch.stack(lone)] if lone else []) + batches
+                held = [value for record, value in entries if type(record) is tuple and type(value) is not tuple]
+                parts = [bitexact_probe_digest.sum_each(self.torch, held, self.weights)] if held else []
+                # Where each part starts in the joined tensor: the held sums first, then each settled
+                # batch of sums (settle) and each record_many batch, in the order they come.
+                starts, end = {}, len(held)
+                for record, value in entries:
+                    if type(record) is list or type(value) is tuple:
+                        part = value[0] if type(value) is tuple else value
+                        if id(part) not in starts:
+                            starts[id(part)] = end
+                            parts.append(part)
+                            end += part.shape[0]
                 joined = self.torch.cat(parts) if len(parts) > 1 else parts[0]
-                records, slots, i, j = [], [], 0, len(lone)
-                for record, _ in entries:
-                    if type(record) is tuple:
+                records, slots, i = [], [], 0
+                for record, value in entries:
+                    if type(record) is list:
+                        records.extend(record)
+                        start = starts[id(value)]
+                        slots.extend(range(start, start + len(record)))
+                    elif type(value) is tuple:
+                        records.append(record)
+                        slots.append(starts[id(value[0])] + value[1])
+                    else:
                         records.append(record)
                         slots.append(i)
                         i += 1
-                    else:
-                        records.extend(record)
-                        slots.extend(range(j, j + len(record)))
-                        j += len(record)
                 if device.type == "cuda":
                     host = self.torch.empty(joined.shape, dtype=joined.dtype, pin_memory=True)
                     host.copy_(joined, non_blocking=True)
@@ -169,6 +211,7 @@ class ProbeBase(object):
                 else:
                     self.in_flight.append((records, slots, joined, None))
             self.pending = []
+            self.held = 0
         # In order: a batch is written only after every batch before it.
         while self.in_flight:
             records, slots, host, event = self.in_flight[0]

@@ -88,8 +88,39 @@ def digest(torch, tensor, cache=None):
     unequal words at i and j changes it by 2·(w_i − w_j)·(j − i). Three ops, two kernels (a product
     and an integer sum, exact in any order) once the weights are cached; no host sync.
     """
+    return products(torch, tensor, {} if cache is None else cache).sum()
+
+
+def products(torch, tensor, cache):
+    """Each word of the tensor times its weight (w_i · (2i + 1)): the digest is their sum. One kernel.
+
+    The probe's hooks keep these and sum many tensors' at once (sum_each), one kernel per record
+    fewer than digest() each.
+    """
     w = words(torch, tensor)
-    return (w * _odd_weights(torch, w.shape, w.device, {} if cache is None else cache)).sum()
+    # The weights first: the product takes their (contiguous) layout, which sum_each joins without a copy.
+    return _odd_weights(torch, w.shape, w.device, cache) * w
+
+
+def sum_each(torch, tensors, cache):
+    """The wrap-around sum of each int64 tensor (products(), or a 0-d digest) as one 1-d tensor, on their
+    device: end to end after a zero word, one prefix sum, read at each tensor's end, differenced.
+    Four kernels for any number of tensors; exact, since integer sums do not depend on the order."""
+    device = tensors[0].device
+    counts = tuple(t.numel() for t in tensors)
+    key = ("sums", counts, device)
+    ends = cache.get(key)
+    if ends is None:
+        if len(cache) >= 4096:  # shapes that never repeat (dynamic lengths): start again
+            cache.clear()
+        bounds = [0]
+        for n in counts:
+            bounds.append(bounds[-1] + n)
+        host = torch.tensor(bounds, dtype=torch.int64)
+        # A pinned copy travels without a host sync; records repeat every step, so this happens once.
+        ends = cache[key] = host.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else host
+    joined = torch._C._nn.flatten_dense_tensors([_zero_word(torch, device, cache)] + list(tensors))
+    return joined.cumsum(0)[ends].diff()
 
 
 # Tensors up to this many words are digested together (digest_many); a larger one alone, where its
