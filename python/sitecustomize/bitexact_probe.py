@@ -33,6 +33,7 @@ of what this rank sends, digested before the call (an asynchronous collective wr
 later), with the user's source line. DistributedDataParallel's bucket all-reduces run in C++ and are
 not Python calls: the `ops` mode sees them (c10d ops on the dispatcher).
 """
+import collections
 import inspect
 import os
 import sys
@@ -60,6 +61,9 @@ class Probe(bitexact_probe_base.ProbeBase):
     def __init__(self, torch, out_dir, steps="", full_hash=False):
         bitexact_probe_base.ProbeBase.__init__(self, torch, out_dir, steps, full_hash)
         self.grad_hooks = {}
+        # (name, source) per module id: what its records say (name_of, source_of), looked up once.
+        self.sites = {}
+        self.hook_key = 0
 
     def collective(self, op, tensors):
         """What this rank sends to a collective, before it runs (it may write its tensors asynchronously)."""
@@ -71,15 +75,37 @@ class Probe(bitexact_probe_base.ProbeBase):
     def forward(self, module, args, output):
         if self.stack:
             self.stack.pop()
-        if not self.in_window():
+        if not (self.low <= self.step <= self.high):
             return
-        name = self.name_of(module)
-        source = self.source_of(module)
+        site = self.sites.get(id(module))
+        if site is None:
+            site = self.sites[id(module)] = (self.name_of(module), self.source_of(module))
         phase = "backward" if self.in_backward else "forward"  # activation recomputation runs in the backward
-        for index, tensor in enumerate(bitexact_probe_base.tensors(output)):
-            self.record("module-output", phase, name, tensor, index, source)
-            if tensor.requires_grad and tensor.grad_fn is not None:
-                tensor.register_hook(self._grad_hook(name, index, source))
+        if isinstance(output, self.torch.Tensor):  # the common case, without walking a structure
+            self._output(site, phase, output, 0)
+        else:
+            for index, tensor in enumerate(bitexact_probe_base.tensors(output)):
+                self._output(site, phase, tensor, index)
+
+    def _output(self, site, phase, tensor, index):
+        name, source = site
+        self.record("module-output", phase, name, tensor, index, source)
+        node = tensor.grad_fn
+        if node is None or not tensor.requires_grad:
+            return
+        hook = self._grad_hook(name, index, source)
+        if type(tensor) is not self.torch.Tensor or not hasattr(node, "_register_hook_dict"):
+            tensor.register_hook(hook)  # a subclass may register its own way (__torch_function__)
+            return
+        # What Tensor.register_hook does, less the handle the probe never uses (it was a third of
+        # the time of a module's hook): the node calls the tensor's hooks in this dict's order.
+        # Negative keys, since the handles' ids count up from 0.
+        hooks = tensor._backward_hooks
+        if hooks is None:
+            hooks = tensor._backward_hooks = collections.OrderedDict()
+            node._register_hook_dict(tensor)
+        self.hook_key -= 1
+        hooks[self.hook_key] = hook
 
     def _grad_hook(self, name, index, source):
         # One hook per module output, made once: a module's outputs are hooked again every step.

@@ -15,6 +15,9 @@ import sys
 import bitexact_probe_digest
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+_MASK64 = (1 << 64) - 1
+# The pending records' weighted words are summed (settle) once they hold this many: 32 MiB per process.
+HELD_WORDS = 1 << 22
 
 
 def tensors(value):
@@ -65,8 +68,12 @@ class ProbeBase(object):
         self.low, self.high = steps_of(steps)
         self.step = 1
         self.sequence = 0
-        # (records, their digests as a 1-d tensor on their device), in execution order, until the flush.
+        # In execution order until the flush, on their device: (record, its weighted words, or for a
+        # large tensor their 0-d sum), (record, (sums, index)) once settled, or (records, their
+        # digests as a 1-d tensor) from record_many.
         self.pending = []
+        # Words held by the pending records' products (record), summed once they pass HELD_WORDS.
+        self.held = 0
         # Batches of records whose digests are on their way to the host: (records, host tensor, event).
         self.in_flight = []
         self.occurrences = {}
@@ -74,7 +81,9 @@ class ProbeBase(object):
         self.param_names = {}
         self.sources = {}
         self.weights = {}
-        self.dtype_names = {}
+        # A record's line format per the fields that repeat (_line), and each shape's JSON.
+        self.formats = {}
+        self.shapes = {}
         self.stack = []
         # The global module hooks' handles while the window runs (track_modules).
         self.module_hooks = []
@@ -88,41 +97,50 @@ class ProbeBase(object):
         return self.low <= self.step <= self.high
 
     def _new_record(self, kind, phase, module, tensor, output, source, op):
-        """The record of `tensor` without its digest, numbered; None outside the window."""
-        if not self.in_window() or not isinstance(tensor, self.torch.Tensor):
+        """The record of `tensor` without its digest, numbered; None outside the window.
+
+        A tuple of what the line will say (RECORD_FIELDS), made as cheaply as a hook allows: the
+        JSON is written at the step boundary (_line), where nothing waits for it.
+        """
+        if not (self.low <= self.step <= self.high) or not isinstance(tensor, self.torch.Tensor):
             return None
         # Occurrences count per module/kind/output; an op's per step, phase, op and source line.
         key = (kind, module, output) if op is None else (phase, op, output, source and (source["path"], source["line"]))
-        occurrence = self.occurrences.get(key, 0)
-        self.occurrences[key] = occurrence + 1
-        dtype = self.dtype_names.get(tensor.dtype)
-        if dtype is None:
-            dtype = self.dtype_names[tensor.dtype] = str(tensor.dtype).replace("torch.", "")
-        record = {
-            "sequence": self.sequence,
-            "rank": None,  # set when written (rank_of)
-            "step": self.step,
-            "phase": phase,
-            "kind": kind,
-            "module": module,
-            "output": output,
-            "occurrence": occurrence,
-            "source": source,
-            "dtype": dtype,
-            "shape": list(tensor.shape),
-            "digest": None,  # set when written, from the step's digests
-        }
-        if op is not None:
-            record["op"] = op
-        if self.full_hash:
-            record["sha256"] = bitexact_probe_digest.sha256(self.torch, tensor)
+        occurrences = self.occurrences
+        occurrence = occurrences.get(key, 0)
+        occurrences[key] = occurrence + 1
+        sha = bitexact_probe_digest.sha256(self.torch, tensor) if self.full_hash else None
         self.sequence += 1
-        return record
+        return (self.sequence - 1, self.step, phase, kind, module, output, occurrence, source, tensor.dtype, tensor.shape, op, sha)
 
     def record(self, kind, phase, module, tensor, output=0, source=None, op=None):
         record = self._new_record(kind, phase, module, tensor, output, source, op)
-        if record is not None:
-            self.pending.append(([record], bitexact_probe_digest.digest(self.torch, tensor, self.weights, keepdim=True)))
+        if record is None:
+            return
+        # The weighted words, summed with the step's others at the flush (sum_each): one kernel
+        # here instead of two. A large tensor is summed at once, and the words held are bounded.
+        value = bitexact_probe_digest.products(self.torch, tensor, self.weights)
+        count = value.numel()
+        if count > bitexact_probe_digest.CHUNK_WORDS:
+            value = value.sum()
+            count = 1
+        self.pending.append((record, value))
+        self.held += count
+        if self.held > HELD_WORDS:
+            self.settle()
+
+    def settle(self):
+        """Sums the products the pending records hold (per device, sum_each), so that their memory is
+        freed; each record keeps its place: its value becomes (the device's sums, its index there)."""
+        by_device = {}
+        for i, (record, value) in enumerate(self.pending):
+            if type(record) is tuple and not type(value) is tuple:
+                by_device.setdefault(value.device, []).append(i)
+        for indexes in by_device.values():
+            sums = bitexact_probe_digest.sum_each(self.torch, [self.pending[i][1] for i in indexes], self.weights)
+            for k, i in enumerate(indexes):
+                self.pending[i] = (self.pending[i][0], (sums, k))
+        self.held = 0
 
     def record_many(self, kind, phase, named):
         """Records (module, tensor) pairs of one kind at once, digested together (digest_many) per device."""
@@ -130,9 +148,11 @@ class ProbeBase(object):
         for module, tensor in named:
             record = self._new_record(kind, phase, module, tensor, 0, None, None)
             if record is not None:
-                by_device.setdefault(tensor.device, ([], []))
-                by_device[tensor.device][0].append(record)
-                by_device[tensor.device][1].append(tensor)
+                batch = by_device.get(tensor.device)
+                if batch is None:
+                    batch = by_device[tensor.device] = ([], [])
+                batch[0].append(record)
+                batch[1].append(tensor)
         for records, tensors in by_device.values():
             self.pending.append((records, bitexact_probe_digest.digest_many(self.torch, tensors, self.weights)))
 
@@ -142,7 +162,9 @@ class ProbeBase(object):
         A CUDA step's digests are copied, one joined tensor per device, into pinned host memory
         without waiting (no host sync: under torch.cuda.set_sync_debug_mode("error") nothing raises);
         they are written once the copy's event has completed, at a later step boundary, or at exit
-        (`wait`). CPU digests are written at once.
+        (`wait`). CPU digests are written at once. Per device, the lone records' weighted words are
+        summed at once (sum_each) and come first, then the sums settled earlier and the record_many
+        batches: each record keeps its slot in that tensor, so the lines still go out in execution order.
         """
         if self.file is None and (self.pending or self.in_flight or wait):
             self.rank = rank_of(self.torch)
@@ -150,35 +172,84 @@ class ProbeBase(object):
             self.file = open(os.path.join(self.out_dir, "rank_%d.jsonl" % self.rank), "a")
         if self.pending:
             by_device = {}
-            for records, digests in self.pending:
-                batch = by_device.setdefault(digests.device, ([], []))
-                batch[0].extend(records)
-                batch[1].append(digests)
-            for device, (records, digests) in by_device.items():
-                joined = self.torch.cat(digests) if len(digests) > 1 else digests[0]
+            for entry in self.pending:
+                value = entry[1]
+                by_device.setdefault((value[0] if type(value) is tuple else value).device, []).append(entry)
+            for device, entries in by_device.items():
+                held = [value for record, value in entries if type(record) is tuple and type(value) is not tuple]
+                parts = [bitexact_probe_digest.sum_each(self.torch, held, self.weights)] if held else []
+                # Where each part starts in the joined tensor: the held sums first, then each settled
+                # batch of sums (settle) and each record_many batch, in the order they come.
+                starts, end = {}, len(held)
+                for record, value in entries:
+                    if type(record) is list or type(value) is tuple:
+                        part = value[0] if type(value) is tuple else value
+                        if id(part) not in starts:
+                            starts[id(part)] = end
+                            parts.append(part)
+                            end += part.shape[0]
+                joined = self.torch.cat(parts) if len(parts) > 1 else parts[0]
+                records, slots, i = [], [], 0
+                for record, value in entries:
+                    if type(record) is list:
+                        records.extend(record)
+                        start = starts[id(value)]
+                        slots.extend(range(start, start + len(record)))
+                    elif type(value) is tuple:
+                        records.append(record)
+                        slots.append(starts[id(value[0])] + value[1])
+                    else:
+                        records.append(record)
+                        slots.append(i)
+                        i += 1
                 if device.type == "cuda":
                     host = self.torch.empty(joined.shape, dtype=joined.dtype, pin_memory=True)
                     host.copy_(joined, non_blocking=True)
                     event = self.torch.cuda.Event()
                     event.record()
-                    self.in_flight.append((records, host, event))
+                    self.in_flight.append((records, slots, host, event))
                 else:
-                    self.in_flight.append((records, joined, None))
+                    self.in_flight.append((records, slots, joined, None))
             self.pending = []
+            self.held = 0
         # In order: a batch is written only after every batch before it.
         while self.in_flight:
-            records, host, event = self.in_flight[0]
+            records, slots, host, event = self.in_flight[0]
             if event is not None and not event.query():
                 if not wait:
                     break
                 event.synchronize()
             self.in_flight.pop(0)
-            for record, value in zip(records, host.tolist()):
-                record["digest"] = bitexact_probe_digest.hex64(value)
-                record["rank"] = self.rank
-                self.file.write(json.dumps(record, separators=(",", ":")) + "\n")
+            values = host.tolist()
+            self.file.write("".join([self._line(record, values[slot]) for record, slot in zip(records, slots)]))
         if self.file is not None:
             self.file.flush()
+
+    def _line(self, record, digest):
+        """A record's JSON line, as json.dumps(record dict, separators=(",", ":")) writes it.
+
+        The fields that stay the same from step to step (phase, kind, module, output, source, dtype,
+        op) are encoded once into a format (self.formats), which the rest fills in.
+        """
+        sequence, step, phase, kind, module, output, occurrence, source, dtype, shape, op, sha = record
+        key = (phase, kind, module, output, source and (source["path"], source["line"]), dtype, op, sha is None)
+        form = self.formats.get(key)
+        if form is None:
+            if len(self.formats) >= 1 << 16:  # bounded, however many sites a program has
+                self.formats.clear()
+                self.shapes.clear()
+            dtype_name = str(dtype).replace("torch.", "")
+            fixed = lambda value: json.dumps(value, separators=(",", ":")).replace("%", "%%")
+            form = self.formats[key] = "".join([
+                '{"sequence":%d,"rank":%d,"step":%d,"phase":', fixed(phase), ',"kind":', fixed(kind), ',"module":', fixed(module),
+                ',"output":', fixed(output), ',"occurrence":%d,"source":', fixed(source), ',"dtype":', fixed(dtype_name),
+                ',"shape":%s,"digest":"%016x"', "" if op is None else ',"op":' + fixed(op), "" if sha is None else ',"sha256":%s', "}\n",
+            ])
+        shape_text = self.shapes.get(shape)
+        if shape_text is None:
+            shape_text = self.shapes[shape] = json.dumps(list(shape), separators=(",", ":"))
+        values = (sequence, self.rank, step, occurrence, shape_text, digest & _MASK64)
+        return form % (values if sha is None else values + (json.dumps(sha),))
 
     def close(self):
         self.flush(wait=True)

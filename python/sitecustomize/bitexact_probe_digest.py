@@ -8,18 +8,30 @@ unequal elements swapped, change it, and nothing reaches the host until the step
 import ctypes
 import hashlib
 
-_MASK64 = (1 << 64) - 1
 
+def _odd_weights(torch, shape, device, cache):
+    """1, 3, 5, ... as int64 on `device`, laid out in `shape` (row-major), kept per (shape, device).
 
-def _odd_weights(torch, count, device, cache):
-    """1, 3, 5, ... as int64 on `device`: kept per (count, device), since shapes repeat every step."""
-    key = (count, device)
+    Every shape's weights are a view of one flat tensor per device, as long as the most words asked
+    for so far (grown, never doubled): shapes repeat every step, so after the first step a digest
+    finds its weights in the cache and issues no op for them.
+    """
+    key = (shape, device)
     weights = cache.get(key)
     if weights is None:
-        if len(cache) >= 256:
-            cache.clear()
-        weights = torch.arange(count, device=device, dtype=torch.int64) * 2 + 1
-        cache[key] = weights
+        count = 1
+        for n in shape:
+            count *= n
+        flat = cache.get(("flat", device))
+        if flat is None or flat.numel() < count:
+            # The views of the smaller tensor go with it (their memory is freed with the last one).
+            for old in [k for k in cache if len(k) == 2 and k[1] == device and k[0] != "flat"]:
+                del cache[old]
+            flat = cache[("flat", device)] = torch.arange(count, device=device, dtype=torch.int64) * 2 + 1
+        elif len(cache) >= 1024:
+            for old in [k for k in cache if len(k) == 2 and k[0] != "flat"]:
+                del cache[old]
+        weights = cache[key] = flat[:count].view(shape)
     return weights
 
 
@@ -34,13 +46,21 @@ def raw_bytes(torch, tensor):
 
 
 def words(torch, tensor):
-    """The tensor's raw bytes as int64 words (zero-padded to a whole word), on its device."""
-    x = tensor.detach()
-    # The common case in three views and no copy: a contiguous tensor of whole, aligned words.
-    size = x.element_size()
-    if x.is_contiguous() and x.dtype in _wordable(torch) and (x.numel() * size) % 8 == 0 and (x.storage_offset() * size) % 8 == 0:
-        return x.view(-1).view(torch.int64) if x.dim() else x.reshape(1).view(torch.int64)
-    data = raw_bytes(torch, x)
+    """The tensor's raw bytes as int64 words in row-major order (zero-padded to a whole word), on its device.
+
+    Where the layout allows, one view of the tensor itself and no copy, in the tensor's own shape
+    with its last dimension counted in words: a 64-bit dtype in any layout (the product with the
+    weights pairs logical positions, as a contiguous copy would), a narrower one whose last dimension
+    holds whole words at unit stride. Otherwise (padding, a misaligned slice, complex, bool) a flat copy.
+    """
+    size = _word_sizes(torch).get(tensor.dtype)
+    if size is not None and (size == 8 or (tensor.dim() and tensor.shape[-1] * size % 8 == 0)):
+        try:
+            # Not differentiable: no autograd node even for a tensor that requires grad.
+            return tensor.view(torch.int64)
+        except RuntimeError:  # strides view_as(dtype) refuses (a transposed size-1 dimension, a slice)
+            pass
+    data = raw_bytes(torch, tensor)
     pad = (-data.numel()) % 8
     # A view that does not start on a word boundary (a slice) is copied, as a padded one is.
     if pad or data.storage_offset() % 8:
@@ -48,28 +68,59 @@ def words(torch, tensor):
     return data.view(torch.int64)
 
 
-_WORDABLE = []
+_WORD_SIZES = []
 
 
-def _wordable(torch):
-    """The dtypes whose tensors view as int64 words directly (not complex, not bool), made once."""
-    if not _WORDABLE:
+def _word_sizes(torch):
+    """The element size of each dtype whose tensors view as int64 words (not complex, not bool), made once."""
+    if not _WORD_SIZES:
         names = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8")
-        _WORDABLE.append(frozenset(getattr(torch, n) for n in names if hasattr(torch, n)))
-    return _WORDABLE[0]
+        dtypes = [getattr(torch, n) for n in names if hasattr(torch, n)]
+        _WORD_SIZES.append({d: torch.empty(0, dtype=d).element_size() for d in dtypes})
+    return _WORD_SIZES[0]
 
 
-def digest(torch, tensor, cache=None, keepdim=False):
-    """The tensor's 64-bit digest as an int64 tensor on its device (0-d, or 1-d of one with `keepdim`).
+def digest(torch, tensor, cache=None):
+    """The tensor's 64-bit digest as a 0-d int64 tensor on its device.
 
     Σ w_i · (2i + 1) mod 2**64 over the raw bytes' 64-bit words w_i: every weight is odd, so a change
     of any one word (a single flipped bit included, bit 63 too) changes the sum, and a swap of two
-    unequal words at i and j changes it by 2·(w_i − w_j)·(j − i). Two kernels (a product and an
-    integer sum, exact in any order) once the weights are cached; no host sync.
+    unequal words at i and j changes it by 2·(w_i − w_j)·(j − i). Three ops, two kernels (a product
+    and an integer sum, exact in any order) once the weights are cached; no host sync.
+    """
+    return products(torch, tensor, {} if cache is None else cache).sum()
+
+
+def products(torch, tensor, cache):
+    """Each word of the tensor times its weight (w_i · (2i + 1)): the digest is their sum. One kernel.
+
+    The probe's hooks keep these and sum many tensors' at once (sum_each), one kernel per record
+    fewer than digest() each.
     """
     w = words(torch, tensor)
-    weights = _odd_weights(torch, w.numel(), w.device, {} if cache is None else cache)
-    return (w * weights).sum(0, keepdim=True) if keepdim else (w * weights).sum()
+    # The weights first: the product takes their (contiguous) layout, which sum_each joins without a copy.
+    return _odd_weights(torch, w.shape, w.device, cache) * w
+
+
+def sum_each(torch, tensors, cache):
+    """The wrap-around sum of each int64 tensor (products(), or a 0-d digest) as one 1-d tensor, on their
+    device: end to end after a zero word, one prefix sum, read at each tensor's end, differenced.
+    Four kernels for any number of tensors; exact, since integer sums do not depend on the order."""
+    device = tensors[0].device
+    counts = tuple(t.numel() for t in tensors)
+    key = ("sums", counts, device)
+    ends = cache.get(key)
+    if ends is None:
+        if len(cache) >= 4096:  # shapes that never repeat (dynamic lengths): start again
+            cache.clear()
+        bounds = [0]
+        for n in counts:
+            bounds.append(bounds[-1] + n)
+        host = torch.tensor(bounds, dtype=torch.int64)
+        # A pinned copy travels without a host sync; records repeat every step, so this happens once.
+        ends = cache[key] = host.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else host
+    joined = torch._C._nn.flatten_dense_tensors([_zero_word(torch, device, cache)] + list(tensors))
+    return joined.cumsum(0)[ends].diff()
 
 
 # Tensors up to this many words are digested together (digest_many); a larger one alone, where its
@@ -81,33 +132,70 @@ def digest_many(torch, tensors, cache):
     """The digests of several tensors on one device as one 1-d int64 tensor, equal to digest() of each.
 
     The optimizer's hooks record every parameter and gradient: one digest each would be two kernels
-    per parameter. Batched, the tensors' words are laid end to end after a zero word and two prefix
-    sums give every tensor's sums at once: with W[p] = 2p + 1 over the joined words and tensor j at
-    positions b_j + 1 .. b_{j+1}, its word i sits at p = b_j + 1 + i, so 2i + 1 = W[p] − 2(b_j + 1)
-    and its digest is (ΣwW)_j − 2(b_j + 1)(Σw)_j, exact with wrap-around like digest().
+    (and a view) per parameter. Batched, the tensors' words are laid end to end after a zero word and
+    two prefix sums give every tensor's sums at once: with W[p] = 2p + 1 over the joined words and
+    tensor j at positions b_j + 1 .. b_{j+1}, its word i sits at p = b_j + 1 + i, so 2i + 1 = W[p] −
+    2(b_j + 1) and its digest is (ΣwW)_j − 2(b_j + 1)(Σw)_j, exact with wrap-around like digest().
     """
-    ws = [words(torch, t) for t in tensors]
-    pieces = []
-    i = 0
-    while i < len(ws):
-        if ws[i].numel() > CHUNK_WORDS:
-            weights = _odd_weights(torch, ws[i].numel(), ws[i].device, cache)
-            pieces.append((ws[i] * weights).sum(0, keepdim=True))
-            i += 1
-            continue
-        j, total = i, 0
-        while j < len(ws) and total + ws[j].numel() <= CHUNK_WORDS:
-            total += ws[j].numel()
-            j += 1
-        pieces.append(_joined_digests(torch, ws[i:j], cache))
-        i = j
+    pieces, chunk, counts, total = [], [], [], 0
+    for t in tensors:
+        n = (t.numel() * t.element_size() + 7) // 8
+        if chunk and (n > CHUNK_WORDS or total + n > CHUNK_WORDS):
+            pieces.append(_joined_digests(torch, chunk, counts, cache))
+            chunk, counts, total = [], [], 0
+        if n > CHUNK_WORDS:
+            pieces.append(digest(torch, t, cache).reshape(1))
+        else:
+            chunk.append(t)
+            counts.append(n)
+            total += n
+    if chunk:
+        pieces.append(_joined_digests(torch, chunk, counts, cache))
     return pieces[0] if len(pieces) == 1 else torch.cat(pieces)
 
 
-def _joined_digests(torch, ws, cache):
-    device = ws[0].device
-    counts = tuple(w.numel() for w in ws)
-    key = ("joined", counts, device)
+def _joined(torch, tensors, cache):
+    """A zero word, then each tensor's words, end to end: one flat int64 tensor.
+
+    Tensors of one dtype whose bytes fill whole words are joined by one flatten (one copy, the views
+    taken in C++); any other tensor, or a run of several dtypes, by its own words().
+    """
+    device = tensors[0].device
+    sizes = _word_sizes(torch)
+    runs = []  # (dtype or None, [tensors]): consecutive tensors of one wordable dtype, or one other tensor
+    for t in tensors:
+        size = sizes.get(t.dtype)
+        dtype = t.dtype if size is not None and t.numel() * size % 8 == 0 else None
+        if dtype is not None and runs and runs[-1][0] == dtype:
+            runs[-1][1].append(t)
+        else:
+            runs.append((dtype, [t]))
+    with torch.no_grad():  # parameters require grad; their words need no graph
+        if len(runs) == 1 and runs[0][0] is not None:
+            dtype = runs[0][0]
+            zero = cache.get(("zero", dtype, device))
+            if zero is None:
+                zero = cache[("zero", dtype, device)] = torch.zeros(8 // sizes[dtype], dtype=dtype, device=device)
+            return torch._C._nn.flatten_dense_tensors([zero] + runs[0][1]).view(torch.int64)
+        parts = [_zero_word(torch, device, cache)]
+        for dtype, run in runs:
+            if dtype is None or len(run) == 1:
+                parts.extend(words(torch, t).reshape(-1) for t in run)
+            else:
+                parts.append(torch._C._nn.flatten_dense_tensors(run).view(torch.int64))
+        return torch.cat(parts)
+
+
+def _zero_word(torch, device, cache):
+    zero = cache.get(("zero", torch.int64, device))
+    if zero is None:
+        zero = cache[("zero", torch.int64, device)] = torch.zeros(1, dtype=torch.int64, device=device)
+    return zero
+
+
+def _joined_digests(torch, tensors, counts, cache):
+    device = tensors[0].device
+    key = ("joined", tuple(counts), device)
     layout = cache.get(key)
     if layout is None:
         bounds = [0]
@@ -116,22 +204,14 @@ def _joined_digests(torch, ws, cache):
         host = torch.tensor(bounds, dtype=torch.int64)
         # A pinned copy travels without a host sync; shapes repeat every step, so this happens once.
         on_device = host.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else host
-        layout = (on_device, (on_device[:-1] + 1) * 2)
+        layout = (on_device, (on_device[:-1] + 1) * 2, bounds[-1] + 1)
         cache[key] = layout
-        zero = ("zero", device)
-        if zero not in cache:
-            cache[zero] = torch.zeros(1, dtype=torch.int64, device=device)
-    bounds, offsets = layout
-    joined = torch.cat([cache[("zero", device)]] + list(ws))
-    weights = _odd_weights(torch, CHUNK_WORDS + 1, device, cache)[: joined.numel()]
+    bounds, offsets, length = layout
+    joined = _joined(torch, tensors, cache)
+    weights = _odd_weights(torch, (length,), device, cache)
     weighted = (joined * weights).cumsum(0)[bounds]
     plain = joined.cumsum(0)[bounds]
     return weighted.diff() - offsets * plain.diff()
-
-
-def hex64(value):
-    """A digest's host value (a Python int, signed) as the 16 hex digits a record carries."""
-    return "%016x" % (value & _MASK64)
 
 
 def sha256(torch, tensor):
