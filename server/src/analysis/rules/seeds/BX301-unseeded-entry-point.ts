@@ -9,6 +9,22 @@ function onlyWhenUnseeded(elsewhere: boolean, outcomes: Outcomes): Outcomes {
   return elsewhere ? Object.fromEntries(Object.entries(outcomes).map(([mode, o]) => [mode, { ...o, onlyWhenProgramUnseeded: true }])) : outcomes;
 }
 
+/**
+ * The imported functions the entry point runs (`setup(args)` from the project's config module):
+ * `bitexact check` looks into their definitions and drops the hit when one seeds torch.
+ */
+function importedCallees(root: Node, ctx: RuleContext): string[] {
+  const names = new Set<string>();
+  for (const body of entryReach(root)?.bodies ?? []) {
+    for (const call of body.descendantsOfType('call')) {
+      const fn = call.childForFieldName('function');
+      const resolved = fn ? ctx.scope.resolveExpression(fn) : undefined;
+      if (resolved && !/^torch\b/.test(resolved)) names.add(resolved.slice(resolved.lastIndexOf('.') + 1));
+    }
+  }
+  return [...names];
+}
+
 function scan(root: Node, ctx: RuleContext): void {
   if (!ctx.text.includes('__main__') || !/\.(backward|step|fit|train)\s*\(/.test(ctx.text)) return;
   let reach = entryReach(root, (call) => trainingCall(call, ctx));
@@ -24,6 +40,7 @@ function scan(root: Node, ctx: RuleContext): void {
   const guard = reach.guard;
   const { seeded, helperWithoutTorch, onlyWhenGiven } = seedsTorch(root, ctx);
   if (seeded) return;
+  const seededBy = importedCallees(root, ctx);
   const condition = guard.childForFieldName('condition')!;
   const where = `\`${training.text.length > 40 ? `${training.text.slice(0, 37)}...` : training.text}\` on line ${rangeOf(training).start.line + 1}`;
   const helper = helperWithoutTorch ? ` \`${helperWithoutTorch}()\` here seeds other generators but not torch's.` : '';
@@ -33,6 +50,7 @@ function scan(root: Node, ctx: RuleContext): void {
     ctx.report({
       range: { start: rangeOf(guard).start, end: rangeOf(condition).end },
       guard: 'none',
+      seededBy,
       outcomes: onlyWhenUnseeded(elsewhere, always(
         'warning',
         'This entry point trains but seeds torch only when a seed is given',
@@ -46,7 +64,7 @@ function scan(root: Node, ctx: RuleContext): void {
     "This entry point trains but nothing in this file seeds torch's global generator",
     `It trains at ${where}.${helper} Weight initialisation, dropout masks and DataLoader shuffling start from a different state on every run. Call \`torch.manual_seed(seed)\` (or \`lightning.seed_everything(seed)\` / \`transformers.set_seed(seed)\`) at the start of the entry point.`,
   );
-  ctx.report({ range: { start: rangeOf(guard).start, end: rangeOf(condition).end }, guard: 'none', outcomes: onlyWhenUnseeded(elsewhere, outcomes) });
+  ctx.report({ range: { start: rangeOf(guard).start, end: rangeOf(condition).end }, guard: 'none', seededBy, outcomes: onlyWhenUnseeded(elsewhere, outcomes) });
 }
 
 const rule: Rule = {
@@ -92,7 +110,11 @@ taken only when given).
 
 **The check is per file.** The analysis core looks at one file at a time, so a helper imported from
 another module of the project cannot be looked into: a call to an imported function whose name
-contains "seed" (\`from utils import set_seed\`) is trusted to seed torch.
+contains "seed" (\`from utils import set_seed\`) is trusted to seed torch. \`bitexact check\`, which
+reads the whole program, also looks into the other imported functions the entry point runs
+(\`cfg = setup(args)\`): where a training-path file defines one (a module-level \`def setup(\`) whose
+body calls a seed function, directly or through functions of its own file, outside a test of the
+seed, the entry point is seeded. The language server, which checks one file, does not.
 
 \`\`\`python
 def main():
