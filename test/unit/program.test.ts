@@ -139,6 +139,7 @@ describe('an entry point seeded by a helper of another file (seeding-functions.t
     expect(await scriptFindings({ 'project/config.py': config('    random.seed(0)') })).toEqual(['BX301 warning']);
     expect(await scriptFindings({ 'project/config.py': config('    import torch\n    torch.cuda.manual_seed_all(0)') })).toEqual(['BX301 warning']);
     expect(await scriptFindings({ 'project/config.py': config('    if cfg.seed is not None:\n        rng_utils.fix_all_seeds(cfg.seed)') })).toEqual(['BX301 warning']);
+    expect(await scriptFindings({ 'project/config.py': config('    rng_utils.fix_all_seeds(None if cfg.seed < 0 else cfg.seed)') })).toEqual(['BX301 warning']);
     expect(await scriptFindings({ 'project/config.py': config('    pass'), 'tests/helpers.py': 'def prepare(cfg):\n    set_seed(0)\n' })).toEqual(['BX301 warning']);
   });
 });

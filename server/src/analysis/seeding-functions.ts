@@ -25,6 +25,18 @@ function underSeedTest(call: Node, body: Node): boolean {
   return false;
 }
 
+/**
+ * A seed call handed `None if seed < 0 else seed`: with the seed unset (the configuration's
+ * default), the helper gets None and seeds from entropy, so it seeds only when a seed is given.
+ */
+function noneWhenUnset(call: Node): boolean {
+  const args = call.childForFieldName('arguments')?.namedChildren ?? [];
+  return args.some((a) => {
+    const value = a.type === 'keyword_argument' ? a.childForFieldName('value') : a;
+    return value?.type === 'conditional_expression' && value.namedChildren.some((branch) => branch.type === 'none');
+  });
+}
+
 const definitionOf = (child: Node) => (child.type === 'decorated_definition' ? child.childForFieldName('definition') : child);
 
 /** What a function of a file shows of seeding: it seeds, or the imported functions it calls may. */
@@ -59,7 +71,7 @@ export function functionSeedsTorch(root: Node, name: string): FunctionSeeding {
     if (!body || visiting.has(fnName) || depth > 4) return false;
     visiting.add(fnName);
     for (const call of body.descendantsOfType('call')) {
-      if (underSeedTest(call, body)) continue;
+      if (underSeedTest(call, body) || noneWhenUnset(call)) continue;
       const fn = call.childForFieldName('function');
       if (fn?.type === 'identifier') {
         if (defs.has(fn.text) ? seeds(fn.text, depth + 1) : SEED_HELPER_NAME.test(fn.text) && fn.text !== 'seed') return true;
