@@ -261,8 +261,11 @@ export const TORCH_SEEDERS = new Set([
   'ignite.utils.manual_seed',
 ]);
 
-/** Trainer classes that seed torch in their constructor (transformers' Trainer calls set_seed(args.seed)). */
-export const SEEDING_TRAINERS = /^(transformers(\.trainer)?\.(Trainer|Seq2SeqTrainer)|trl(\.\w+)*\.\w*Trainer)$/;
+/**
+ * Trainer classes that seed torch in their constructor (transformers' Trainer calls set_seed(args.seed);
+ * Composer's calls seed_all, with a clock seed when given none, which BX302 reports).
+ */
+export const SEEDING_TRAINERS = /^(transformers(\.trainer)?\.(Trainer|Seq2SeqTrainer)|trl(\.\w+)*\.\w*Trainer|composer(\.trainer){0,2}\.Trainer)$/;
 
 /** Modules whose seed functions never touch torch's generator. */
 const NON_TORCH_SEED_MODULES = new Set(['random', 'numpy', 'tensorflow', 'jax', 'cupy', 'os', 'sys', 'sklearn', 'torch']);
