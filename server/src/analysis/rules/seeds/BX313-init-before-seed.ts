@@ -69,8 +69,10 @@ const OPTIMIZER_CALLEE = /(^|\.)(\w*(Adam|SGD|Lion|Lamb|LAMB|RMSprop|Adagrad|Ada
 function trainedModel(call: Node, statements: Node[], ctx: RuleContext): string | undefined {
   const target = assignedTo(call);
   const fn = call.childForFieldName('function');
-  if (!target || !/^\w+$/.test(target) || /load|pretrained|checkpoint/i.test(call.text.split('(')[0] ?? '')) return undefined;
-  const optimizes = statements.some((st) => st.startIndex > call.endIndex && callsOf(st).some((c) => {
+  if (!target || !/^\w+$/.test(target) || /load|pretrained|checkpoint|from_/i.test(call.text.split('(')[0] ?? '')) return undefined;
+  // Up to the next assignment of the name (`model = wrap(model)`): that one is what is trained then.
+  const rebound = statements.find((st) => st.startIndex > call.endIndex && st.type === 'expression_statement' && st.firstNamedChild?.type === 'assignment' && st.firstNamedChild.childForFieldName('left')?.text === target);
+  const optimizes = statements.some((st) => st.startIndex > call.endIndex && (!rebound || st.startIndex < rebound.startIndex) && callsOf(st).some((c) => {
     const first = callArguments(c).positional[0];
     const callee = c.childForFieldName('function');
     return first?.text === `${target}.parameters()` && !!callee && (OPTIMIZER_CALLEE.test(resolvedCallee(c, ctx) ?? callee.text) || /optim/i.test(assignedTo(c) ?? ''));
