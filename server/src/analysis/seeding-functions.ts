@@ -16,8 +16,8 @@ const OTHER_GENERATOR = /^(random|(np|numpy|tf|tensorflow|jax|cupy)\.random|np|n
 const TORCH_RECEIVER = /^(torch|torch\.random)$/;
 
 /** A call in the body of an `if` that tests a seed (`if seed is not None:`): the default run, given none, skips it. */
-function underSeedTest(call: Node, body: Node): boolean {
-  for (let current = call.parent; current && current.id !== body.id; current = current.parent) {
+function underSeedTest(call: Node, body?: Node): boolean {
+  for (let current = call.parent; current && current.id !== body?.id && current.type !== 'function_definition'; current = current.parent) {
     if (current.type === 'block' && current.parent?.type === 'if_statement' && current.parent.childForFieldName('consequence')?.id === current.id) {
       if (/seed/i.test(current.parent.childForFieldName('condition')?.text ?? '')) return true;
     }
@@ -88,4 +88,23 @@ export function functionSeedsTorch(root: Node, name: string): FunctionSeeding {
     return false;
   };
   return seeds(name, 0) ? { seeds: true, imported: [] } : { seeds: false, imported: [...imported] };
+}
+
+/**
+ * The imported functions `bodies` call, by the name their module defines them under, to look into
+ * for seeding (Candidate.seededBy): not those named like seed helpers, which the file's own reading
+ * already judged, nor calls under a test of the seed, which a default run skips.
+ */
+export function importedSeedCandidates(bodies: readonly Node[], resolve: (fn: Node) => string | undefined): string[] {
+  const names = new Set<string>();
+  for (const body of bodies) {
+    for (const call of body.descendantsOfType('call')) {
+      const fn = call.childForFieldName('function');
+      const resolved = fn ? resolve(fn) : undefined;
+      if (!resolved || /^torch\b/.test(resolved) || underSeedTest(call) || noneWhenUnset(call)) continue;
+      const name = resolved.slice(resolved.lastIndexOf('.') + 1);
+      if (!SEED_HELPER_NAME.test(name)) names.add(name);
+    }
+  }
+  return [...names];
 }

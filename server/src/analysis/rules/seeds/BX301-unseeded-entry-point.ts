@@ -3,26 +3,11 @@ import { entryReach, trainerRun, trainingCall } from './entry-reach.js';
 import { rangeOf } from '../../syntax.js';
 import { always, Outcomes, Rule, RuleContext } from '../rule.js';
 import { seedsTorch } from './shared.js';
+import { importedSeedCandidates } from '../../seeding-functions.js';
 
 /** Outcomes that hold only when no file of the program seeds torch, when `elsewhere` trains. */
 function onlyWhenUnseeded(elsewhere: boolean, outcomes: Outcomes): Outcomes {
   return elsewhere ? Object.fromEntries(Object.entries(outcomes).map(([mode, o]) => [mode, { ...o, onlyWhenProgramUnseeded: true }])) : outcomes;
-}
-
-/**
- * The imported functions the entry point runs (`setup(args)` from the project's config module):
- * `bitexact check` looks into their definitions and drops the hit when one seeds torch.
- */
-function importedCallees(root: Node, ctx: RuleContext): string[] {
-  const names = new Set<string>();
-  for (const body of entryReach(root)?.bodies ?? []) {
-    for (const call of body.descendantsOfType('call')) {
-      const fn = call.childForFieldName('function');
-      const resolved = fn ? ctx.scope.resolveExpression(fn) : undefined;
-      if (resolved && !/^torch\b/.test(resolved)) names.add(resolved.slice(resolved.lastIndexOf('.') + 1));
-    }
-  }
-  return [...names];
 }
 
 function scan(root: Node, ctx: RuleContext): void {
@@ -40,7 +25,8 @@ function scan(root: Node, ctx: RuleContext): void {
   const guard = reach.guard;
   const { seeded, helperWithoutTorch, onlyWhenGiven } = seedsTorch(root, ctx);
   if (seeded) return;
-  const seededBy = importedCallees(root, ctx);
+  // The imported functions it runs (`cfg = setup(args)`): bitexact check looks into them for a seed.
+  const seededBy = importedSeedCandidates(entryReach(root)?.bodies ?? [], (fn) => ctx.scope.resolveExpression(fn));
   const condition = guard.childForFieldName('condition')!;
   const where = `\`${training.text.length > 40 ? `${training.text.slice(0, 37)}...` : training.text}\` on line ${rangeOf(training).start.line + 1}`;
   const helper = helperWithoutTorch ? ` \`${helperWithoutTorch}()\` here seeds other generators but not torch's.` : '';

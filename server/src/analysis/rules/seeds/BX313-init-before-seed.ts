@@ -2,6 +2,7 @@ import type { Node } from 'web-tree-sitter';
 import { isMainGuard } from '../../place.js';
 import { callArguments, rangeOf } from '../../syntax.js';
 import { always, fitMessage, Rule, RuleContext } from '../rule.js';
+import { importedSeedCandidates } from '../../seeding-functions.js';
 import { trainerRun, trainingCall } from './entry-reach.js';
 import { enclosingClass, memo, ownDescendants, resolvedCallee, SEED_HELPER_NAME, SEEDING_TRAINERS, seedsTorch, TORCH_SEEDERS } from './shared.js';
 
@@ -59,6 +60,8 @@ function randomInit(call: Node, ctx: RuleContext, local: Set<string>): string | 
 }
 
 /** An optimizer's constructor: `torch.optim.*`, or a callable named like one (`Lion`, `DecoupledSGDW`, `build_optimizer`). */
+/** Builders that load weights rather than draw them. */
+const LOADER = /load|pretrained|checkpoint|quantized|restore/i;
 const OPTIMIZER_CALLEE = /(^|\.)(\w*(Adam|SGD|Lion|Lamb|LAMB|RMSprop|Adagrad|Adafactor|Muon|Shampoo|Optim|optim|optimizer|Optimizer)\w*)$/;
 
 /**
@@ -69,13 +72,30 @@ const OPTIMIZER_CALLEE = /(^|\.)(\w*(Adam|SGD|Lion|Lamb|LAMB|RMSprop|Adagrad|Ada
 function trainedModel(call: Node, statements: Node[], ctx: RuleContext): string | undefined {
   const target = assignedTo(call);
   const fn = call.childForFieldName('function');
-  if (!target || !/^\w+$/.test(target) || /load|pretrained|checkpoint|from_/i.test(call.text.split('(')[0] ?? '')) return undefined;
-  // Up to the next assignment of the name (`model = wrap(model)`): that one is what is trained then.
-  const rebound = statements.find((st) => st.startIndex > call.endIndex && st.type === 'expression_statement' && st.firstNamedChild?.type === 'assignment' && st.firstNamedChild.childForFieldName('left')?.text === target);
-  const optimizes = statements.some((st) => st.startIndex > call.endIndex && (!rebound || st.startIndex < rebound.startIndex) && callsOf(st).some((c) => {
+  if (!target || !/^\w+$/.test(target) || LOADER.test(call.text.split('(')[0] ?? '')) return undefined;
+  const argsOf = (c: Node) => {
+    const args = callArguments(c);
+    return [...args.positional, ...args.keywords.values()];
+  };
+  const assignmentOf = (st: Node) => (st.type === 'expression_statement' && st.firstNamedChild?.type === 'assignment' ? st.firstNamedChild : undefined);
+  // A wrapper of a model built before (`DDP(model)`, `parallelize_module(module=model)`) draws nothing itself.
+  const builtBefore = (name: string) => statements.some((st) => st.endIndex <= call.startIndex && assignmentOf(st)?.childForFieldName('left')?.text === name);
+  if (argsOf(call).some((a) => a.type === 'identifier' && builtBefore(a.text))) return undefined;
+  // The names that hold it later: itself and what wraps it (`sharded = fully_shard(model)`), until rebound to something else.
+  const holders = new Set([target]);
+  for (const st of statements) {
+    const assignment = st.startIndex > call.endIndex ? assignmentOf(st) : undefined;
+    const left = assignment?.childForFieldName('left')?.text;
+    const right = assignment?.childForFieldName('right');
+    if (!left || !right) continue;
+    if (right.type === 'call' && argsOf(right).some((a) => a.type === 'identifier' && holders.has(a.text))) holders.add(left);
+    else holders.delete(left);
+  }
+  const optimizes = statements.some((st) => st.startIndex > call.endIndex && callsOf(st).some((c) => {
     const first = callArguments(c).positional[0];
     const callee = c.childForFieldName('function');
-    return first?.text === `${target}.parameters()` && !!callee && (OPTIMIZER_CALLEE.test(resolvedCallee(c, ctx) ?? callee.text) || /optim/i.test(assignedTo(c) ?? ''));
+    const held = first?.type === 'call' && /^(\w+)\.parameters\(\)$/.exec(first.text);
+    return !!held && holders.has(held[1]!) && !!callee && (OPTIMIZER_CALLEE.test(resolvedCallee(c, ctx) ?? callee.text) || /optim/i.test(assignedTo(c) ?? ''));
   }));
   return optimizes ? `\`${fn?.text.split('(')[0] ?? target}(...)\` builds the weights the optimizer trains` : undefined;
 }
@@ -92,24 +112,11 @@ function unseededScript(root: Node, ctx: RuleContext): Node[] | undefined {
   return trains ? statements : undefined;
 }
 
-/** The imported functions a script's statements call: one of them may seed (bitexact check looks, Candidate.seededBy). */
-function importedCallees(statements: Node[], ctx: RuleContext): string[] {
-  const names = new Set<string>();
-  for (const st of statements) {
-    for (const c of callsOf(st)) {
-      const fn = c.childForFieldName('function');
-      const resolved = fn ? ctx.scope.resolveExpression(fn) : undefined;
-      if (resolved && !resolved.startsWith('torch')) names.add(resolved.slice(resolved.lastIndexOf('.') + 1));
-    }
-  }
-  return [...names];
-}
-
 /** Reports the random initialisation in a script that never seeds (unseededScript). */
 function reportUnseededScript(root: Node, ctx: RuleContext, local: Set<string>): void {
   const statements = unseededScript(root, ctx);
   if (!statements) return;
-  const seededBy = importedCallees(statements, ctx);
+  const seededBy = importedSeedCandidates(statements, (fn) => ctx.scope.resolveExpression(fn));
   for (const statement of statements) {
     const calls = callsOf(statement);
     const found = calls.map((c) => [c, randomInit(c, ctx, local)] as const).find(([, what]) => what) ?? calls.map((c) => [c, trainedModel(c, statements, ctx)] as const).find(([, what]) => what);
