@@ -69,10 +69,31 @@ const OPTIMIZER_CALLEE = /(^|\.)(\w*(Adam|SGD|Lion|Lamb|LAMB|RMSprop|Adagrad|Ada
  * an optimizer: the weights the run trains are drawn here, whatever class builds them (imported
  * ones included). Not a model loaded from a checkpoint (`from_pretrained`, `load...`).
  */
+/** The names whose `x.parameters()` a block hands to an optimizer, read once per block. */
+const OPTIMIZED = new WeakMap<Node[], Set<string>>();
+function optimizedNames(statements: Node[], ctx: RuleContext): Set<string> {
+  let names = OPTIMIZED.get(statements);
+  if (names) return names;
+  names = new Set();
+  for (const st of statements) {
+    if (!st.text.includes('.parameters()')) continue;
+    for (const c of callsOf(st)) {
+      const first = callArguments(c).positional[0];
+      const callee = c.childForFieldName('function');
+      const held = first?.type === 'call' && /^(\w+)\.parameters\(\)$/.exec(first.text);
+      if (held && callee && (OPTIMIZER_CALLEE.test(resolvedCallee(c, ctx) ?? callee.text) || /optim/i.test(assignedTo(c) ?? ''))) names.add(held[1]!);
+    }
+  }
+  OPTIMIZED.set(statements, names);
+  return names;
+}
+
 function trainedModel(call: Node, statements: Node[], ctx: RuleContext): string | undefined {
   const target = assignedTo(call);
   const fn = call.childForFieldName('function');
   if (!target || !/^\w+$/.test(target) || LOADER.test(call.text.split('(')[0] ?? '')) return undefined;
+  const optimized = optimizedNames(statements, ctx);
+  if (optimized.size === 0) return undefined;
   const argsOf = (c: Node) => {
     const args = callArguments(c);
     return [...args.positional, ...args.keywords.values()];
@@ -91,12 +112,7 @@ function trainedModel(call: Node, statements: Node[], ctx: RuleContext): string 
     if (right.type === 'call' && argsOf(right).some((a) => a.type === 'identifier' && holders.has(a.text))) holders.add(left);
     else holders.delete(left);
   }
-  const optimizes = statements.some((st) => st.startIndex > call.endIndex && callsOf(st).some((c) => {
-    const first = callArguments(c).positional[0];
-    const callee = c.childForFieldName('function');
-    const held = first?.type === 'call' && /^(\w+)\.parameters\(\)$/.exec(first.text);
-    return !!held && holders.has(held[1]!) && !!callee && (OPTIMIZER_CALLEE.test(resolvedCallee(c, ctx) ?? callee.text) || /optim/i.test(assignedTo(c) ?? ''));
-  }));
+  const optimizes = [...holders].some((h) => optimized.has(h));
   return optimizes ? `\`${fn?.text.split('(')[0] ?? target}(...)\` builds the weights the optimizer trains` : undefined;
 }
 
@@ -128,7 +144,7 @@ function reportUnseededScript(root: Node, ctx: RuleContext, local: Set<string>):
       outcomes: always(
         'warning',
         fitMessage(`${found[1]}, and nothing in this file seeds torch, so they differ on every run`, 'Random weights are drawn here and nothing in this file seeds torch, so they differ on every run'),
-        'This script trains at module level and never seeds torch, so its initial weights, and everything drawn after them, come from a different state on every run. Call `torch.manual_seed(seed)` before building the model.',
+        `This script trains at module level and ${seedsTorch(root, ctx).onlyWhenGiven ? 'seeds torch only when a seed is given' : 'never seeds torch'}, so a default run's initial weights, and everything drawn after them, come from a different state every time. Call \`torch.manual_seed(seed)\` with a fixed default before building the model.`,
       ),
     });
   }
