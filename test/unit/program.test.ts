@@ -104,6 +104,46 @@ describe('a program that seeds nothing (program.ts programUnseeded)', () => {
   });
 });
 
+describe('an entry point seeded by a helper of another file (seeding-functions.ts)', () => {
+  // The script trains itself; its seeding, if any, is in the setup helper it imports.
+  const SCRIPT = [
+    'import torch',
+    'from project.config import prepare',
+    'def fit(model, opt, batches):',
+    '    for x in batches:',
+    '        model(x).sum().backward()',
+    '        opt.step()',
+    'if __name__ == "__main__":',
+    '    cfg = prepare(None)',
+    '    fit(None, None, [])',
+    '',
+  ].join('\n');
+  const config = (body: string) => `import random\nfrom project import rng_utils\ndef _log(cfg):\n    print(cfg)\ndef _init(cfg):\n${body}\ndef prepare(cfg):\n    _log(cfg)\n    _init(cfg)\n    return cfg\n`;
+  async function scriptFindings(files: Record<string, string>): Promise<string[]> {
+    const checker = await loadChecker();
+    const s = settings({ select: ['BX301'] });
+    const program = Object.entries({ 'train.py': SCRIPT, ...files }).map(([file, text]) => ({ path: file, text, settings: s, offPath: isOffPath(file) }));
+    return checker.checkProgram(program).find((f) => f.path === 'train.py')!.findings.map((f) => `${f.rule} ${f.severity}`);
+  }
+
+  it('is not reported when the helper seeds torch through a function of its own file and an imported seed helper', async () => {
+    expect(await scriptFindings({ 'project/config.py': config('    rng_utils.fix_all_seeds(cfg.seed)') })).toEqual([]);
+    expect(await scriptFindings({ 'project/config.py': config('    import torch\n    torch.manual_seed(0)') })).toEqual([]);
+    // Through a function another module defines, called by its imported name in the helper's file.
+    const relay = config('    reseed(cfg)').replace('from project import rng_utils', 'from project.rng_utils import reset as reseed');
+    expect(await scriptFindings({ 'project/config.py': relay, 'project/rng_utils.py': 'import torch\ndef reset(cfg):\n    torch.manual_seed(cfg.seed)\n' })).toEqual([]);
+    expect(await scriptFindings({ 'project/config.py': relay, 'project/rng_utils.py': 'import numpy as np\ndef reset(cfg):\n    np.random.seed(cfg.seed)\n' })).toEqual(['BX301 warning']);
+  });
+
+  it('is reported when the helper seeds only another generator, only CUDA, only when a seed is given, or is defined in test code alone', async () => {
+    expect(await scriptFindings({ 'project/config.py': config('    random.seed(0)') })).toEqual(['BX301 warning']);
+    expect(await scriptFindings({ 'project/config.py': config('    import torch\n    torch.cuda.manual_seed_all(0)') })).toEqual(['BX301 warning']);
+    expect(await scriptFindings({ 'project/config.py': config('    if cfg.seed is not None:\n        rng_utils.fix_all_seeds(cfg.seed)') })).toEqual(['BX301 warning']);
+    expect(await scriptFindings({ 'project/config.py': config('    rng_utils.fix_all_seeds(None if cfg.seed < 0 else cfg.seed)') })).toEqual(['BX301 warning']);
+    expect(await scriptFindings({ 'project/config.py': config('    pass'), 'tests/helpers.py': 'def prepare(cfg):\n    set_seed(0)\n' })).toEqual(['BX301 warning']);
+  });
+});
+
 describe('test, benchmark and build code', () => {
   it('is recognised by its path from the project root', () => {
     for (const file of ['tests/test_ops.py', 'test/x.py', 'pkg/tests/x.py', 'ops_test.py', 'conftest.py', 'benchmarks/bench_attn.py', 'bench/x.py', 'docs/conf.py', 'setup.py', 'build/lib/x.py', 'testing/util.py', 'src/pkg/ops/backends/_ascend/ops/mhc.py', 'scripts/conversion/numerical_tests_llama.py', 'benchmark.py', 'kernels/bench_attn.py', 'tools/attn-benchmark.py', 'validate.py', 'inference.py']) {
@@ -111,6 +151,21 @@ describe('test, benchmark and build code', () => {
     }
     for (const file of ['train.py', 'src/latest/model.py', 'attest.py', 'contest/x.py', 'examples/train.py', 'workbench.py', 'pkg/inference.py', 'pkg/engine/validate.py', 'train_eval.py']) expect(isOffPath(file), file).toBe(false);
     expect(isOffPath('scripts/profile_run.py', ['scripts/**'])).toBe(true);
+    // A setup.py beside an __init__.py is a module of its package, not a build script.
+    expect(isOffPath('pkg/eval/setup.py', [], true)).toBe(false);
+  });
+
+  it('a package module named setup.py marks no project root: its program is the package\'s, and it is on the path', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-program-'));
+    fs.mkdirSync(path.join(dir, 'pkg/eval'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'pyproject.toml'), '');
+    for (const init of ['pkg/__init__.py', 'pkg/eval/__init__.py']) fs.writeFileSync(path.join(dir, init), '');
+    fs.writeFileSync(path.join(dir, 'pkg/eval/setup.py'), 'import torch\ndef prepare():\n    torch.backends.cudnn.benchmark = True\n');
+    fs.writeFileSync(path.join(dir, 'setup.py'), 'import torch\ntorch.backends.cudnn.benchmark = True\n');
+    const r = runCli(['check', '.', '--format', 'json', '--select', 'BX201'], dir);
+    const found = JSON.parse(r.stdout).diagnostics.map((d: { path: string; severity: string }) => `${d.path} ${d.severity}`).sort();
+    // The root's build script stays off the path.
+    expect(found).toEqual(['pkg/eval/setup.py warning', 'setup.py info']);
   });
 
   it('`bitexact check` reports it as info by default, in full with test-code = "report", not at all with "skip"; .pyi stubs are not walked', async () => {

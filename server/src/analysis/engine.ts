@@ -12,6 +12,7 @@ import { Checkpoint, LargeParts, Part, PartNodes, bindingsOf, collectParts, file
 import { CALL_NAME_PATTERN, CallEdge, callEdgesOf } from './program.js';
 import type { LaunchSwitch, Outcomes, Rule } from './rules/rule.js';
 import { launchSwitchValues, type SwitchValue } from './launch-switches.js';
+import { functionSeedsTorch, type FunctionSeeding } from './seeding-functions.js';
 import { aliasTriggers, fallbackStarts, importBindingsOf } from './scope.js';
 import { Suppression, parseSuppressions } from './suppressions.js';
 import { rangeOf } from './syntax.js';
@@ -48,6 +49,12 @@ export interface Candidate {
    * launch leaves the switch off by default.
    */
   launchSwitch?: LaunchSwitch;
+  /**
+   * For an unseeded-program hit: the imported functions its code calls (a training entry point's
+   * `setup(args)`). `bitexact check` finds their definitions by name in the training-path files and
+   * drops the hit when one of them seeds torch (seeding-functions.ts).
+   */
+  seededBy?: string[];
 }
 
 export interface FileAnalysis {
@@ -191,6 +198,16 @@ export class Analyzer {
       this.imports ??= this.parser.query('(import_statement) @import (import_from_statement) @import');
       const scope = scopeFrom([{ imports: this.imports.captures(tree.rootNode).flatMap((c) => importBindingsOf(c.node)), aliases: [] }]);
       return usesOf(tree.rootNode, names, scope);
+    } finally {
+      tree.delete();
+    }
+  }
+
+  /** Does the module-level function `name` of a file seed torch (seeding-functions.ts)? */
+  functionSeedsTorch(text: string, name: string): FunctionSeeding {
+    const tree = this.parser.parse(text);
+    try {
+      return functionSeedsTorch(tree.rootNode, name);
     } finally {
       tree.delete();
     }

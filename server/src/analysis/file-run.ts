@@ -210,6 +210,7 @@ function toCandidate(rule: Rule, hit: Hit, guards: GuardFinder): Candidate {
   const functions = rule.backwardOnly && hit.node ? callableChain(hit.node) : [];
   if (functions.length) candidate.functions = functions;
   if (hit.launchSwitch) candidate.launchSwitch = hit.launchSwitch;
+  if (hit.seededBy?.length) candidate.seededBy = hit.seededBy;
   return candidate;
 }
 

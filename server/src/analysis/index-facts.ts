@@ -5,13 +5,14 @@ import type { Node } from 'web-tree-sitter';
 import { callSiteArguments } from './call-site-args.js';
 import type { ImportScope } from './scope.js';
 import { argument, callArguments, literalValue, unparenthesize } from './syntax.js';
+import { relativePositions } from './relative-positions.js';
 import { isGraphIndexName } from './value-names.js';
 
 const MAX_DEPTH = 6;
 /** Views that keep a flat index distinct but mix the rows of a per-row one. */
 export const VIEWS = new Set(['view', 'reshape', 'flatten', 'view_as', 'reshape_as', 'ravel']);
-/** Index makers whose entries repeat by construction: random draws, repeats, bucket ids. */
-const REPEATING_MAKERS = new Set(['randint', 'repeat_interleave', 'repeat', 'bucketize', 'searchsorted', 'multinomial', 'argmax', 'argmin']);
+/** Index makers whose entries repeat by construction: random draws, repeats, bucket ids, rounded floats (like `//`). */
+const REPEATING_MAKERS = new Set(['randint', 'repeat_interleave', 'repeat', 'bucketize', 'searchsorted', 'multinomial', 'argmax', 'argmin', 'floor', 'ceil', 'round', 'trunc']);
 
 /** Calls whose result is an index without repeats: permutations, ranges, unique values; argsort per row. */
 export const FLAT_UNIQUE_MAKERS = new Set(['randperm', 'arange', 'unique', 'unique_consecutive']);
@@ -126,6 +127,7 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
     case 'augmented_assignment': {
       const op = expr.childForFieldName('operator')?.text.replace(/=$/, '');
       if (op === '//' || (op === '%' && options.modulo !== false)) return !isScalarLike(expr.childForFieldName('left'));
+      if (relativePositions(values, scope, expr)) return true; // `q[:, None] - k[None, :]`: recur along diagonals
       const left = expr.childForFieldName('left') ?? undefined;
       const right = expr.childForFieldName('right') ?? undefined;
       // A distinct index plus an offset stays distinct (`arange(n) + shift`), and so does a row-major position.
@@ -155,7 +157,7 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
       // keeps the receiver's entries once (unless its rank is known to be lower: `repeat` then adds
       // leading dimensions and tiles the entries themselves).
       if (name === 'repeat' && receiver && tilesOtherDims(values, receiver, callArguments(expr).positional)) return next(receiver);
-      if (name && REPEATING_MAKERS.has(name) && !einops) return true;
+      if ((name && REPEATING_MAKERS.has(name) && !einops) || relativePositions(values, scope, expr)) return true;
       // Flattening per-row distinct indices (top-k expert ids of every token) repeats them across rows.
       if (receiver && name && VIEWS.has(name) && values.of(receiver).unique === 'rows') return true;
       if (receiver && next(receiver)) return true;

@@ -13,6 +13,7 @@ import { finish } from './parts.js';
 import { importsAlias, projectAliases } from './project-aliases.js';
 import type { CompiledAtomic } from './compiled-extensions.js';
 import { ResolveMemo, resolveFindings } from './resolve.js';
+import type { FunctionSeeding } from './seeding-functions.js';
 import { RULES } from './rules/index.js';
 import type { LaunchSwitch, ModeOutcome, Outcomes, Rule } from './rules/rule.js';
 import type { DeterministicMode, Finding } from './types.js';
@@ -262,6 +263,47 @@ export class Checker {
   }
 
   /**
+   * Drops the hits that stand only while torch is unseeded (`Candidate.seededBy`: a training entry
+   * point) when a function their code calls from another file seeds it: its definition, found by
+   * name in the training-path files (`def setup(`), calls a seed function (seeding-functions.ts),
+   * itself or through the imported functions it calls. Only files defining such a name are parsed.
+   */
+  private dropSeededByCallees(analyses: FileAnalysis[], files: readonly SourceFile[]): void {
+    const loud = (c: FileAnalysis['candidates'][number]) => !!c.seededBy && Object.values(c.outcomes).some((o) => o.severity !== 'info');
+    if (!analyses.some((a) => a.candidates.some(loud))) return;
+    // Each name's definitions (training-path files with a module-level `def name(`), read once.
+    const read = new Map<string, FunctionSeeding[]>();
+    const readName = (name: string): FunctionSeeding[] => {
+      let found = read.get(name);
+      if (!found) {
+        const def = new RegExp(`^(async\\s+)?def\\s+${name}\\s*\\(`, 'm');
+        read.set(name, (found = files.filter((f) => !f.offPath && def.test(f.text)).map((f) => this.analyzer.functionSeedsTorch(f.text, name))));
+      }
+      return found;
+    };
+    // Through the imported functions those call in turn, three files deep (setup -> default_setup's module -> ...).
+    const seeds = (name: string): boolean => {
+      const seen = new Set([name]);
+      let level = [name];
+      for (let depth = 0; depth < 3 && level.length; depth++) {
+        const next: string[] = [];
+        for (const n of level) {
+          for (const found of readName(n)) {
+            if (found.seeds) return true;
+            for (const m of found.imported) if (!seen.has(m)) (seen.add(m), next.push(m));
+          }
+        }
+        level = next;
+      }
+      return false;
+    };
+    analyses.forEach((analysis, i) => {
+      const kept = analysis.candidates.filter((c) => !loud(c) || !c.seededBy!.some(seeds));
+      if (kept.length !== analysis.candidates.length) analyses[i] = { ...analysis, candidates: kept };
+    });
+  }
+
+  /**
    * Checks files that form one program: deterministic mode turned on where the program's default
    * path runs it (e.g. in train.py, program.ts) applies to the ops in all of them (e.g. in model.py).
    */
@@ -276,6 +318,7 @@ export class Checker {
     this.addCallEdges(program, kept);
     this.dropWithoutGrad(analyses, kept);
     this.quietOffByLaunch(analyses, launchers ?? kept);
+    this.dropSeededByCallees(analyses, kept);
     const view: ProgramView = { mode: programMode(program), trains: programTrains(program), unseeded: programUnseeded(program) };
     const checked = new Map(kept.map((file, i) => [file, {
       path: file.path,

@@ -2,7 +2,7 @@
 // it accepts only inputs of some rank: `F.interpolate` takes (N, C, L), (N, C, H, W) or
 // (N, C, D, H, W) and keeps the rank, so its output has at least 3 dimensions; `F.conv2d` output
 // has 3 (unbatched) or 4. Followed through names and the shape-keeping methods and arithmetic
-// applied after. Read where a rule needs "3 or more dimensions" (BX133: nll_loss2d's kernel).
+// applied after; an einops `rearrange` / `repeat` / `reduce` has the axes its pattern names. Read where a rule needs "3 or more dimensions" (BX133: nll_loss2d's kernel).
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
 import { unparenthesize } from './syntax.js';
@@ -29,6 +29,21 @@ const LEAST_RANK: Record<string, number> = {
 /** Methods (and functional ops) that return a tensor of their input's shape. */
 const KEEPS_SHAPE = new Set(['float', 'half', 'double', 'bfloat16', 'to', 'type_as', 'contiguous', 'clone', 'detach', 'cuda', 'softmax', 'log_softmax', 'sigmoid', 'relu', 'tanh', 'clamp', 'mul', 'add', 'div', 'sub', 'masked_fill']);
 const MAX_DEPTH = 8;
+/** einops functions that return the axes their pattern's right side names. */
+const EINOPS_OUTPUT = new Set(['einops.rearrange', 'einops.repeat', 'einops.reduce']);
+
+/**
+ * The rank an einops pattern's output has at least: the axes right of `->`, a parenthesised group
+ * (`(h d)`) one axis, `...` none or more (`'b n c -> b c n'` is 3).
+ */
+function einopsRank(pattern: Node | undefined): number | undefined {
+  if (pattern?.type !== 'string' || pattern.descendantsOfType('interpolation').length) return undefined;
+  const text = pattern.text.replace(/^[rbuRBU]*['"]+|['"]+$/g, '');
+  const arrow = text.indexOf('->');
+  if (arrow < 0) return undefined;
+  const output = text.slice(arrow + 2).replace(/\([^)]*\)/g, ' g ').replace(/\.\.\./g, ' ');
+  return output.split(/\s+/).filter(Boolean).length;
+}
 
 interface Definitions {
   definition(identifier: Node): { value: Node; unpacked: boolean } | undefined;
@@ -57,6 +72,7 @@ export function leastRank(values: Definitions, scope: ImportScope, node: Node | 
         const name = qualified.slice(qualified.lastIndexOf('.') + 1);
         if (qualified.startsWith('torch.nn.functional.') && Object.hasOwn(LEAST_RANK, name)) return LEAST_RANK[name];
         const first = expr.childForFieldName('arguments')?.namedChildren[0];
+        if (EINOPS_OUTPUT.has(qualified)) return einopsRank(expr.childForFieldName('arguments')?.namedChildren[1]);
         return qualified.startsWith('torch.') && KEEPS_SHAPE.has(name) ? next(first) : undefined;
       }
       if (fn.type !== 'attribute') return undefined;

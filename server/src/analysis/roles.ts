@@ -20,7 +20,6 @@ const OFF_PATH_GLOBS = [
   '**/bench/**',
   '**/docs/**',
   '**/build/**',
-  '**/setup.py',
   // Backends for other accelerators (Ascend NPUs): bitexact's facts are CUDA's.
   '**/_ascend/**',
   '**/ascend/**',
@@ -43,10 +42,15 @@ const OFF_PATH_WORD = /^(test|tests|testing|bench|benchmark|benchmarks)$/;
  */
 const ROOT_EVALUATION_SCRIPT = /^(validate|validation|eval|evaluate|evaluation|inference|infer|predict)\.py$/;
 
-/** True for a test, benchmark, docs or build file (`relativePath` from the project root, `/`-separated). */
-export function isOffPath(relativePath: string, extraGlobs: readonly string[] = []): boolean {
+/**
+ * True for a test, benchmark, docs or build file (`relativePath` from the project root, `/`-separated).
+ * `packageModule`: the file sits beside an `__init__.py`, so a `setup.py` there is a module of its
+ * package that code imports (`pkg.eval.setup`: configuration and model set-up), not a build script.
+ */
+export function isOffPath(relativePath: string, extraGlobs: readonly string[] = [], packageModule = false): boolean {
   if (builtIn(relativePath)) return true;
   const name = relativePath.slice(relativePath.lastIndexOf('/') + 1);
+  if (name === 'setup.py' && !packageModule) return true;
   if (name.endsWith('.py') && name.slice(0, -3).split(/[_.-]/).some((word) => OFF_PATH_WORD.test(word.toLowerCase()))) return true;
   if (!relativePath.includes('/') && ROOT_EVALUATION_SCRIPT.test(name)) return true;
   return extraGlobs.length > 0 && picomatch.isMatch(relativePath, [...extraGlobs], { dot: true });

@@ -11,6 +11,14 @@ import { isOffPath } from '../analysis/roles.js';
 
 const PROJECT_MARKERS = ['pyproject.toml', 'setup.py', 'setup.cfg', '.git'];
 
+/**
+ * A `setup.py` beside an `__init__.py` is a module of its package (`pkg.eval.setup`), which the
+ * package's code imports: it marks no project root and is no build script.
+ */
+function packageModule(dir: string, marker: string): boolean {
+  return marker === 'setup.py' && fs.existsSync(path.join(dir, '__init__.py'));
+}
+
 interface ConfigLayer {
   dir: string;
   /** The configuration file. */
@@ -82,7 +90,7 @@ export class ProjectResolver {
   /** A test, benchmark, docs or build file, by its path from the project root (roles.ts). */
   isOffPath(file: string, settings: Settings): boolean {
     const relative = path.relative(this.projectRoot(file), file).split(path.sep).join('/');
-    return isOffPath(relative.startsWith('..') ? path.basename(file) : relative, settings.testCodeGlobs);
+    return isOffPath(relative.startsWith('..') ? path.basename(file) : relative, settings.testCodeGlobs, packageModule(path.dirname(file), path.basename(file)));
   }
 
   projectRoot(file: string): string {
@@ -91,7 +99,7 @@ export class ProjectResolver {
     if (cached) return cached;
     let root = this.fallbackRoot;
     for (let dir = start; ; dir = path.dirname(dir)) {
-      if (PROJECT_MARKERS.some((m) => fs.existsSync(path.join(dir, m)))) {
+      if (PROJECT_MARKERS.some((m) => fs.existsSync(path.join(dir, m)) && !packageModule(dir, m))) {
         root = dir;
         break;
       }

@@ -77,6 +77,8 @@ export interface Hit {
   guard?: GuardKind;
   /** The hit runs only when a launch turns this constexpr switch of its kernel on (engine.ts Candidate). */
   launchSwitch?: LaunchSwitch;
+  /** Functions of other files the hit's code calls, any of which may seed torch (engine.ts Candidate). */
+  seededBy?: string[];
 }
 
 /** `if USE_SPLIT_K:` in the Triton kernel `kernel`: the hit's code runs only when a launch passes it on. */

@@ -17,6 +17,17 @@ const FA2: Record<string, number> = {
   flash_attn_varlen_qkvpacked_func: 8,
   flash_attn_varlen_kvpacked_func: 11,
 };
+/**
+ * flash-attn 1's `unpadded` (varlen) entry points in `flash_attn.flash_attn_interface`: 1.0 added
+ * `deterministic` (default False, the backward then splits over programs that add dQ); 0.2 had no
+ * flag at all, which reads the same as a missing one.
+ */
+const FA1: Record<string, number> = {
+  flash_attn_unpadded_func: 11,
+  flash_attn_unpadded_qkvpacked_func: 7,
+  flash_attn_unpadded_kvpacked_func: 10,
+  flash_attn_unpadded_qkvpacked_split_func: 9,
+};
 /** FlashAttention-3 (the `flash_attn_interface` module built from hopper/): flag far back. */
 const FA3: Record<string, number> = { flash_attn_func: 5, flash_attn_varlen_func: 5, flash_attn_qkvpacked_func: 5 };
 
@@ -32,6 +43,7 @@ const FA2_MODULES = ['flash_attn', 'flash_attn.flash_attn_interface', 'flash_att
 const FIRST_POSITION = new Map<string, number>([
   ...Object.entries(FA2).flatMap(([name, i]) => FA2_MODULES.map((module) => [`${module}.${name}`, i] as [string, number])),
   ...Object.entries(FA3).map(([name, i]) => [`flash_attn_interface.${name}`, i] as [string, number]),
+  ...Object.entries(FA1).map(([name, i]) => [`flash_attn.flash_attn_interface.${name}`, i] as [string, number]),
   ...Object.entries(FA2_BACKWARD).map(([name, i]) => [`flash_attn.flash_attn_interface.${name}`, i] as [string, number]),
 ]);
 /**
@@ -165,10 +177,11 @@ const rule: Rule = {
   facts: [
     { torch: '', source: 'docs', text: 'flash-attn 2.4.1 and later: `deterministic` (default False) selects a deterministic backward, "slightly slower and uses more memory"; the forward pass is always deterministic' },
     { torch: '', source: 'docs', text: 'Dao-AILab/flash-attention#414: the backward is not deterministic because it accumulates with atomic adds' },
+    { torch: '', source: 'docs', text: 'flash-attn 1.0.x flash_attn/flash_attn_interface.py: the `flash_attn_unpadded_*func` entry points take `deterministic=False` last, and run the backward with num_splits=0 (split over programs) unless it is True' },
     { torch: '', source: 'docs', text: "flash-attn reads only its own argument: torch.use_deterministic_algorithms(True) does not change which backward it runs" },
     { torch: '', source: 'docs', text: 'flash-attn 2 flash_attn/flash_attn_triton.py: the backward kernel is autotuned over SEQUENCE_PARALLEL False and True, and the SEQUENCE_PARALLEL one adds dq with tl.atomic_add; the module has no deterministic argument' },
   ],
-  triggers: [...Object.keys(FA2), ...Object.keys(FA2_BACKWARD), 'flash_attn', 'bwd', 'varlen_bwd'],
+  triggers: [...Object.keys(FA2), ...Object.keys(FA1), ...Object.keys(FA2_BACKWARD), 'flash_attn', 'bwd', 'varlen_bwd'],
   calls: [...FIRST_POSITION.keys(), ...TRITON_ENTRY_POINTS, ...COMPILED_BACKWARD.keys()],
   onCall(call, ctx) {
     if (TRITON_ENTRY_POINTS.has(call.callee)) {
@@ -202,7 +215,8 @@ That is why the finding is an error when the program turns the mode on.
 \`flash_attn_varlen_kvpacked_func\` (imported from \`flash_attn\`, \`flash_attn.flash_attn_interface\`
 or \`flash_attn.modules.mha\`, under any alias, or through a lazy-import shim \`def f(*args, **kwargs)\`
 that imports one and returns \`impl(*args, **kwargs)\`), FlashAttention-3's \`flash_attn_interface\`
-functions, and flash-attn 2's backward kernels \`_flash_attn_backward\` / \`_flash_attn_varlen_backward\`
+functions, flash-attn 1's \`flash_attn_unpadded_func\` and its packed and split variants (1.0 gave
+them the same \`deterministic=False\` flag), and flash-attn 2's backward kernels \`_flash_attn_backward\` / \`_flash_attn_varlen_backward\`
 (which ring attention calls from its own backward: they are the backward, wherever they stand), where
 \`deterministic\` is missing, \`False\` or \`None\`, or a value that is off on the default path: a local
 name bound to one of those, a parameter or \`self.x\` whose default is False, an environment lookup

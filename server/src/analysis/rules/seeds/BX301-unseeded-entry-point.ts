@@ -3,6 +3,7 @@ import { entryReach, trainerRun, trainingCall } from './entry-reach.js';
 import { rangeOf } from '../../syntax.js';
 import { always, Outcomes, Rule, RuleContext } from '../rule.js';
 import { seedsTorch } from './shared.js';
+import { importedSeedCandidates } from '../../seeding-functions.js';
 
 /** Outcomes that hold only when no file of the program seeds torch, when `elsewhere` trains. */
 function onlyWhenUnseeded(elsewhere: boolean, outcomes: Outcomes): Outcomes {
@@ -24,6 +25,8 @@ function scan(root: Node, ctx: RuleContext): void {
   const guard = reach.guard;
   const { seeded, helperWithoutTorch, onlyWhenGiven } = seedsTorch(root, ctx);
   if (seeded) return;
+  // The imported functions it runs (`cfg = setup(args)`): bitexact check looks into them for a seed.
+  const seededBy = importedSeedCandidates(entryReach(root)?.bodies ?? [], (fn) => ctx.scope.resolveExpression(fn));
   const condition = guard.childForFieldName('condition')!;
   const where = `\`${training.text.length > 40 ? `${training.text.slice(0, 37)}...` : training.text}\` on line ${rangeOf(training).start.line + 1}`;
   const helper = helperWithoutTorch ? ` \`${helperWithoutTorch}()\` here seeds other generators but not torch's.` : '';
@@ -33,6 +36,7 @@ function scan(root: Node, ctx: RuleContext): void {
     ctx.report({
       range: { start: rangeOf(guard).start, end: rangeOf(condition).end },
       guard: 'none',
+      seededBy,
       outcomes: onlyWhenUnseeded(elsewhere, always(
         'warning',
         'This entry point trains but seeds torch only when a seed is given',
@@ -46,7 +50,7 @@ function scan(root: Node, ctx: RuleContext): void {
     "This entry point trains but nothing in this file seeds torch's global generator",
     `It trains at ${where}.${helper} Weight initialisation, dropout masks and DataLoader shuffling start from a different state on every run. Call \`torch.manual_seed(seed)\` (or \`lightning.seed_everything(seed)\` / \`transformers.set_seed(seed)\`) at the start of the entry point.`,
   );
-  ctx.report({ range: { start: rangeOf(guard).start, end: rangeOf(condition).end }, guard: 'none', outcomes: onlyWhenUnseeded(elsewhere, outcomes) });
+  ctx.report({ range: { start: rangeOf(guard).start, end: rangeOf(condition).end }, guard: 'none', seededBy, outcomes: onlyWhenUnseeded(elsewhere, outcomes) });
 }
 
 const rule: Rule = {
@@ -92,7 +96,11 @@ taken only when given).
 
 **The check is per file.** The analysis core looks at one file at a time, so a helper imported from
 another module of the project cannot be looked into: a call to an imported function whose name
-contains "seed" (\`from utils import set_seed\`) is trusted to seed torch.
+contains "seed" (\`from utils import set_seed\`) is trusted to seed torch. \`bitexact check\`, which
+reads the whole program, also looks into the other imported functions the entry point runs
+(\`cfg = setup(args)\`): where a training-path file defines one (a module-level \`def setup(\`) whose
+body calls a seed function, directly or through functions of its own file, outside a test of the
+seed, the entry point is seeded. The language server, which checks one file, does not.
 
 \`\`\`python
 def main():

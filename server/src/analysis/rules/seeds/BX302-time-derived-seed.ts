@@ -161,10 +161,39 @@ function findSource(expr: Node, ctx: RuleContext, depth: number, fallback: boole
   return undefined;
 }
 
+/**
+ * Trainers that seed every generator themselves and, given no seed (`seed=None`, the default),
+ * take one from the clock: Composer's Trainer calls `reproducibility.get_random_seed()` (a
+ * `random.Random(time.time_ns())` draw) and then `seed_all` with it, reseeding over any seed the
+ * script set before.
+ */
+const CLOCK_SEEDED_TRAINERS = new Set(['composer.Trainer', 'composer.trainer.Trainer', 'composer.trainer.trainer.Trainer']);
+
+/** `Trainer(...)` of CLOCK_SEEDED_TRAINERS given no seed, or None: reported at the constructor. */
+function clockSeededTrainers(root: Node, ctx: RuleContext): void {
+  for (const call of callsByName(root, ctx, '\\w*Trainer\\w*', 'either')) {
+    if (!CLOCK_SEEDED_TRAINERS.has(resolvedCallee(call, ctx) ?? '')) continue;
+    const args = callArguments(call);
+    const seed = args.keywords.get('seed');
+    if (args.hasSplat || (seed && seed.type !== 'none')) continue;
+    const fn = call.childForFieldName('function')!;
+    ctx.report({
+      node: call,
+      range: { start: rangeOf(fn).start, end: rangeOf(call.childForFieldName('arguments') ?? fn).start },
+      outcomes: always(
+        'warning',
+        fitMessage(`\`${fn.text}(...)\` without a seed seeds every generator from the clock`, 'This trainer, given no seed, seeds every generator from the clock'),
+        'Given `seed=None` (its default), the trainer picks a seed from the current time and seeds torch, NumPy and `random` with it, over any seed set before: weight initialisation, data order and augmentations change on every run. Pass `seed=` a fixed value from the configuration.',
+      ),
+    });
+  }
+}
+
 /** Names of calls that may take a seed as their first argument (checked against SINKS afterwards). */
 const SEEDISH = '\\w*seed\\w*|Random|default_rng|RandomState|SeedSequence|PCG64\\w*|MT19937|Philox|SFC64|PRNGKey';
 
 function scan(root: Node, ctx: RuleContext): void {
+  if (ctx.text.includes('Trainer')) clockSeededTrainers(root, ctx);
   const done = new Set<number>();
   const drawn = new Set<number>();
   const candidates = [...callsByName(root, ctx, SEEDISH, 'either'), ...callsWithKeyword(root, ctx, 'seed|random_state|random_seed')];
@@ -291,9 +320,10 @@ const rule: Rule = {
   summary: 'A seed computed from the clock, the process id, OS entropy or `torch.seed()`.',
   facts: [
     { torch: '', source: 'docs', text: 'torch.seed() sets the seed to a nondeterministic random number and returns it' },
+    { torch: '', source: 'docs', text: "Composer's Trainer(seed=None), the default: a seed from reproducibility.get_random_seed() (random.Random(time.time_ns())), then seed_all(seed) in the constructor" },
   ],
   // What the file must mention for a run-dependent seed to be possible at all.
-  triggers: ['time.time', 'time()', 'time_ns', 'perf_counter', 'monotonic', 'process_time', '.now(', 'utcnow', 'today(', 'getpid', 'urandom', 'uuid1', 'uuid4', 'secrets', 'SystemRandom', '.seed()', 'seed_all()', 'SeedSequence()', 'random.', 'seed=None'],
+  triggers: ['time.time', 'time()', 'time_ns', 'perf_counter', 'monotonic', 'process_time', '.now(', 'utcnow', 'today(', 'getpid', 'urandom', 'uuid1', 'uuid4', 'secrets', 'SystemRandom', '.seed()', 'seed_all()', 'SeedSequence()', 'random.', 'seed=None', 'Trainer('],
   onFile: scan,
   docs: `
 Seeding a generator from \`time.time()\`, \`time.time_ns()\`, \`datetime.now()\`, \`os.getpid()\`,
@@ -316,6 +346,10 @@ say a None seed pulls fresh entropy from the OS.
 A draw from Python's \`random\` or NumPy's global generator that nothing in the file seeded before
 it (\`opt.seed = random.randint(1, 10000)\`, then \`torch.manual_seed(opt.seed)\`) is the same: such a
 generator starts from OS entropy. It is reported at the draw, once.
+
+Composer's \`Trainer\` given no seed (\`seed=None\`, its default) is reported at the constructor: it
+then takes a seed from the clock and seeds torch, NumPy and \`random\` with it, over any seed the
+script set before.
 
 A time-based value reached only as a fallback (\`seed = args.seed or int(time.time())\`, an
 \`if seed is None:\` branch, a parameter default) is reported as information, unless the fallback is what a default run takes: the body of

@@ -145,11 +145,15 @@ function keptThenReadByPosition(target: Node, statement: Node, ctx: RuleContext)
   });
 }
 
-/** `names = listing`, then `for name in names:` a loop that collects data files it names. */
+/**
+ * `names = listing`, then `for name in names:` a loop that collects data files it names, reads
+ * data files, or writes every entry into one output (`combined.write(line)`: a merged corpus in
+ * listing order).
+ */
 function feedsDataCollectingLoop(target: Node, statement: Node, ctx: RuleContext): boolean {
   return orderedUses(target, statement, ctx).some((use) => {
     const consumer = consumerOf(use, ctx);
-    return consumer.kind === 'loop' && collectsNamedDataFiles(consumer.loop);
+    return consumer.kind === 'loop' && (collectsNamedDataFiles(consumer.loop) || loopHandlesData(consumer.loop));
   });
 }
 

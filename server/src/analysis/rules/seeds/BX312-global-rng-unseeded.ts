@@ -16,6 +16,8 @@ const SEED_CALL: Record<Generator, string> = { random: 'random.seed(seed)', nump
  * BX303's business, not this rule's.
  */
 const WORKER_METHODS = new Set(['__getitem__', '__getitems__', '__iter__', '__next__', '__call__']);
+/** A batch's collate function (`collate_fn`, `collate_masks`) runs in the workers too, on their fetched samples. */
+const COLLATE_NAME = /(^|_)collate(_|$)|^collator$/i;
 /** Parameters that hand a function its own generator: `rng`, `np_rng`, `random_state`, `generator`. */
 const GENERATOR_PARAMETER = /^(\w*_)?(rng|random_state|generator|prng)$/i;
 const GENERATOR_TYPE = /(RandomState|Generator|random\.Random)\b/;
@@ -56,14 +58,20 @@ function seedsTorchDirectly(root: Node, ctx: RuleContext): Node | undefined {
   );
 }
 
-/** The parameter of the enclosing function that hands it a generator, if any. */
+/**
+ * The parameter of the enclosing function that hands it a generator, if any. A parameter the
+ * function calls (`mask_generator(n)`) is a callable that makes things, not a random generator:
+ * those are drawn from (`rng.choice`) or passed on (`generator=g`), never called.
+ */
 function generatorParameter(fn: Node | undefined): string | undefined {
   const parameters = fn?.childForFieldName('parameters');
   for (const p of parameters?.namedChildren ?? []) {
     const id = p.type === 'identifier' ? p : (p.childForFieldName('name') ?? p.namedChildren.find((c) => c.type === 'identifier'));
     if (!id || id.type !== 'identifier') continue;
     const annotation = parameterAnnotation(id)?.text ?? '';
-    if (GENERATOR_PARAMETER.test(id.text) || GENERATOR_TYPE.test(annotation)) return id.text;
+    if (!GENERATOR_PARAMETER.test(id.text) && !GENERATOR_TYPE.test(annotation)) continue;
+    const called = fn!.childForFieldName('body')?.descendantsOfType('call').some((c) => c.childForFieldName('function')?.text === id.text);
+    if (!called) return id.text;
   }
   return undefined;
 }
@@ -90,7 +98,8 @@ function inEnvironment(node: Node): boolean {
 
 function runsInWorkers(node: Node): boolean {
   for (let fn = enclosingFunction(node); fn; fn = enclosingFunction(fn)) {
-    if (WORKER_METHODS.has(fn.childForFieldName('name')?.text ?? '')) return true;
+    const name = fn.childForFieldName('name')?.text ?? '';
+    if (WORKER_METHODS.has(name) || COLLATE_NAME.test(name)) return true;
   }
   const cls = enclosingClass(node);
   return !!cls && /Dataset|DataPipe|Transform|Augment/.test(`${cls.childForFieldName('name')?.text}${cls.childForFieldName('superclasses')?.text ?? ''}`);
@@ -150,7 +159,9 @@ generator (no seeder, no seed helper, no seeding \`Trainer\`):
 - the draw is in an environment: a class with both \`reset\` and \`step\` methods (the gym
   interface, an RL trainer's agent environment), whose episodes should come from a seed it is given.
 
-Other draws in a dataset's \`__getitem__\` / \`__iter__\`, a transform's \`__call__\`, or a
+A parameter the function calls (\`mask_generator(n)\`) makes things and is no random generator.
+Other draws in a dataset's \`__getitem__\` / \`__iter__\`, a transform's \`__call__\`, a collate
+function (named \`collate_fn\`, \`collate_batch\`, \`pad_collate\`...), or a
 \`Dataset\` / transform class are left to BX309 and BX303: DataLoader workers reseed both generators
 from the loader's base seed.
 

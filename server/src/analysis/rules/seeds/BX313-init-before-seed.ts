@@ -2,7 +2,9 @@ import type { Node } from 'web-tree-sitter';
 import { isMainGuard } from '../../place.js';
 import { callArguments, rangeOf } from '../../syntax.js';
 import { always, fitMessage, Rule, RuleContext } from '../rule.js';
-import { enclosingClass, memo, ownDescendants, resolvedCallee, SEED_HELPER_NAME, SEEDING_TRAINERS, TORCH_SEEDERS } from './shared.js';
+import { importedSeedCandidates } from '../../seeding-functions.js';
+import { trainerRun, trainingCall } from './entry-reach.js';
+import { enclosingClass, memo, ownDescendants, resolvedCallee, SEED_HELPER_NAME, SEEDING_TRAINERS, seedsTorch, TORCH_SEEDERS } from './shared.js';
 
 /** torch.nn layers whose parameters are drawn at construction (norm layers start at ones and zeros). */
 const RANDOM_LAYERS = /^torch\.nn\.(Linear|Bilinear|LazyLinear|Conv[123]d|ConvTranspose[123]d|Embedding|EmbeddingBag|RNN|LSTM|GRU|RNNCell|LSTMCell|GRUCell|MultiheadAttention|Transformer|TransformerEncoderLayer|TransformerDecoderLayer)$/;
@@ -55,6 +57,97 @@ function randomInit(call: Node, ctx: RuleContext, local: Set<string>): string | 
   const head = callArguments(call).positional.find((a) => (a.type === 'identifier' || a.type === 'attribute') && HEAD_CLASS.test(a.text));
   if (head && /from_pretrained|model|load/i.test(fn?.text ?? '')) return `\`${fn?.text}(..., ${head.text})\` adds a task head that starts from random weights`;
   return undefined;
+}
+
+/** An optimizer's constructor: `torch.optim.*`, or a callable named like one (`Lion`, `DecoupledSGDW`, `build_optimizer`). */
+/** Builders that load weights rather than draw them. */
+const LOADER = /load|pretrained|checkpoint|quantized|restore/i;
+const OPTIMIZER_CALLEE = /(^|\.)(\w*(Adam|SGD|Lion|Lamb|LAMB|RMSprop|Adagrad|Adafactor|Muon|Shampoo|Optim|optim|optimizer|Optimizer)\w*)$/;
+
+/**
+ * `model = Build(...)` (or `Build(...).cuda()`) whose `model.parameters()` the same block hands to
+ * an optimizer: the weights the run trains are drawn here, whatever class builds them (imported
+ * ones included). Not a model loaded from a checkpoint (`from_pretrained`, `load...`).
+ */
+/** The names whose `x.parameters()` a block hands to an optimizer, read once per block. */
+const OPTIMIZED = new WeakMap<Node[], Set<string>>();
+function optimizedNames(statements: Node[], ctx: RuleContext): Set<string> {
+  let names = OPTIMIZED.get(statements);
+  if (names) return names;
+  names = new Set();
+  for (const st of statements) {
+    if (!st.text.includes('.parameters()')) continue;
+    for (const c of callsOf(st)) {
+      const first = callArguments(c).positional[0];
+      const callee = c.childForFieldName('function');
+      const held = first?.type === 'call' && /^(\w+)\.parameters\(\)$/.exec(first.text);
+      if (held && callee && (OPTIMIZER_CALLEE.test(resolvedCallee(c, ctx) ?? callee.text) || /optim/i.test(assignedTo(c) ?? ''))) names.add(held[1]!);
+    }
+  }
+  OPTIMIZED.set(statements, names);
+  return names;
+}
+
+function trainedModel(call: Node, statements: Node[], ctx: RuleContext): string | undefined {
+  const target = assignedTo(call);
+  const fn = call.childForFieldName('function');
+  if (!target || !/^\w+$/.test(target) || LOADER.test(call.text.split('(')[0] ?? '')) return undefined;
+  const optimized = optimizedNames(statements, ctx);
+  if (optimized.size === 0) return undefined;
+  const argsOf = (c: Node) => {
+    const args = callArguments(c);
+    return [...args.positional, ...args.keywords.values()];
+  };
+  const assignmentOf = (st: Node) => (st.type === 'expression_statement' && st.firstNamedChild?.type === 'assignment' ? st.firstNamedChild : undefined);
+  // A wrapper of a model built before (`DDP(model)`, `parallelize_module(module=model)`) draws nothing itself.
+  const builtBefore = (name: string) => statements.some((st) => st.endIndex <= call.startIndex && assignmentOf(st)?.childForFieldName('left')?.text === name);
+  if (argsOf(call).some((a) => a.type === 'identifier' && builtBefore(a.text))) return undefined;
+  // The names that hold it later: itself and what wraps it (`sharded = fully_shard(model)`), until rebound to something else.
+  const holders = new Set([target]);
+  for (const st of statements) {
+    const assignment = st.startIndex > call.endIndex ? assignmentOf(st) : undefined;
+    const left = assignment?.childForFieldName('left')?.text;
+    const right = assignment?.childForFieldName('right');
+    if (!left || !right) continue;
+    if (right.type === 'call' && argsOf(right).some((a) => a.type === 'identifier' && holders.has(a.text))) holders.add(left);
+    else holders.delete(left);
+  }
+  const optimizes = [...holders].some((h) => optimized.has(h));
+  return optimizes ? `\`${fn?.text.split('(')[0] ?? target}(...)\` builds the weights the optimizer trains` : undefined;
+}
+
+/**
+ * A script that runs at module level, trains there (`loss.backward()`, `opt.step()`, a trainer's
+ * `fit`) and never seeds torch in the file, with no main guard (BX301 reads those): the
+ * module's statements.
+ */
+function unseededScript(root: Node, ctx: RuleContext): Node[] | undefined {
+  if (root.namedChildren.some(isMainGuard) || seedsTorch(root, ctx).seeded) return undefined;
+  const statements = root.namedChildren.filter((c) => !['function_definition', 'class_definition', 'decorated_definition'].includes(c.type));
+  const trains = statements.some((st) => callsOf(st).some((c) => trainingCall(c, ctx) || trainerRun(c, ctx)));
+  return trains ? statements : undefined;
+}
+
+/** Reports the random initialisation in a script that never seeds (unseededScript). */
+function reportUnseededScript(root: Node, ctx: RuleContext, local: Set<string>): void {
+  const statements = unseededScript(root, ctx);
+  if (!statements) return;
+  const seededBy = importedSeedCandidates(statements, (fn) => ctx.scope.resolveExpression(fn));
+  for (const statement of statements) {
+    const calls = callsOf(statement);
+    const found = calls.map((c) => [c, randomInit(c, ctx, local)] as const).find(([, what]) => what) ?? calls.map((c) => [c, trainedModel(c, statements, ctx)] as const).find(([, what]) => what);
+    if (!found || overwrittenLater(found[0], statements)) continue;
+    ctx.report({
+      node: found[0],
+      guard: 'none',
+      seededBy,
+      outcomes: always(
+        'warning',
+        fitMessage(`${found[1]}, and nothing in this file seeds torch, so they differ on every run`, 'Random weights are drawn here and nothing in this file seeds torch, so they differ on every run'),
+        `This script trains at module level and ${seedsTorch(root, ctx).onlyWhenGiven ? 'seeds torch only when a seed is given' : 'never seeds torch'}, so a default run's initial weights, and everything drawn after them, come from a different state every time. Call \`torch.manual_seed(seed)\` with a fixed default before building the model.`,
+      ),
+    });
+  }
 }
 
 /** A class whose constructor is a seeding Trainer's (transformers.Trainer calls set_seed(args.seed)). */
@@ -111,6 +204,7 @@ function callsOf(statement: Node): Node[] {
 
 function scan(root: Node, ctx: RuleContext): void {
   const local = randomModuleClasses(root, ctx);
+  reportUnseededScript(root, ctx, local);
   for (const statements of sequences(root)) {
     const seedAt = statements.findIndex((s) => callsOf(s).some((c) => seeds(c, ctx, root)));
     if (seedAt < 0) continue;
@@ -118,8 +212,11 @@ function scan(root: Node, ctx: RuleContext): void {
     const seedText = seedCall.childForFieldName('function')?.text ?? 'the seed';
     reportAdapterInTrainer(seedCall, seedText, ctx);
     for (const statement of statements.slice(0, seedAt)) {
-      for (const call of callsOf(statement)) {
-        const what = randomInit(call, ctx, local);
+      const calls = callsOf(statement);
+      // The layers a statement builds; else the model it builds for the optimizer, once.
+      const layers = calls.map((call) => [call, randomInit(call, ctx, local)] as const).filter(([, what]) => what);
+      const model = layers.length ? [] : calls.map((call) => [call, trainedModel(call, statements, ctx)] as const).filter(([, what]) => what).slice(0, 1);
+      for (const [call, what] of [...layers, ...model]) {
         if (!what || overwrittenLater(call, statements)) continue;
         ctx.report({
           node: call,
@@ -187,7 +284,7 @@ const rule: Rule = {
   facts: [
     { torch: '', source: 'docs', text: "torch.nn layers draw their initial parameters from torch's global generator when constructed; transformers.Trainer seeds it (set_seed(args.seed)) only in its own constructor" },
   ],
-  triggers: ['seed(', 'seed_everything', 'Trainer('],
+  triggers: ['seed(', 'seed_everything', 'Trainer(', '.parameters()'],
   onFile: scan,
   docs: `
 Parameters are drawn from torch's global generator the moment a layer is built. Code that seeds
@@ -215,7 +312,16 @@ A TRL trainer handed \`peft_config=LoraConfig(...)\` (built in the file, not a h
 result that is None without a flag) as the block's first seeding is reported too (on the entry
 point that runs it): it builds the LoRA adapters in its constructor before calling Trainer's, which
 seeds. A model whose state is loaded right after (\`model.load_state_dict(...)\` in the same block) is not
-reported. A block that never seeds is BX301's business.
+reported. A model of any class (an imported one too: \`model = SequenceModel(...).cuda()\`) counts
+when the block hands its \`model.parameters()\` to an optimizer (\`torch.optim.*\`, or a callable
+named like one: \`Lion\`, \`DecoupledSGDW\`): those are the weights the run trains; not one built by a
+loader (\`load_...\`, \`from_pretrained\`). Constructing Composer's \`Trainer\` seeds as well.
+
+A script that runs and trains at module level, with no main guard (BX301 reads those), and never
+seeds torch in the file gets the same report for each random initialisation in its statements.
+\`bitexact check\` first looks into the imported functions those statements call: one that seeds
+torch (seeding-functions.ts) makes the script seeded. Elsewhere, a block that never seeds is BX301's
+business.
 
 \`\`\`python
 model = AutoModelForSequenceClassification.from_pretrained(name, num_labels=1)  # BX313

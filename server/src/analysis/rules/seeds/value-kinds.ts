@@ -5,6 +5,7 @@ import { callArguments, literalValue, unparenthesize } from '../../syntax.js';
 import type { RuleContext } from '../rule.js';
 import { enclosingFunction, parameterDefault as defaultOfParameter } from '../../syntax.js';
 import { builtinName, enclosingClass, methodName, resolvedCallee } from './file-scan.js';
+import { SEED_HELPER_NAME } from '../../seeding-functions.js';
 export type ElementKind = 'str' | 'other' | 'unknown';
 
 const STR_METHODS = new Set([
@@ -260,14 +261,17 @@ export const TORCH_SEEDERS = new Set([
   'ignite.utils.manual_seed',
 ]);
 
-/** Trainer classes that seed torch in their constructor (transformers' Trainer calls set_seed(args.seed)). */
-export const SEEDING_TRAINERS = /^(transformers(\.trainer)?\.(Trainer|Seq2SeqTrainer)|trl(\.\w+)*\.\w*Trainer)$/;
+/**
+ * Trainer classes that seed torch in their constructor (transformers' Trainer calls set_seed(args.seed);
+ * Composer's calls seed_all, with a clock seed when given none, which BX302 reports).
+ */
+export const SEEDING_TRAINERS = /^(transformers(\.trainer)?\.(Trainer|Seq2SeqTrainer)|trl(\.\w+)*\.\w*Trainer|composer(\.trainer){0,2}\.Trainer)$/;
 
 /** Modules whose seed functions never touch torch's generator. */
 const NON_TORCH_SEED_MODULES = new Set(['random', 'numpy', 'tensorflow', 'jax', 'cupy', 'os', 'sys', 'sklearn', 'torch']);
 
-/** A helper named like a seeding function: set_seed, seed_everything, seed_all, fix_seed, setup_seed... */
-export const SEED_HELPER_NAME = /^_?(set|fix|setup|init|seed|reset|make)?_?(random|global|all|torch|rng)?_?seeds?(_everything|_all|_torch|_rng|_random|_worker|_everywhere)?$/i;
+/** The seed-helper names, which the core's cross-file seeding fact reads as well. */
+export { SEED_HELPER_NAME };
 
 /** A call in the body of an `if` that tests a seed (`if args.seed is not None:`, `if seed:`). */
 function underSeedCondition(call: Node): boolean {
