@@ -1,7 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { argument, CallArguments, callArguments } from '../../syntax.js';
 import { fitMessage, type ModeOutcome, type Rule, type RuleContext } from '../rule.js';
-import { configCount, moduleFunctions, varyingKeys } from './autotune-configs.js';
+import { configCount, deadUnderConfigs, moduleFunctions, varyingKeys } from './autotune-configs.js';
 import { isKernel, kernelDtype, TL } from './triton.js';
 
 /** Triton calls whose result depends on how the work is split into blocks and warps. */
@@ -31,7 +31,7 @@ function orderSensitiveOps(kernel: Node, ctx: RuleContext): Map<OpKind, string> 
         if (ORDER_SENSITIVE.has(name)) {
           if (kernelDtype(call, ctx) !== 'int') add(name.startsWith('dot') ? 'dot' : 'reduce', `tl.${name}${via}`);
         }
-        else if (name === 'atomic_add') {
+        else if (name === 'atomic_add' && !deadUnderConfigs(call, fn, ctx)) {
           const value = argument(callArguments(call), 1, 'val');
           if (kernelDtype(value, ctx) !== 'int' && accumulates(value, fn, functions, ctx)) add('atomic', `tl.atomic_add${via}`);
         }
@@ -268,7 +268,8 @@ wrapper defined in the same file must also name \`autotune\` or \`Autotuner\` in
 
 Not reported: a config-building function whose deterministic branch returns a single config (as
 Mamba's helpers do), and \`[one] if deterministic else many\`, where the deterministic branch has
-one config.
+one config. An atomic in a branch no config takes (every config sets \`SPLIT_K\` to 1, the atomic
+sits under \`SPLIT_K > 1\`) does not count: such a kernel is a tiled dot, information.
 
 **Deterministic alternative.** Choose one config when the run must reproduce:
 
