@@ -2,6 +2,7 @@ import type { Node } from 'web-tree-sitter';
 import { argument, CallArguments, callArguments } from '../../syntax.js';
 import { fitMessage, type ModeOutcome, type Rule, type RuleContext } from '../rule.js';
 import { configCount, deadUnderConfigs, moduleFunctions, varyingKeys } from './autotune-configs.js';
+import { moduleValue } from './module-scope.js';
 import { isKernel, kernelDtype, TL } from './triton.js';
 
 /** Triton calls whose result depends on how the work is split into blocks and warps. */
@@ -176,14 +177,27 @@ function tunesLocally(fn: Node | undefined): boolean {
 /**
  * The kernel an autotune call tunes: the function it decorates, or the module function it is applied
  * to later (`kernel = triton.autotune(configs=..., key=...)(kernel)`, as libraries do inside a
- * `try` so that an older Triton can keep the plain kernel).
+ * `try` so that an older Triton can keep the plain kernel), also through a name bound to the
+ * function under another decorator (`triton.heuristics`).
  */
 function tunedKernel(node: Node): Node | null | undefined {
   const parent = node.parent;
   if (parent?.type === 'decorator') return parent.parent?.childForFieldName('definition');
   if (parent?.type !== 'call' || !parent.childForFieldName('function')?.equals(node)) return undefined;
   const target = callArguments(parent).positional[0];
-  return target?.type === 'identifier' ? moduleFunctions(node).get(target.text) : undefined;
+  return target?.type === 'identifier' ? wrappedFunction(target, 0) : undefined;
+}
+
+/**
+ * A module function by its name, or through a module name bound to another decorator applied to
+ * one: `kernel = triton.heuristics({...})(kernel_fn)`, then `triton.autotune(...)(kernel)`.
+ */
+function wrappedFunction(name: Node, depth: number): Node | undefined {
+  const fn = moduleFunctions(name).get(name.text);
+  if (fn || depth > 3) return fn;
+  const value = moduleValue(name);
+  const applied = value?.type === 'call' && value.childForFieldName('function')?.type === 'call' ? callArguments(value).positional[0] : undefined;
+  return applied?.type === 'identifier' && applied.text !== name.text ? wrappedFunction(applied, depth + 1) : undefined;
 }
 
 /** Reports an autotune decorator call (triton's or a wrapper) on the kernel it decorates. */
