@@ -12,7 +12,7 @@ const ORDER_SENSITIVE_METHODS = new Set(['sum', 'cumsum', 'cumprod', 'reduce']);
 type OpKind = 'reduce' | 'dot' | 'atomic';
 
 /** The reductions, dots and non-integer atomics of a kernel and the jit helpers it calls: the first of each kind. */
-function orderSensitiveOps(kernel: Node, ctx: RuleContext): Map<OpKind, string> {
+function orderSensitiveOps(kernel: Node, ctx: RuleContext, configs?: Node): Map<OpKind, string> {
   const functions = moduleFunctions(kernel);
   const found = new Map<OpKind, string>();
   const add = (kind: OpKind, display: string) => {
@@ -32,7 +32,7 @@ function orderSensitiveOps(kernel: Node, ctx: RuleContext): Map<OpKind, string> 
         if (ORDER_SENSITIVE.has(name)) {
           if (kernelDtype(call, ctx) !== 'int') add(name.startsWith('dot') ? 'dot' : 'reduce', `tl.${name}${via}`);
         }
-        else if (name === 'atomic_add' && !deadUnderConfigs(call, fn, ctx)) {
+        else if (name === 'atomic_add' && !deadUnderConfigs(call, fn, ctx, fn.equals(kernel) ? configs : undefined)) {
           const value = argument(callArguments(call), 1, 'val');
           if (kernelDtype(value, ctx) !== 'int' && accumulates(value, fn, functions, ctx)) add('atomic', `tl.atomic_add${via}`);
         }
@@ -206,7 +206,7 @@ function checkAutotune(node: Node, args: CallArguments, ctx: RuleContext): void 
   if (!fn || fn.type !== 'function_definition' || !isKernel(fn, ctx)) return;
   const configs = argument(args, 0, 'configs');
   if (configCount(configs, ctx) !== 'several') return;
-  const ops = orderSensitiveOps(fn, ctx);
+  const ops = orderSensitiveOps(fn, ctx, configs);
   const op = ops.get('reduce') ?? ops.get('atomic') ?? ops.get('dot');
   if (!op) return;
   const kernel = fn.childForFieldName('name')?.text ?? 'kernel';

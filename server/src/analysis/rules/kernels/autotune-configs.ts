@@ -140,7 +140,8 @@ export function fixedConfigValue(expr: Node | undefined, key: string, ctx: RuleC
   const sources = configSources(expr, ctx);
   const calls = sources.flatMap((source) => source.descendantsOfType('call'));
   const configs = calls.filter(isConfigCall);
-  if (configs.length === 0 || sources.some((source) => source.type === 'function_definition')) return undefined;
+  // Configs built from a helper's parameters (`gen_config(split_k=4)`) carry no literal: undefined below.
+  if (configs.length === 0) return undefined;
   const seen = new Set<Literal | undefined>();
   for (const config of configs) {
     const first = callArguments(config).positional[0];
@@ -166,11 +167,12 @@ function autotuneConfigsOf(kernel: Node): Node | undefined {
 /**
  * A kernel branch no config of its autotune decorator runs: `if SPLIT_K == 1: tl.store(...) else:
  * tl.atomic_add(...)` where every config sets `SPLIT_K` to 1 leaves the atomic dead (a launch cannot
- * pass a meta-parameter the autotuner sets). Conditions read: the parameter alone, `not` it, or
- * compared with a literal.
+ * pass a meta-parameter the autotuner sets). `tunedBy`: the configs of an autotune applied to the
+ * kernel later (`triton.autotune(configs=...)(kernel)`). Conditions read: the parameter alone,
+ * `not` it, or compared with a literal.
  */
-export function deadUnderConfigs(node: Node, kernel: Node, ctx: RuleContext): boolean {
-  const configs = autotuneConfigsOf(kernel);
+export function deadUnderConfigs(node: Node, kernel: Node, ctx: RuleContext, tunedBy?: Node): boolean {
+  const configs = tunedBy ?? autotuneConfigsOf(kernel);
   if (!configs) return false;
   const holds = (condition: Node | null | undefined) => (condition ? conditionUnderConfigs(condition, configs, ctx) : undefined);
   let child = node;
