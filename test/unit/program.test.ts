@@ -49,6 +49,20 @@ describe('the mode by reachability', () => {
     expect(await severitiesInModel({ 'ops.py': ops })).toEqual(['warning']);
   });
 
+  it('a switch in a script that trains nothing (a converter) sets the mode of its own run, not of the others', async () => {
+    const convert = 'import torch\ntorch.use_deterministic_algorithms(True)\ndef main():\n    model = Net.from_pretrained("x")\n    model.save_pretrained("y")\nif __name__ == "__main__":\n    main()\n';
+    expect(await severitiesInModel({ 'scripts/convert_net.py': convert })).toEqual(['warning']);
+    // Its own scatter runs under the mode it turned on.
+    const checker = await loadChecker();
+    const s = settings({ select: ['BX102'] });
+    const own = convert + 'def fold(x, i, v):\n    return x.scatter_add_(0, i, v)\n';
+    const program = [{ path: 'model.py', text: MODEL, settings: s, offPath: false }, { path: 'convert.py', text: own, settings: s, offPath: false }];
+    expect(checker.checkProgram(program).find((f) => f.path === 'convert.py')!.findings.map((f) => f.severity)).toEqual([]);
+    // A script that trains, or launches a training function of another file, keeps it program-wide.
+    expect(await severitiesInModel({ 'run.py': 'import torch\nfrom trainer import train\ntorch.use_deterministic_algorithms(True)\nif __name__ == "__main__":\n    train()\n' })).toEqual([]);
+    expect(await severitiesInModel({ 'run.py': 'import torch\ntorch.use_deterministic_algorithms(True)\nif __name__ == "__main__":\n    loss = step()\n    loss.backward()\n' })).toEqual([]);
+  });
+
   it('the call chain may pass through methods and loops stop it', async () => {
     const utils = 'import torch\nclass Setup:\n    def apply(self):\n        torch.use_deterministic_algorithms(True)\n';
     expect(await severitiesInModel({ 'utils.py': utils, 'train.py': 'from utils import Setup\nSetup().apply()\n' })).toEqual([]);

@@ -32,6 +32,8 @@ export function onlyServes(text: string): boolean {
 const NO_GRAD = new Set(['torch.no_grad', 'torch.inference_mode', 'torch.autograd.no_grad', 'torch.autograd.grad_mode.no_grad']);
 
 export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {
+  // Recomputed under enable_grad and differentiated on the spot: its backward runs, even in a backward.
+  if (differentiatedHere(node, scope)) return false;
   for (let current = parentOf(node), child = node; current; child = current, current = parentOf(current)) {
     const parent = parentOf(current);
     if (current.type === 'block' && assertsNoGradBefore(current, child)) return true;
@@ -170,4 +172,35 @@ function isNoGradExpression(node: Node | null, scope: ImportScope): boolean {
   // torch.inference_mode(False) / no_grad is argument-free; a literal False turns it off.
   const first = node.type === 'call' ? node.childForFieldName('arguments')?.namedChildren[0] : undefined;
   return first?.type !== 'false';
+}
+
+const ENABLE_GRAD = new Set(['torch.enable_grad', 'torch.autograd.enable_grad', 'torch.autograd.grad_mode.enable_grad']);
+const GRAD_CALLS = new Set(['torch.autograd.grad', 'torch.autograd.backward']);
+
+/**
+ * Is the node differentiated where it stands: inside `with torch.enable_grad():` whose body also
+ * takes gradients (`torch.autograd.grad(...)`, `torch.autograd.backward(...)`, `x.backward(...)`)?
+ * A custom Function's backward that recomputes its forward so (activation recomputation, a
+ * context-parallel attention's backward) runs the recomputed ops' backward right there, whatever
+ * its name says.
+ */
+export function differentiatedHere(node: Node, scope: ImportScope): boolean {
+  for (let current = parentOf(node); current; current = parentOf(current)) {
+    if (current.type === 'function_definition') return false;
+    if (current.type !== 'with_statement') continue;
+    const clause = current.namedChildren.find((c) => c.type === 'with_clause');
+    const enables = clause?.namedChildren.some((item) => {
+      const value = item.type === 'with_item' ? item.childForFieldName('value') : null;
+      const target = value?.type === 'call' ? value.childForFieldName('function') : value;
+      return !!target && ENABLE_GRAD.has(scope.resolveExpression(target) ?? '');
+    });
+    if (!enables) continue;
+    return current.descendantsOfType('call').some((call) => {
+      const target = call.childForFieldName('function');
+      if (!target) return false;
+      if (GRAD_CALLS.has(scope.resolveExpression(target) ?? '')) return true;
+      return target.type === 'attribute' && target.childForFieldName('attribute')?.text === 'backward';
+    });
+  }
+  return false;
 }

@@ -218,7 +218,8 @@ const NAMED_TUPLE_HELPER: Record<string, number> = { _single: 1, _pair: 2, _trip
  * How many elements the tuple or list an argument holds has on a plain call: a literal display, a
  * name or `self.x` followed as defaultLiteral does, an n-tuple helper (`to_4tuple(p)`, `_pair(k)`),
  * or a method of the same class whose returns all agree (`self._padding(x)` returning
- * `(left, right, top, bottom)`). A splat or anything else is undefined.
+ * `(left, right, top, bottom)`), a repetition `(p,) * 4` by a count defaultLiteral knows, and a
+ * concatenation `(a, b) + (c, d)` of two such sequences. A splat or anything else is undefined.
  */
 export function defaultLength(node: Node | undefined, ctx: DefaultsContext, depth = 0): number | undefined {
   const values = ctx.values;
@@ -249,9 +250,29 @@ export function defaultLength(node: Node | undefined, ctx: DefaultsContext, dept
       const [only] = lengths;
       return lengths.size === 1 ? only : undefined;
     }
+    case 'binary_operator':
+      return combinedLength(expr, next, ctx, depth);
     default:
       return undefined;
   }
+}
+
+/** `seq * n` (either side), or `a + b` of two sequences of known length. */
+function combinedLength(expr: Node, next: (n: Node | undefined | null) => number | undefined, ctx: DefaultsContext, depth: number): number | undefined {
+  const left = expr.childForFieldName('left');
+  const right = expr.childForFieldName('right');
+  const operator = expr.childForFieldName('operator')?.text;
+  if (operator === '+') {
+    const [a, b] = [next(left), next(right)];
+    return a === undefined || b === undefined ? undefined : a + b;
+  }
+  if (operator !== '*') return undefined;
+  for (const [seq, count] of [[left, right], [right, left]] as const) {
+    const length = next(seq);
+    const times = length === undefined ? undefined : defaultLiteral(count ?? undefined, ctx, depth + 1);
+    if (length !== undefined && typeof times === 'number' && Number.isInteger(times) && times >= 0) return length * times;
+  }
+  return undefined;
 }
 
 /** The method `name` of the class `node` stands in (through nested functions). */

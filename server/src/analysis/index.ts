@@ -6,7 +6,7 @@ import { Analyzer, AnalysisSteps, FileAnalysis } from './engine.js';
 import type { ModeSetting } from './facts.js';
 import { FileUses, NameUses, runsOnlyWithoutGrad } from './no-grad-callers.js';
 import { showsTraining } from './autograd.js';
-import { CallEdge, ProgramFile, ProgramView, programMode, programTrains, programUnseeded, reachedSwitches, showsSeeding } from './program.js';
+import { CallEdge, ProgramFile, ProgramView, programMode, programModeFor, programTrains, programUnseeded, reachedSwitches, runsOnItsOwn, showsSeeding } from './program.js';
 import type { Tree } from 'web-tree-sitter';
 import { GrammarFiles, PythonParser, TextChange } from './parse.js';
 import { finish } from './parts.js';
@@ -314,7 +314,7 @@ export class Checker {
     // `aliases`: collected over every checked file (a sub-project imports its parent's modules).
     // `compiled`: what the project's compiled extensions reach, by `module.function` (workspace/extension-sources.ts).
     this.useProjectAliases(analyses, kept, aliases ?? this.projectAliases(kept), compiled);
-    const program = analyses.map((a, i) => ({ offPath: kept[i]!.offPath, modeSettings: a.modeSettings, calls: [] as CallEdge[], trains: showsTraining(kept[i]!.text), seeds: showsSeeding(kept[i]!.text) }));
+    const program: ProgramFile[] = analyses.map((a, i) => ({ offPath: kept[i]!.offPath, modeSettings: a.modeSettings, calls: [] as CallEdge[], trains: showsTraining(kept[i]!.text), seeds: showsSeeding(kept[i]!.text), ownRun: runsOnItsOwn(kept[i]!.text) }));
     this.addCallEdges(program, kept);
     this.dropWithoutGrad(analyses, kept);
     this.quietOffByLaunch(analyses, launchers ?? kept);
@@ -322,7 +322,7 @@ export class Checker {
     const view: ProgramView = { mode: programMode(program), trains: programTrains(program), unseeded: programUnseeded(program) };
     const checked = new Map(kept.map((file, i) => [file, {
       path: file.path,
-      findings: this.resolve(analyses[i]!, file.text, file.settings, view, file.offPath),
+      findings: this.resolve(analyses[i]!, file.text, file.settings, { ...view, mode: programModeFor(program, i, view.mode) }, file.offPath),
       syntaxErrors: analyses[i]!.syntaxErrors,
       ...(analyses[i]!.ruleErrors ? { ruleErrors: analyses[i]!.ruleErrors } : {}),
     }]));

@@ -7,6 +7,7 @@
 // call graph that needs no type inference. A switch that fails any of these is "conditional": the
 // program has a switch, and its default path runs with the mode off (docs/real-code.md).
 import type { Node, Query } from 'web-tree-sitter';
+import { showsTraining } from './autograd.js';
 import type { ModeSetting } from './facts.js';
 import { CONDITIONAL_PARENTS, isMainGuard } from './place.js';
 import type { DeterministicMode } from './types.js';
@@ -91,6 +92,11 @@ export interface ProgramFile {
   trains: boolean;
   /** The file may seed torch (showsSeeding); undefined where the file's text was not read for it. */
   seeds?: boolean;
+  /**
+   * An entry script that trains nothing and launches no training (runsOnItsOwn): the mode its
+   * switches set is its own run's, not that of the program's training entry points.
+   */
+  ownRun?: boolean;
 }
 
 /** What the resolution of one file's hits needs to know of its program. */
@@ -134,10 +140,27 @@ export function loneFileView(file: ProgramFile): ProgramView {
   return { mode: programMode([file]), trains: programTrains([file]), unseeded: programUnseeded([file]) };
 }
 
+const MAIN_GUARD = /^if\s+__name__\s*==\s*['"]__main__['"]\s*:/m;
+/** A call named like a training launch (`train(args)`, `main_train()`, `trainer.fit()`, `pretrain(...)`). */
+const LAUNCHES_TRAINING = /\b\w*train\w*\s*\(|\bfit\s*\(|\bfinetune\w*\s*\(/i;
+
+/**
+ * A script run on its own (a main guard) that shows no training and calls nothing named like a
+ * training launch: a checkpoint converter or an export or comparison tool that turns the
+ * deterministic mode on for its own run. Each entry point is its own process, so that switch
+ * does not reach the program's training runs. `from_pretrained(...)` loads weights: not a launch.
+ * Over-approximate on purpose: a false launch only keeps the switch program-wide, as before.
+ */
+export function runsOnItsOwn(text: string): boolean {
+  return MAIN_GUARD.test(text) && !showsTraining(text) && !LAUNCHES_TRAINING.test(text.replace(/\w*_pretrained\b/g, ''));
+}
+
 /** The switches that run on the program's default path. */
 export function reachedSwitches(files: readonly ProgramFile[]): ModeSetting[] {
   const onPath = files.filter((f) => !f.offPath);
-  const candidates = onPath.flatMap((f) => f.modeSettings.filter((s) => !s.conditional));
+  // An own-run script's switches set the mode of its own process only (programModeFor); its calls
+  // still reach another file's switch, as a launcher's would.
+  const candidates = onPath.flatMap((f) => (f.ownRun ? [] : f.modeSettings.filter((s) => !s.conditional)));
   if (candidates.length === 0) return [];
   const callers = new Map<string, string[]>();
   for (const file of onPath) {
@@ -165,6 +188,16 @@ export function programMode(files: readonly ProgramFile[]): DeterministicMode {
   if (settings.some((s) => s.mode === 'on')) return 'on';
   if (settings.some((s) => s.mode === 'warn')) return 'warn';
   return 'off';
+}
+
+/**
+ * The mode file `index` of the program runs with: the program's, or for an own-run script (a
+ * converter turning the mode on), what its own switches add to it when it is run.
+ */
+export function programModeFor(files: readonly ProgramFile[], index: number, programWide = programMode(files)): DeterministicMode {
+  const file = files[index];
+  if (!file?.ownRun || !file.modeSettings.some((s) => s.mode !== 'off' && !s.conditional)) return programWide;
+  return programMode(files.map((f, i) => (i === index ? { ...f, ownRun: false } : f)));
 }
 
 /**

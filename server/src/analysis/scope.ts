@@ -268,7 +268,8 @@ const SELF_PREFIX = 'self.';
 /**
  * The part of an assignment that import resolution reads; undefined when it binds no plain name, or
  * when it stands in an `except` handler: `except ImportError: triton = None` (or a MagicMock stub)
- * is the fallback of an import that failed, not a rebinding of the module the code runs with.
+ * is the fallback of an import that failed, not a rebinding of the module the code runs with; so
+ * is `f = None` in the `else` of an `if` whose branch imports `f`.
  */
 export function aliasAssignmentOf(left: Node, right: Node | null, mayBeFallback = true): AliasAssignment | undefined {
   if (left.type === 'attribute' && left.childForFieldName('object')?.text === 'self') {
@@ -310,7 +311,7 @@ export function fallbackStarts(text: string, parts: ReadonlyArray<{ start: numbe
     return Math.min(next, end);
   });
 }
-const FALLBACK_KEYWORD = /\b(?:except|not)\b/g;
+const FALLBACK_KEYWORD = /\b(?:except|not|else)\b/g;
 
 function inImportFallback(node: Node): boolean {
   // Only compound nodes (clauses, blocks) count: start at the one holding the statement (parents.ts).
@@ -318,6 +319,12 @@ function inImportFallback(node: Node): boolean {
   for (let current = start === undefined ? parentOf(node) : start; current && current.type !== 'function_definition'; current = parentOf(current)) {
     if (current.type === 'except_clause') return true;
     const parent = parentOf(current);
+    // `if can_use: (try:) from lib import f  else: f = None`: the stub of the import not taken.
+    if (current.type === 'block' && parent?.type === 'else_clause' && node.type === 'identifier') {
+      const statement = parentOf(parent);
+      const taken = statement?.type === 'if_statement' ? statement.childForFieldName('consequence') : null;
+      if (taken && importsName(taken, node.text)) return true;
+    }
     if (current.type === 'block' && parent?.type === 'if_statement' && current.equals(parent.childForFieldName('consequence')!)) {
       const condition = parent.childForFieldName('condition');
       if (condition?.type !== 'not_operator') continue;
@@ -325,6 +332,18 @@ function inImportFallback(node: Node): boolean {
       if (flag?.type === 'call') flag = flag.childForFieldName('function');
       const parts = flag ? dottedParts(flag) : undefined;
       if (parts && AVAILABILITY.test(parts[parts.length - 1]!)) return true;
+    }
+  }
+  return false;
+}
+
+/** Does an import statement inside `block` bind `name` (`from m import f`, `import m.ops as f`, `import f.x`)? */
+function importsName(block: Node, name: string): boolean {
+  for (const statement of block.descendantsOfType(['import_statement', 'import_from_statement'])) {
+    const names = statement.type === 'import_from_statement' ? statement.childrenForFieldName('name') : statement.namedChildren;
+    for (const imported of names) {
+      const bound = imported.type === 'aliased_import' ? imported.childForFieldName('alias')?.text : statement.type === 'import_from_statement' ? imported.text.split('.').pop() : imported.text.split('.')[0];
+      if (bound === name) return true;
     }
   }
   return false;

@@ -10,7 +10,7 @@ import type { FileAnalysis } from '../analysis/engine.js';
 import type { ProgramSource } from '../analysis/index.js';
 import { moduleOfPath } from '../analysis/module-names.js';
 import { showsTraining } from '../analysis/autograd.js';
-import { ProgramFile, ProgramView, programMode, programTrains, unreachedSwitches } from '../analysis/program.js';
+import { ProgramFile, ProgramView, programModeFor, programTrains, runsOnItsOwn, unreachedSwitches } from '../analysis/program.js';
 import type { DeterministicMode } from '../analysis/types.js';
 import { ProjectResolver } from '../workspace/projects.js';
 import { EditorSettings, editorOverrides } from './settings.js';
@@ -77,9 +77,9 @@ export class WorkspaceModel {
     // A quick analysis of one edited function keeps the file's last calls and training signs; the full
     // analysis after the pause in typing reads both again.
     const quick = analysis.calls === undefined && before !== undefined;
-    const facts: ProgramFile = { offPath: this.isOffPath(file, settings), modeSettings: analysis.modeSettings, calls: analysis.calls ?? before?.calls ?? [], trains: quick ? before.trains : showsTraining(text) };
+    const facts: ProgramFile = { offPath: this.isOffPath(file, settings), modeSettings: analysis.modeSettings, calls: analysis.calls ?? before?.calls ?? [], trains: quick ? before.trains : showsTraining(text), ownRun: quick ? before.ownRun : runsOnItsOwn(text) };
     this.programFiles.set(file, facts);
-    const switches = (f: ProgramFile | undefined) => JSON.stringify(f ? [f.offPath, f.modeSettings.map((s) => [s.mode, s.conditional, s.function])] : []);
+    const switches = (f: ProgramFile | undefined) => JSON.stringify(f ? [f.offPath, f.ownRun, f.modeSettings.map((s) => [s.mode, s.conditional, s.function])] : []);
     if (switches(before) !== switches(facts)) return true;
     // Whether the project trains changes what backward-only hits in its other files say.
     const trained = (f: ProgramFile | undefined) => !!f && f.trains && !f.offPath;
@@ -98,13 +98,16 @@ export class WorkspaceModel {
 
   /** The deterministic mode the project of `file` runs with, from every known file of that project. */
   detectedMode(file: string | undefined): DeterministicMode {
-    return file ? programMode(this.projectFiles(file).map(([, facts]) => facts)) : 'off';
+    if (!file) return 'off';
+    const files = this.projectFiles(file);
+    return programModeFor(files.map(([, facts]) => facts), files.findIndex(([other]) => other === file));
   }
 
   /** The program facts the project of `file` resolves its hits with. */
   programView(file: string): ProgramView {
-    const facts = this.projectFiles(file).map(([, f]) => f);
-    return { mode: programMode(facts), trains: programTrains(facts) };
+    const files = this.projectFiles(file);
+    const facts = files.map(([, f]) => f);
+    return { mode: programModeFor(facts, files.findIndex(([other]) => other === file)), trains: programTrains(facts) };
   }
 
   /** A switch of the project of `file` that its default path does not run, where it stands. */

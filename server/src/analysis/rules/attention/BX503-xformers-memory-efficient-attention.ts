@@ -1,3 +1,4 @@
+import { argument } from '../../syntax.js';
 import { callRange } from '../../calls.js';
 import { fitMessage, type Rule } from '../rule.js';
 import { SDPA_SLOWDOWN, slowdownRange } from './shared.js';
@@ -26,6 +27,9 @@ const rule: Rule = {
   calls: CALLS,
   onCall(call, ctx) {
     if (ctx.runsWithoutGrad(call.node)) return;
+    // A probe on tensors made here without requires_grad (`q = torch.randn(..., device="cuda")`) has no backward.
+    const inputs = [0, 1, 2].map((i) => argument(call.args, i, ['query', 'key', 'value'][i]!));
+    if (inputs.every((x) => x && ctx.values.of(x).gradFree)) return;
     const name = `\`${call.node.childForFieldName('function')?.text ?? 'memory_efficient_attention'}\``;
     const message = (what: string) => fitMessage(`${name} ${what}`, `This xformers call ${what}`);
     const why = 'It adds the partial gradients of different key blocks with atomics in its default backward, so the gradients differ in their low bits between runs.';

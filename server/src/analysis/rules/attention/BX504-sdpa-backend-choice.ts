@@ -4,6 +4,7 @@ import { callRange } from '../../calls.js';
 import { callArguments, literalValue } from '../../syntax.js';
 import { formatSlowdown } from '../cost.js';
 import { fitMessage, type ModeOutcome, type Outcomes, type Rule, type RuleContext } from '../rule.js';
+import { differentiatedHere } from '../../autograd.js';
 import { onForwardPath } from '../../members.js';
 import { onlyServes, showsTraining } from '../../autograd.js';
 import { isImplementationSetting, SDPA_SLOWDOWN, slowdownRange } from './shared.js';
@@ -241,9 +242,11 @@ const rule: Rule = {
       if (/enable_flash_sdp\(\s*False\s*\)/.test(ctx.text) && /enable_mem_efficient_sdp\(\s*False\s*\)/.test(ctx.text)) return;
       // On a module's forward path (its forward or a method forward calls on self) the call trains
       // (a model's layers train unless shown otherwise): a warning. Elsewhere (a helper, a script) it cannot tell: information.
+      // So is a call recomputed under enable_grad and differentiated where it stands (a custom backward).
       const experimental = underExperimentalSwitch(call.node, ctx);
+      const trains = onForwardPath(call.node, (n) => ctx.runsWithoutGrad(n)) || differentiatedHere(call.node, ctx.scope);
       const note: ModeOutcome = {
-        severity: onForwardPath(call.node, (n) => ctx.runsWithoutGrad(n)) && !experimental ? 'warning' : 'info',
+        severity: trains && !experimental ? 'warning' : 'info',
         message: fitMessage(`${shown} runs fused attention, whose backward varies run to run`, 'This call runs fused attention, whose backward varies run to run'),
         detail: `On recent NVIDIA GPUs it runs the flash or memory-efficient backend. ${MEASURED}${experimental ? ' This branch runs only when its experimental switch is turned on.' : ''} If this program must reproduce, ${MODE} fixes it (${COST}).`,
         fixes: mathBackendFix(call, ctx),

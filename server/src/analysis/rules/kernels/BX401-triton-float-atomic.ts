@@ -2,6 +2,7 @@ import { callRange } from '../../calls.js';
 import { argument } from '../../syntax.js';
 import { fitMessage, type Outcomes, type Rule } from '../rule.js';
 import { ownedByProgram } from './ownership.js';
+import { deadUnderConfigs } from './autotune-configs.js';
 import { calleeText, COUNTER_NAME, enclosingKernel, kernelDtype, kernelGuard, launchSwitchOf, TL } from './triton.js';
 
 const FIX_HINT = 'When determinism matters, have each program write its partial result to its own slot of a zero-filled buffer and sum that buffer in a fixed order (or with `tl.sum` in one program).';
@@ -52,6 +53,8 @@ const rule: Rule = {
   onCall(call, ctx) {
     const kernel = enclosingKernel(call.node, ctx);
     if (!kernel) return;
+    // A branch none of the kernel's autotune configs takes (`else:` of `if SPLIT_K == 1:` when every config sets 1).
+    if (deadUnderConfigs(call.node, kernel, ctx)) return;
     const value = argument(call.args, 1, 'val');
     if (!value) return;
     const dtype = kernelDtype(value, ctx);
@@ -126,7 +129,10 @@ arithmetic mixing any of these. Integer values (literals, \`tl.arange\`, \`tl.pr
 casts) are exact and not reported. A value loaded through a pointer argument has the element type
 of whatever tensor the caller passes, which the kernel does not show; that case is reported at
 information level, saying so. \`tl.atomic_max\` / \`tl.atomic_min\` give the same result in any order
-and are not reported; an atomic whose returned old value is used is BX402's concern.
+and are not reported; an atomic whose returned old value is used is BX402's concern. Neither is
+an atomic in a branch no config of the kernel's \`@triton.autotune\` takes: the \`else\` of \`if
+SPLIT_K == 1:\` when every config sets \`SPLIT_K\` to 1 (a launch cannot override a key the
+autotuner sets).
 
 An atomic whose address is owned by one program is information only: the address depends on
 every \`tl.program_id\` axis the kernel reads (as is, or split by both \`//\` and \`%\`), and on no

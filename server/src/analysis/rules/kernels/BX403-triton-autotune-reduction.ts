@@ -1,7 +1,8 @@
 import type { Node } from 'web-tree-sitter';
 import { argument, CallArguments, callArguments } from '../../syntax.js';
 import { fitMessage, type ModeOutcome, type Rule, type RuleContext } from '../rule.js';
-import { configCount, moduleFunctions, varyingKeys } from './autotune-configs.js';
+import { configCount, deadUnderConfigs, moduleFunctions, varyingKeys } from './autotune-configs.js';
+import { moduleValue } from './module-scope.js';
 import { isKernel, kernelDtype, TL } from './triton.js';
 
 /** Triton calls whose result depends on how the work is split into blocks and warps. */
@@ -11,7 +12,7 @@ const ORDER_SENSITIVE_METHODS = new Set(['sum', 'cumsum', 'cumprod', 'reduce']);
 type OpKind = 'reduce' | 'dot' | 'atomic';
 
 /** The reductions, dots and non-integer atomics of a kernel and the jit helpers it calls: the first of each kind. */
-function orderSensitiveOps(kernel: Node, ctx: RuleContext): Map<OpKind, string> {
+function orderSensitiveOps(kernel: Node, ctx: RuleContext, configs?: Node): Map<OpKind, string> {
   const functions = moduleFunctions(kernel);
   const found = new Map<OpKind, string>();
   const add = (kind: OpKind, display: string) => {
@@ -31,7 +32,7 @@ function orderSensitiveOps(kernel: Node, ctx: RuleContext): Map<OpKind, string> 
         if (ORDER_SENSITIVE.has(name)) {
           if (kernelDtype(call, ctx) !== 'int') add(name.startsWith('dot') ? 'dot' : 'reduce', `tl.${name}${via}`);
         }
-        else if (name === 'atomic_add') {
+        else if (name === 'atomic_add' && !deadUnderConfigs(call, fn, ctx, fn.equals(kernel) ? configs : undefined)) {
           const value = argument(callArguments(call), 1, 'val');
           if (kernelDtype(value, ctx) !== 'int' && accumulates(value, fn, functions, ctx)) add('atomic', `tl.atomic_add${via}`);
         }
@@ -176,14 +177,27 @@ function tunesLocally(fn: Node | undefined): boolean {
 /**
  * The kernel an autotune call tunes: the function it decorates, or the module function it is applied
  * to later (`kernel = triton.autotune(configs=..., key=...)(kernel)`, as libraries do inside a
- * `try` so that an older Triton can keep the plain kernel).
+ * `try` so that an older Triton can keep the plain kernel), also through a name bound to the
+ * function under another decorator (`triton.heuristics`).
  */
 function tunedKernel(node: Node): Node | null | undefined {
   const parent = node.parent;
   if (parent?.type === 'decorator') return parent.parent?.childForFieldName('definition');
   if (parent?.type !== 'call' || !parent.childForFieldName('function')?.equals(node)) return undefined;
   const target = callArguments(parent).positional[0];
-  return target?.type === 'identifier' ? moduleFunctions(node).get(target.text) : undefined;
+  return target?.type === 'identifier' ? wrappedFunction(target, 0) : undefined;
+}
+
+/**
+ * A module function by its name, or through a module name bound to another decorator applied to
+ * one: `kernel = triton.heuristics({...})(kernel_fn)`, then `triton.autotune(...)(kernel)`.
+ */
+function wrappedFunction(name: Node, depth: number): Node | undefined {
+  const fn = moduleFunctions(name).get(name.text);
+  if (fn || depth > 3) return fn;
+  const value = moduleValue(name);
+  const applied = value?.type === 'call' && value.childForFieldName('function')?.type === 'call' ? callArguments(value).positional[0] : undefined;
+  return applied?.type === 'identifier' && applied.text !== name.text ? wrappedFunction(applied, depth + 1) : undefined;
 }
 
 /** Reports an autotune decorator call (triton's or a wrapper) on the kernel it decorates. */
@@ -192,7 +206,7 @@ function checkAutotune(node: Node, args: CallArguments, ctx: RuleContext): void 
   if (!fn || fn.type !== 'function_definition' || !isKernel(fn, ctx)) return;
   const configs = argument(args, 0, 'configs');
   if (configCount(configs, ctx) !== 'several') return;
-  const ops = orderSensitiveOps(fn, ctx);
+  const ops = orderSensitiveOps(fn, ctx, configs);
   const op = ops.get('reduce') ?? ops.get('atomic') ?? ops.get('dot');
   if (!op) return;
   const kernel = fn.childForFieldName('name')?.text ?? 'kernel';
@@ -268,7 +282,8 @@ wrapper defined in the same file must also name \`autotune\` or \`Autotuner\` in
 
 Not reported: a config-building function whose deterministic branch returns a single config (as
 Mamba's helpers do), and \`[one] if deterministic else many\`, where the deterministic branch has
-one config.
+one config. An atomic in a branch no config takes (every config sets \`SPLIT_K\` to 1, the atomic
+sits under \`SPLIT_K > 1\`) does not count: such a kernel is a tiled dot, information.
 
 **Deterministic alternative.** Choose one config when the run must reproduce:
 

@@ -1,7 +1,7 @@
 // Reading the configs of an autotune decorator: how many there are, and which keys (block sizes,
 // num_warps) differ between them. Follows names to module constants and config-building functions.
 import type { Node } from 'web-tree-sitter';
-import { callArguments, literalValue } from '../../syntax.js';
+import { callArguments, type Literal, literalValue, unparenthesize } from '../../syntax.js';
 import type { RuleContext } from '../rule.js';
 import { moduleValue, rootOf } from './module-scope.js';
 import { conditionPolarity } from './triton.js';
@@ -129,6 +129,88 @@ export function varyingKeys(expr: Node | undefined, ctx: RuleContext): Set<strin
   }
   for (const { call, helper } of built) for (const [key, value] of helperConfigValues(call, helper)) note(key, value);
   return new Set([...values].filter(([, seen]) => seen.size > 1).map(([key]) => key));
+}
+
+/**
+ * The literal every `triton.Config` of a configs expression gives `key`, when they all give the
+ * same one (`'SPLIT_K': 1` in each); undefined when a config leaves it out, computes it, or the
+ * configs come from a helper whose arguments would have to be followed.
+ */
+export function fixedConfigValue(expr: Node | undefined, key: string, ctx: RuleContext): Literal | undefined {
+  const sources = configSources(expr, ctx);
+  const calls = sources.flatMap((source) => source.descendantsOfType('call'));
+  const configs = calls.filter(isConfigCall);
+  // Configs built from a helper's parameters (`gen_config(split_k=4)`) carry no literal: undefined below.
+  if (configs.length === 0) return undefined;
+  const seen = new Set<Literal | undefined>();
+  for (const config of configs) {
+    const first = callArguments(config).positional[0];
+    const pair = first?.type === 'dictionary' ? first.namedChildren.find((p) => p.type === 'pair' && literalValue(p.childForFieldName('key')) === key) : undefined;
+    seen.add(literalValue(pair?.childForFieldName('value')));
+  }
+  const [only] = seen;
+  return seen.size === 1 ? only : undefined;
+}
+
+/** The configs argument of the `@triton.autotune(...)` (or `@...autotune(...)` wrapper) decorating a kernel. */
+function autotuneConfigsOf(kernel: Node): Node | undefined {
+  const decorated = kernel.parent?.type === 'decorated_definition' ? kernel.parent : undefined;
+  for (const decorator of decorated?.namedChildren.filter((c) => c.type === 'decorator') ?? []) {
+    const call = decorator.namedChildren[0];
+    if (call?.type !== 'call' || !/(^|\.)\w*autotune$/.test(call.childForFieldName('function')?.text ?? '')) continue;
+    const args = callArguments(call);
+    return args.keywords.get('configs') ?? args.positional[0];
+  }
+  return undefined;
+}
+
+/**
+ * A kernel branch no config of its autotune decorator runs: `if SPLIT_K == 1: tl.store(...) else:
+ * tl.atomic_add(...)` where every config sets `SPLIT_K` to 1 leaves the atomic dead (a launch cannot
+ * pass a meta-parameter the autotuner sets). `tunedBy`: the configs of an autotune applied to the
+ * kernel later (`triton.autotune(configs=...)(kernel)`). Conditions read: the parameter alone,
+ * `not` it, or compared with a literal.
+ */
+export function deadUnderConfigs(node: Node, kernel: Node, ctx: RuleContext, tunedBy?: Node): boolean {
+  const configs = tunedBy ?? autotuneConfigsOf(kernel);
+  if (!configs) return false;
+  const holds = (condition: Node | null | undefined) => (condition ? conditionUnderConfigs(condition, configs, ctx) : undefined);
+  let child = node;
+  for (let parent = node.parent; parent && !parent.equals(kernel); child = parent, parent = parent.parent) {
+    if (parent.type === 'if_statement' || parent.type === 'elif_clause') {
+      const test = holds(parent.childForFieldName('condition'));
+      if (child.equals(parent.childForFieldName('consequence') ?? parent) && test === false) return true;
+      if ((child.type === 'else_clause' || child.type === 'elif_clause') && test === true) return true;
+    }
+  }
+  return false;
+}
+
+function conditionUnderConfigs(raw: Node, configs: Node, ctx: RuleContext): boolean | undefined {
+  const node = unparenthesize(raw);
+  if (node.type === 'not_operator') {
+    const inner = conditionUnderConfigs(node.childForFieldName('argument') ?? node, configs, ctx);
+    return inner === undefined ? undefined : !inner;
+  }
+  if (node.type === 'identifier') {
+    const value = fixedConfigValue(configs, node.text, ctx);
+    return value === undefined ? undefined : !!value;
+  }
+  if (node.type !== 'comparison_operator' || node.namedChildCount !== 2) return undefined;
+  const [left, right] = node.namedChildren;
+  const op = node.children.find((c) => !c.isNamed)?.text;
+  const value = left?.type === 'identifier' ? fixedConfigValue(configs, left.text, ctx) : undefined;
+  const other = literalValue(right);
+  if (typeof value !== 'number' || typeof other !== 'number') return undefined;
+  switch (op) {
+    case '==': return value === other;
+    case '!=': return value !== other;
+    case '<': return value < other;
+    case '<=': return value <= other;
+    case '>': return value > other;
+    case '>=': return value >= other;
+    default: return undefined;
+  }
 }
 
 /** The items of a literal list or tuple, or of a name bound to one (`warps = [4]`). */

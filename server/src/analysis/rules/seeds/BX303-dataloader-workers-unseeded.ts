@@ -1,5 +1,6 @@
 import type { Node } from 'web-tree-sitter';
 import { callRange } from '../../calls.js';
+import { defaultLiteral } from '../../defaults.js';
 import { literalValue } from '../../syntax.js';
 import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { DATALOADERS, given, loaderArgument } from './dataloader-shared.js';
@@ -57,7 +58,9 @@ const rule: Rule = {
     if (call.args.hasSplat) return;
     const workers = loaderArgument(call, 'num_workers');
     if (!workers) return;
-    const count = literalValue(workers);
+    // As a plain run has it (defaults.ts): `num_workers=args.workers` with the parser's default 0
+    // loads in the main process, where no worker is seeded.
+    const count = defaultLiteral(workers, ctx);
     if (typeof count === 'number' ? count <= 0 : count !== undefined) return; // 0, None, a string...
     if (given(loaderArgument(call, 'worker_init_fn')) || given(loaderArgument(call, 'generator'))) return;
     const file = fileFacts(rootOf(call.node), ctx);
@@ -90,7 +93,9 @@ created in \`Dataset.__init__\`, library-internal generators) are copied into ev
 unchanged: the workers then repeat each other's draws.
 
 The rule reports a \`DataLoader\` whose \`num_workers\` is a positive literal or a value decided at
-run time, without \`generator=\` and without \`worker_init_fn=\`:
+run time, without \`generator=\` and without \`worker_init_fn=\`; a value whose default is 0 on a
+plain run (an argparse option defaulting to 0, a parameter's default) loads in the main process and
+is not reported:
 
 - **warning** when the same file draws from \`random\` or \`numpy.random\` (it visibly applies
   random augmentations) and never seeds torch;
