@@ -18,6 +18,7 @@ import { Suppression, parseSuppressions } from './suppressions.js';
 import { rangeOf } from './syntax.js';
 import type { Fix, GuardKind, Range } from './types.js';
 import { COLLECTED, FLAT_PART_BYTES, PATTERN, WALKED } from './capture-patterns.js';
+import { TriggerScanner, TriggersFound } from './triggers.js';
 
 export type { AnalysisOptions };
 
@@ -82,13 +83,13 @@ export interface FileAnalysis {
 const EMPTY: FileAnalysis = { candidates: [], modeSettings: [], suppressions: [], syntaxErrors: [] };
 
 export class Analyzer {
-  /** Word triggers found anywhere: a rule whose triggers (and `requires`) are absent cannot match. */
-  private readonly allWords: RegExp;
-  /** Whole-word triggers in one regex (a `put` trigger must not fire on every `input`), plus the rest. */
-  private readonly wordTriggers: RegExp;
-  private readonly otherTriggers: string[];
-  /** What activeRules and wantedCaptures look up with includes(): non-word triggers, `requires`, 'bitexact'. */
-  private readonly substrings: string[];
+  /**
+   * Finds the triggers in a text: a rule whose triggers (and `requires`) are absent cannot match.
+   * Whole-word triggers (a `put` trigger must not fire on every `input`), and substrings: non-word
+   * triggers, `requires`, 'bitexact'.
+   */
+  private readonly triggers: TriggerScanner;
+  private lastScan: { text: string; found: TriggersFound } | undefined;
   /**
    * Capture queries (one pass inside wasm, far cheaper than a JS walk), by which optional captures they
    * include: comments only matter in files with a suppression, `@` and `x[i] += v` only when a rule
@@ -109,10 +110,10 @@ export class Analyzer {
     const own = ['bitexact', 'deterministic', 'use_deterministic_algorithms', 'set_deterministic_debug_mode', 'enable_full_determinism'];
     const triggers = [...new Set([...own, ...rules.flatMap((r) => r.triggers)])];
     const words = triggers.filter((t) => /^\w+$/.test(t));
-    this.wordTriggers = new RegExp(`\\b(?:${words.join('|')})\\b`);
-    this.allWords = new RegExp(`\\b(?:${words.join('|')})\\b`, 'g');
-    this.otherTriggers = triggers.filter((t) => !/^\w+$/.test(t));
-    this.substrings = [...new Set([...this.otherTriggers, ...rules.flatMap((r) => r.requires ?? []), 'bitexact'])];
+    const otherTriggers = triggers.filter((t) => !/^\w+$/.test(t));
+    const substrings = [...new Set([...otherTriggers, ...rules.flatMap((r) => r.requires ?? []), 'bitexact'])];
+    // A non-word trigger alone makes a file worth parsing; a `requires` alone does not.
+    this.triggers = new TriggerScanner(words, substrings, substrings.map((t) => otherTriggers.includes(t)));
   }
 
   collector(types: string[]): Query {
@@ -166,13 +167,15 @@ export class Analyzer {
   }
 
   /** Whole-word triggers (matched as words: a `put` trigger must not fire on `input`) and substrings found in `text`. */
-  private triggersPresent(text: string): { words: Set<string>; substrings: Set<string> } {
-    return { words: new Set(text.match(this.allWords) ?? []), substrings: new Set(this.substrings.filter((t) => text.includes(t))) };
+  private triggersPresent(text: string): TriggersFound {
+    // analyzeText asks, then analysisSteps for the same text: read it once.
+    if (this.lastScan?.text !== text) this.lastScan = { text, found: this.triggers.scan(text) };
+    return this.lastScan.found;
   }
 
   /** Could any rule match this text? Lets callers skip parsing files that mention none of the triggers. */
   mayMatch(text: string): boolean {
-    return this.wordTriggers.test(text) || this.otherTriggers.some((t) => text.includes(t));
+    return this.triggers.mayMatch(text);
   }
 
   /** A file's unconditional calls (program.ts), for a file no rule matched. */
@@ -224,7 +227,7 @@ export class Analyzer {
   }
 
   analyzeText(text: string, options: AnalysisOptions): FileAnalysis {
-    if (!this.mayMatch(options.project ? text + aliasTriggers(options.project, text) : text)) return EMPTY;
+    if (!this.triggers.matches(this.triggersPresent(options.project ? text + aliasTriggers(options.project, text) : text))) return EMPTY;
     const tree = this.parser.parse(text);
     try {
       return this.analyzeTree(tree, text, options);

@@ -4,7 +4,7 @@ import { enclosingFunction } from '../../syntax.js';
 import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { entryReach, trainingCall, within } from './entry-reach.js';
 import { GLOBAL_SEEDERS, globalGenerator, NUMPY_GLOBAL_DRAWS, RANDOM_DRAWS } from './global-rng.js';
-import { enclosingClass, memo, parameterAnnotation, resolvedCallee, rootOf, SEED_HELPER_NAME, SEEDING_TRAINERS } from './shared.js';
+import { enclosingClass, fileCalls, memo, parameterAnnotation, resolvedCallee, rootOf, SEED_HELPER_NAME, SEEDING_TRAINERS } from './shared.js';
 
 type Generator = 'random' | 'numpy';
 const SHOWN: Record<Generator, string> = { random: "Python's `random` module", numpy: "NumPy's global generator" };
@@ -22,11 +22,18 @@ const COLLATE_NAME = /(^|_)collate(_|$)|^collator$/i;
 const GENERATOR_PARAMETER = /^(\w*_)?(rng|random_state|generator|prng)$/i;
 const GENERATOR_TYPE = /(RandomState|Generator|random\.Random)\b/;
 
+/** resolvedCallee, read once per call of the file: both generators' scans and the torch one ask. */
+function calleeOf(call: Node, ctx: RuleContext): string | undefined {
+  const callees = memo(ctx, 'BX312:callees', () => new Map<number, string | undefined>());
+  if (!callees.has(call.id)) callees.set(call.id, resolvedCallee(call, ctx));
+  return callees.get(call.id);
+}
+
 /** Does the file seed `generator` on some path: its seeder, a framework seeder, a seed helper, a seeding Trainer? */
 function seedsGenerator(root: Node, generator: Generator, ctx: RuleContext): boolean {
   return memo(ctx, `BX312:seeds:${generator}`, () => {
-    for (const call of root.descendantsOfType('call')) {
-      const resolved = resolvedCallee(call, ctx);
+    for (const call of fileCalls(root, ctx)) {
+      const resolved = calleeOf(call, ctx);
       if (resolved !== undefined) {
         if (GLOBAL_SEEDERS[generator].has(resolved) || SEEDING_TRAINERS.test(resolved)) return true;
         continue;
@@ -50,8 +57,8 @@ function seedsGenerator(root: Node, generator: Generator, ctx: RuleContext): boo
  */
 function seedsTorchDirectly(root: Node, ctx: RuleContext): Node | undefined {
   return memo(ctx, 'BX312:torch-seed', () =>
-    root.descendantsOfType('call').find((call) => {
-      if (!/^torch\.(random\.|cuda\.)?manual_seed(_all)?$/.test(resolvedCallee(call, ctx) ?? '')) return false;
+    fileCalls(root, ctx).find((call) => {
+      if (!/^torch\.(random\.|cuda\.)?manual_seed(_all)?$/.test(calleeOf(call, ctx) ?? '')) return false;
       const fn = enclosingFunction(call);
       return !fn || !/\b(get_rng_state\w*|fork_rng)\s*\(/.test(fn.text);
     }),

@@ -51,6 +51,11 @@ export function memo<T>(ctx: RuleContext, key: string, compute: () => T): T {
 
 export { rootOf };
 
+/** The file's calls in document order, listed once per file for the rules that read them all. */
+export function fileCalls(root: Node, ctx: RuleContext): Node[] {
+  return memo(ctx, 'file-calls', () => root.descendantsOfType('call'));
+}
+
 
 const SCOPE_TYPES = new Set(['function_definition', 'lambda', 'class_definition', 'module']);
 
