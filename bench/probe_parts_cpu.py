@@ -34,6 +34,7 @@ spec = importlib.util.spec_from_file_location("moe", os.path.join(HERE, "..", "e
 moe = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(moe)
 
+from probe_overhead_cpu import step  # noqa: E402 (the same training step as the overhead bench)
 import bitexact_probe  # noqa: E402 (PYTHONPATH=python/sitecustomize)
 import bitexact_probe_base  # noqa: E402
 import bitexact_probe_digest  # noqa: E402
@@ -110,15 +111,6 @@ class CountOps(TorchDispatchMode):
         count[0] += 1
         count[1] += not func.is_view
         return func(*args, **(kwargs or {}))
-
-
-def step(model, optimizer, tokens):
-    logits = model(tokens[:, :-1])
-    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
 
 
 def null_hooks():
