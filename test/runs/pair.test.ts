@@ -64,7 +64,7 @@ describe('bitexact pair on the toy trainers', () => {
     expect(result.stdout).toContain('timing, never counted: step_time_ms (differs)');
     const dir = pairDir();
     expect(path.basename(dir)).toMatch(/^\d{8}-\d{6}-deterministic_trainer-[0-9a-f]{4}$/);
-    expect(fs.readdirSync(dir).sort()).toEqual(['meta.json', 'report.json', 'report.txt', 'run-1.log', 'run-2.log']);
+    expect(fs.readdirSync(dir).sort()).toEqual(['meta.json', 'progress.json', 'report.json', 'report.txt', 'run-1.log', 'run-2.log']);
     const log = fs.readFileSync(path.join(dir, 'run-1.log'), 'utf8').trim().split('\n');
     expect(log.length).toBe(12);
     expect(JSON.parse(log[0]!)).toMatchObject({ step: 1 });

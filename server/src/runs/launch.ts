@@ -9,6 +9,7 @@ import type { MetaRun, MetaSettings, MetaVariant, PairMeta } from './pair-meta.j
 import { probeEnvironment, ProbeSpec } from './probe-run.js';
 import { environmentDifference, gitState, newRunId, runEnvironment } from './run-setup.js';
 import { probeVersions } from './versions.js';
+import { writeFileAtomic } from './atomic-file.js';
 
 export interface PairSpec {
   /** The command as asked (meta.json `command`). */
@@ -90,15 +91,7 @@ export async function runPair(spec: PairSpec): Promise<PairResult> {
     runs: [],
   };
   const file = path.join(dir, 'meta.json');
-  const write = () => {
-    try {
-      fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(meta, null, 2)}\n`);
-      fs.renameSync(`${file}.tmp`, file);
-    } catch (error) {
-      fs.rmSync(`${file}.tmp`, { force: true }); // no half-written file left behind
-      throw error;
-    }
-  };
+  const write = () => writeFileAtomic(file, `${JSON.stringify(meta, null, 2)}\n`);
   let metaError: string | undefined;
   // Once the runs are going, a meta.json that cannot be written (disk full) neither stops them nor
   // stops bitexact from comparing what reached their logs: it is told, and the next write tries again.

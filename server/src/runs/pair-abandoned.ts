@@ -17,6 +17,7 @@ import { REPORT, PairVerdict } from './report-schema.js';
 import { displayPath } from './pair-session.js';
 import { variantsReport } from './variants.js';
 import { judge } from './verdict.js';
+import { writeFileAtomic } from './atomic-file.js';
 
 export interface ClosedPair {
   verdict: PairVerdict;
@@ -69,12 +70,10 @@ export function closeAbandoned(dir: string, reason: string): ClosedPair {
   }
   const closed: ClosedPair = { verdict: judged.verdict, headline: judged.headline, exitCode: judged.exitCode };
   try {
-    fs.writeFileSync(path.join(dir, 'report.txt'), text);
+    // Another window closing the same pair writes files of its own process, renamed over these.
     const json = path.join(dir, 'report.json');
-    // Renamed into place: a reader (the Runs tree) never sees half a report; another window closing the same pair writes its own.
-    const tmp = `${json}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, `${JSON.stringify(reportObject('pair', comparison, runs, judged, extras), null, 2)}\n`);
-    fs.renameSync(tmp, json);
+    writeFileAtomic(path.join(dir, 'report.txt'), text, `${dir}/report.txt.${process.pid}.tmp`);
+    writeFileAtomic(json, `${JSON.stringify(reportObject('pair', comparison, runs, judged, extras), null, 2)}\n`, `${json}.${process.pid}.tmp`);
   } catch (error) {
     closed.unsaved = `could not save the report in ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
   }

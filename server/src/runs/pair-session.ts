@@ -28,6 +28,7 @@ import { RunProgress } from './progress.js';
 import { PairProgressFile } from './pair-progress.js';
 import { NotebookProgram, notebookProgram } from './notebook-program.js';
 import { stepLine } from './step-line.js';
+import { writeFileAtomic } from './atomic-file.js';
 
 /** How often a run's progress is told at most (its output is read back every 50 ms). */
 const PROGRESS_INTERVAL_MS = 250;
@@ -290,8 +291,8 @@ async function runPairSteps(options: PairSessionOptions, fix?: AppliedFix): Prom
   const json = `${JSON.stringify(report, null, 2)}\n`;
   // The report is kept with the logs, so the run directory explains itself later.
   try {
-    fs.writeFileSync(path.join(pair.dir, 'report.txt'), text);
-    fs.writeFileSync(path.join(pair.dir, 'report.json'), json);
+    writeFileAtomic(path.join(pair.dir, 'report.txt'), text);
+    writeFileAtomic(path.join(pair.dir, 'report.json'), json);
   } catch (error) {
     tell({ kind: 'message', level: 'note', text: `could not save the report in ${pair.dir}: ${(error as Error).message}` });
   }
