@@ -13,6 +13,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { PairEvent, RunEndStatus } from './pair-events.js';
 import { PAIR_VERDICTS, PairVerdict } from './report-schema.js';
+import { writeFileAtomic } from './atomic-file.js';
 
 export const PROGRESS_FILE = 'progress.json';
 /** How often progress.json is rewritten while nothing else changes (its `updated` moves on). */
@@ -73,13 +74,11 @@ export function readPairProgress(dir: string): PairProgress | undefined {
 /** Writes DIR/progress.json whole, through a temporary file renamed into place; false when it could not. */
 export function writePairProgress(dir: string, progress: PairProgress): boolean {
   const file = path.join(dir, PROGRESS_FILE);
-  const tmp = `${file}.${process.pid}.tmp`;
   try {
-    fs.writeFileSync(tmp, `${JSON.stringify(progress)}\n`);
-    fs.renameSync(tmp, file);
+    // A file of this process: the server closing an abandoned pair may write it too.
+    writeFileAtomic(file, `${JSON.stringify(progress)}\n`, `${file}.${process.pid}.tmp`);
     return true;
   } catch {
-    fs.rmSync(tmp, { force: true });
     return false;
   }
 }
