@@ -6,7 +6,8 @@
 // parses the file. The server re-checks with a full analysis once typing pauses.
 import type { Query } from 'web-tree-sitter';
 import { ChunkCache, ChunkResult, Layout, isMovable, optionsKey, shiftAfter, shiftResult } from './chunk-cache.js';
-import { FileAnalysis, chunkKey, mergeResults } from './engine.js';
+import { chunkKey, mergeResults } from './chunk-context.js';
+import type { FileAnalysis } from './engine.js';
 import { ActiveRules, AnalysisOptions, FileRun, scopeFrom, scopeOpsOf } from './file-run.js';
 import type { PythonParser, TextChange } from './parse.js';
 import { bindingsOf, type PartNodes } from './parts.js';

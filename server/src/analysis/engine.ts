@@ -2,13 +2,14 @@
 // collects every node any rule needs; rules are dispatched by canonical callee name.
 import type { Node, Query, Tree } from 'web-tree-sitter';
 import { ChunkCache, ChunkResult, isMovable, optionsKey, shiftResult } from './chunk-cache.js';
+import { chunkKey, contextSignature, mergeResults } from './chunk-context.js';
 import type { ModeSetting } from './facts.js';
 import { ActiveRules, AnalysisOptions, FileRun, PartOutput, RuleError, scopeFrom, scopeOpsOf } from './file-run.js';
 import { isEarlyExit } from './guards.js';
 import type { PythonParser, TextChange } from './parse.js';
 import { analyzeChunkEdit } from './chunk-edit.js';
 import { NameUses, usesOf } from './no-grad-callers.js';
-import { Checkpoint, LargeParts, Part, PartNodes, bindingsOf, collectParts, fileParts, finish, partAt } from './parts.js';
+import { Checkpoint, LargeParts, PartNodes, bindingsOf, collectParts, fileParts, finish, partAt } from './parts.js';
 import { CALL_NAME_PATTERN, CallEdge, callEdgesOf } from './program.js';
 import type { LaunchSwitch, Outcomes, Rule } from './rules/rule.js';
 import { launchSwitchValues, type SwitchValue } from './launch-switches.js';
@@ -363,47 +364,6 @@ export class Analyzer {
     };
     return COLLECTED.filter((type) => optional[type] ?? true);
   }
-}
-
-/** The cache key of a function: its text where it stands (class body, column). */
-export function chunkKey(container: number, column: number, text: string): string {
-  return `${container}:${column}:${text}`;
-}
-
-export function mergeResults(results: readonly ChunkResult[]): ChunkResult {
-  return {
-    candidates: results.flatMap((r) => r.candidates),
-    modeSettings: results.flatMap((r) => r.modeSettings),
-    suppressions: results.flatMap((r) => r.suppressions),
-  };
-}
-
-function isInit(node: Node): boolean {
-  const fn = node.type === 'decorated_definition' ? node.childForFieldName('definition') : node;
-  return fn?.childForFieldName('name')?.text === '__init__';
-}
-
-/**
- * What a function's local hits can depend on besides its own text (see Rule.locality): the options,
- * the rules the text activates, import resolution (file-wide), and of the statements outside
- * functions only those that can guard a function — early exits before it in its block or an
- * enclosing one (guards.ts), so with the nesting of functions, classes and early exits — and, with
- * their rows, those above the first function, where cached fixes may insert (an import). Values are
- * looked up only in the function's own scope (values.ts), so other module-level code does not count,
- * except a class's header (bases: an autograd.Function) and its `__init__` (the `self.x` it sets).
- */
-function contextSignature(parts: readonly Part[], firstChunk: number, facts: string[]): string {
-  const skeleton: string[] = [];
-  for (const [i, p] of parts.entries()) {
-    if (p.opens !== undefined) skeleton.push(`class ${p.opens} in ${p.container}`);
-    if (p.header) skeleton.push(`\u0002${p.node.text}`);
-    // A class's __init__ types the `self.x` its other methods read (values.ts selfAttributeValue).
-    if (p.chunk && p.container > 0 && isInit(p.node)) skeleton.push(`\u0003${p.node.text}`);
-    if (p.chunk) skeleton.push(`\u0000${p.container}`);
-    else if (firstChunk < 0 || i < firstChunk) skeleton.push(`${p.node.startPosition.row}:${p.node.text}`);
-    else if (isEarlyExit(p.node)) skeleton.push(`${p.container}:${p.node.text}`);
-  }
-  return [...facts, ...skeleton].join('\u0001');
 }
 
 function syntaxErrorRanges(root: Node): Range[] {
