@@ -40,8 +40,10 @@ export interface LivePair {
   messages: string[];
   /** The runs differ and the engine looks for the suspects in the command's code. */
   checking?: true;
-  /** Not launched by this window: followed by the server from the pair's progress.json (a terminal's `bitexact pair`); it cannot be cancelled from here. */
+  /** Not launched by this window: followed by the server from the pair's progress.json (a terminal's `bitexact pair`); cancelling it signals its bitexact as Ctrl-C would. */
   watched?: true;
+  /** While cancelling: the state it had, should the stop not be sent (resumed). */
+  cancelledFrom?: LiveState;
 }
 
 const VERDICTS: readonly PairVerdict[] = ['bitwise', 'print-precision', 'differs', 'missing', 'cancelled', 'incomplete'];
@@ -118,7 +120,17 @@ export class LivePairs {
   cancelling(id: string): LivePair | undefined {
     const pair = this.pairs.get(id);
     if (!pair || SETTLED.has(pair.state)) return undefined;
+    if (pair.state !== 'cancelling') pair.cancelledFrom = pair.state;
     pair.state = 'cancelling';
+    return pair;
+  }
+
+  /** The stop could not be sent (a followed pair's process could not be signalled): it goes on as it was. */
+  resumed(id: string): LivePair | undefined {
+    const pair = this.pairs.get(id);
+    if (!pair || pair.state !== 'cancelling') return undefined;
+    pair.state = pair.cancelledFrom ?? 'running';
+    delete pair.cancelledFrom;
     return pair;
   }
 

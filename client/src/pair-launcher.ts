@@ -10,6 +10,7 @@ import {
   PAIR_CANCEL_METHOD,
   PAIR_EVENT_METHOD,
   PAIR_RUN_METHOD,
+  PairCancelResult,
   PairEventParams,
   PairRunParams,
   PairRunResult,
@@ -211,7 +212,11 @@ export class PairLauncher implements vscode.Disposable {
     if (!pair) return;
     this.tell(pair, false);
     const client = await this.client();
-    await client.sendRequest(PAIR_CANCEL_METHOD, { id });
+    const answer = await client.sendRequest<PairCancelResult>(PAIR_CANCEL_METHOD, { id });
+    // A pair of this window that is not running any more has its answer already; a followed one may not be stoppable.
+    if (answer.cancelled || !pair.watched || !this.model.resumed(id)) return;
+    this.tell(pair, false);
+    void vscode.window.showWarningMessage(`bitexact: could not stop ${pair.title}: ${answer.why ?? 'no reason given'}`);
   }
 
   forget(pair: LivePair): void {

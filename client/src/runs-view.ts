@@ -19,6 +19,7 @@ import { LivePair, currentRun, phaseText, runText } from './live-pairs.js';
 import type { FolderConfigs, PairLauncher } from './pair-launcher.js';
 import { HazardSummary, MetricSummary, PairSummary, PairVerdict, VERDICT_ICONS, VariantSummary, logsToOpen, pairTime, summarizeReport } from './runs-summary.js';
 import type { PairDivergence, PathFinding } from '../../server/src/runs/pair-divergence-wire.js';
+import { openPlace } from './open-cell.js';
 import { openAt, pathFindingItem, placeItem, variantItem } from './runs-tree-extras.js';
 
 function iconOf(verdict: PairVerdict): vscode.ThemeIcon {
@@ -226,8 +227,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       // A suspect with a fix can be pair-run with it (its context menu).
       item.contextValue = hazard.fix ? 'hazard-fixable' : 'hazard';
       item.accessibilityInformation = { label: `${hazard.rule} at ${hazard.path}${hazard.cell !== undefined ? ` cell ${hazard.cell}` : ''} line ${hazard.line}: ${hazard.message}` };
-      const at = new vscode.Position(hazard.line - 1, hazard.column - 1);
-      item.command = { title: 'Open', command: 'vscode.open', arguments: [vscode.Uri.joinPath(node.cwd, hazard.path), { selection: new vscode.Range(at, at) }] };
+      item.command = openPlace(vscode.Uri.joinPath(node.cwd, hazard.path), hazard.cell, hazard.line, hazard.column);
       return item;
     }
     if (node.kind === 'variant') return variantItem(node.variant, node.first);

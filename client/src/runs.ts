@@ -5,6 +5,7 @@
 // command line (comparing logs only reads files).
 import * as vscode from 'vscode';
 import type { PAIR_RUN_WITH_FIX_COMMAND, PairRunWithFixArgs } from '../../server/src/runs/pair-events.js';
+import { registerOpenCell } from './open-cell.js';
 import type { PairLauncher } from './pair-launcher.js';
 import { ShellKind, shellLine } from './shell-line.js';
 
@@ -14,6 +15,8 @@ export function registerRunCommands(context: vscode.ExtensionContext, launcher: 
     vscode.commands.registerCommand('bitexact.pairRuns', () => launcher.adHoc()),
     vscode.commands.registerCommand('bitexact.runPair', () => launcher.pick()),
     // The server's "Pair-run with this fixed (BXnnn)" code action on a finding that has a fix.
+    // A suspect in a notebook opens at its cell (the Runs view's hazard rows).
+    registerOpenCell(),
     vscode.commands.registerCommand('bitexact.pairRunWithFix' satisfies typeof PAIR_RUN_WITH_FIX_COMMAND, (args: PairRunWithFixArgs | undefined) => (args ? launcher.withFix(args) : undefined)),
     vscode.commands.registerCommand('bitexact.compareLogs', async () => {
       const picked = await vscode.window.showOpenDialog({

@@ -103,6 +103,22 @@ describe('the live pairs model', () => {
     expect(pair.runs).toHaveLength(1);
   }, 60_000);
 
+  it('a followed pair whose stop could not be sent goes on as it was; one that could, ends as its engine says', () => {
+    const model = new LivePairs();
+    const watched = { dir: '/w/.bitexact/runs/p1', title: 'python3 train.py', command: ['python3', 'train.py'], cwd: '/w' };
+    model.apply({ id: 'watched:/w/.bitexact/runs/p1', watched, event: { kind: 'run-started', run: 1, total: 2, log: '/w/.bitexact/runs/p1/run-1.log' } });
+    model.apply({ id: 'watched:/w/.bitexact/runs/p1', watched, event: { kind: 'message', level: 'warning', text: 'meta.json could not be written; the runs go on' } });
+    const pair = model.cancelling('watched:/w/.bitexact/runs/p1')!;
+    expect([pair.state, phaseText(pair)]).toEqual(['cancelling', 'cancelling…']);
+    expect(model.resumed('watched:/w/.bitexact/runs/p1')!.state).toBe('running');
+    expect(pair.messages).toEqual(['meta.json could not be written; the runs go on']);
+    // Resumed only from cancelling: a pair that ended meanwhile stays ended.
+    model.cancelling('watched:/w/.bitexact/runs/p1');
+    model.apply({ id: 'watched:/w/.bitexact/runs/p1', watched, event: { kind: 'done', dir: watched.dir, verdict: 'cancelled', headline: 'CANCELLED during run 1 of 2', exitCode: 2 } });
+    expect(model.resumed('watched:/w/.bitexact/runs/p1')).toBeUndefined();
+    expect([pair.state, pair.verdict, phaseText(pair)]).toEqual(['done', 'cancelled', 'CANCELLED during run 1 of 2']);
+  });
+
   it('a pair whose runs differ says so while the engine checks the code for its suspects', async () => {
     const dir = scratch();
     const toy = path.join(ROOT, 'examples/toy_runs/completion_order_trainer.py');

@@ -78,14 +78,16 @@ describe('package.json contributes', () => {
       expect(ids.has(entry.command), entry.command).toBe(true);
       expect(entry.when).toMatch(/^view == bitexact\.runs\b/);
       const exact = /viewItem == ([\w-]+)$/.exec(entry.when)?.[1];
-      const values = exact ? [exact] : entry.when.endsWith('viewItem =~ /^pair(-failed)?$/') ? ['pair', 'pair-failed'] : [];
+      const pattern = /viewItem =~ \/(.+)\/$/.exec(entry.when)?.[1];
+      const values = exact ? [exact] : pattern ? [...made].filter((v) => new RegExp(pattern).test(v)) : [];
       expect(values.length, entry.when).toBeGreaterThan(0);
       for (const v of values) expect(made.has(v), `${entry.command}: ${v}`).toBe(true);
       if (entry.group.startsWith('inline')) expect(manifest.contributes.commands.find((c: { command: string }) => c.command === entry.command).icon, entry.command).toMatch(/^\$\([\w-]+\)$/);
     }
-    // A running pair can be cancelled but not deleted; a finished one re-run and deleted.
+    // A running pair (this window's or one followed from a terminal) can be cancelled but not deleted; a finished one re-run and deleted.
     const when = (command: string) => manifest.contributes.menus['view/item/context'].filter((e: { command: string }) => e.command === command).map((e: { when: string }) => e.when);
-    expect(when('bitexact.cancelPair').every((w: string) => w.endsWith('viewItem == pair-running'))).toBe(true);
+    const rows = (w: string) => [...made].sort().filter((v) => new RegExp(/viewItem =~ \/(.+)\/$/.exec(w)?.[1] ?? `^${/viewItem == ([\w-]+)$/.exec(w)?.[1]}$`).test(v));
+    expect(when('bitexact.cancelPair').map(rows)).toEqual([['pair-running', 'pair-watched'], ['pair-running', 'pair-watched']]);
     expect(when('bitexact.deletePair').some((w: string) => w.includes('running'))).toBe(false);
   });
 });

@@ -602,11 +602,12 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         await page.keyboard.type(`'${process.execPath}' '${path.join(ROOT, 'bin/bitexact.cjs')}' pair -- python3 terminal_steps.py 12 0.5`);
         await page.keyboard.press('Enter');
         mark('typed in the terminal');
-        // Live: the row the server's followed events make (its progress.json), with a spinner and no cancel.
+        // Live: the row the server's followed events make (its progress.json), with a spinner and a cancel.
         const live = rows.filter({ hasText: /^\s*python3 terminal_steps\.py 12 0\.5\s*run [12] of 2 · step \d+ · loss [\d.]+/ }).first();
         await live.waitFor({ timeout: 90_000 });
         expect(await live.locator('.codicon-loading').count()).toBe(1);
-        expect(await live.locator('.action-label[aria-label^="Cancel"]').count()).toBe(0);
+        await live.hover({ timeout: 10_000 }).catch(() => undefined);
+        expect(await live.locator('.action-label[aria-label^="Cancel"]').count()).toBe(1);
         mark('live row');
         // Over: report.json's headline, as the engine wrote it.
         const done = rows.filter({ hasText: 'python3 terminal_steps.py 12 0.5' }).filter({ hasText: 'BITWISE IDENTICAL' }).first();
@@ -617,6 +618,25 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         expect(report.verdict).toBe('bitwise');
         expect(plain(await done.innerText())).toContain(report.headline);
         mark('verdict row');
+        // A long one typed in the same terminal, stopped from its row: its bitexact gets Ctrl-C's
+        // signal and writes the cancelled report itself; the row shows it.
+        await terminal.click();
+        await page.keyboard.type(`'${process.execPath}' '${path.join(ROOT, 'bin/bitexact.cjs')}' pair -- python3 terminal_steps.py 400 0.5`);
+        await page.keyboard.press('Enter');
+        const long = rows.filter({ hasText: /^\s*python3 terminal_steps\.py 400 0\.5\s*run 1 of 2 · step \d+/ }).first();
+        await long.waitFor({ timeout: 90_000 });
+        for (let attempt = 0; (await rows.filter({ hasText: 'terminal_steps.py 400 0.5' }).filter({ hasText: /cancelling|CANCELLED/ }).count()) === 0; attempt++) {
+          expect(attempt, 'cancel clicks').toBeLessThan(5);
+          await long.hover({ timeout: 10_000 }).catch(() => undefined);
+          await long.locator('.action-label[aria-label^="Cancel"]').click({ timeout: 3_000 }).catch(() => undefined);
+          await page.waitForTimeout(500);
+        }
+        const cancelled = rows.filter({ hasText: 'python3 terminal_steps.py 400 0.5' }).filter({ hasText: 'CANCELLED' }).first();
+        await cancelled.waitFor({ timeout: 60_000 });
+        const longDir = fs.readdirSync(runsDir).map((d) => path.join(runsDir, d)).find((d) => JSON.parse(fs.readFileSync(path.join(d, 'meta.json'), 'utf8')).command.includes('400'))!;
+        await expect.poll(() => fs.existsSync(path.join(longDir, 'report.json')), { timeout: 15_000 }).toBe(true);
+        expect(JSON.parse(fs.readFileSync(path.join(longDir, 'report.json'), 'utf8')).verdict).toBe('cancelled');
+        mark('terminal pair cancelled from its row');
       } catch (e) {
         await explain(e, shown, marks);
       } finally {
@@ -636,6 +656,9 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
       const NB = 'completion_order.ipynb';
       fs.copyFileSync(path.join(ROOT, 'test/fixtures/notebooks', NB), path.join(folder, NB));
       const finding = JSON.parse(runCli(['check', '--format', 'json', NB], folder).stdout).diagnostics.find((d: { rule: string }) => d.rule === 'BX308') as { cell: number; range: { start: { line: number } } };
+      // A pair of the notebook run in a terminal before: it diverges, and its suspect is the cell's finding.
+      const diverged = runCli(['pair', '--', 'python3', NB], folder);
+      expect(diverged.status, diverged.stdout + diverged.stderr).toBe(1);
       let shown: Page | undefined;
       try {
         const page = (shown = await session(mark));
@@ -672,6 +695,26 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         const rows = page.locator('.part.sidebar .monaco-list-row');
         await expect.poll(() => rows.filter({ hasText: `BX308 fixed (${NB}:cell ${finding.cell}:${finding.range.start.line}): fix proven` }).count(), { timeout: 30_000 }).toBe(1);
         mark('notebook finding pair-run with its fix');
+        // The diverging pair's suspect opens the notebook at its cell, the cursor on the finding's line.
+        const suspect = rows.filter({ hasText: `BX308 ${NB}:cell ${finding.cell}:${finding.range.start.line}` }).first();
+        if ((await suspect.count()) === 0) await rows.filter({ hasText: /^\s*DIFFERS from step/ }).first().locator('.monaco-tl-twistie').click({ timeout: 10_000 });
+        // Every editor closed first: the cursor seen after the click is the suspect's, not the Problems panel's.
+        await runCommand(page, 'View: Close All Editors');
+        await suspect.click({ timeout: 15_000 });
+        await page.locator('.statusbar-item', { hasText: new RegExp(`Cell ${finding.cell} of \\d+`) }).first().waitFor({ timeout: 15_000 });
+        // (A notebook's status bar has no Ln/Col.) The focused cell editor's current line is the finding's.
+        const cells = (JSON.parse(fs.readFileSync(path.join(folder, NB), 'utf8')) as { cells: Array<{ source: string[] | string }> }).cells;
+        const source = cells[finding.cell - 1]!.source;
+        const expected = (Array.isArray(source) ? source.join('') : source).split('\n')[finding.range.start.line - 1]!.trim();
+        const currentLine = () =>
+          page.evaluate(() => {
+            const editor = document.querySelector('.notebook-editor .monaco-editor.focused');
+            const top = (editor?.querySelector('.view-overlays .current-line')?.parentElement as HTMLElement | null)?.style.top;
+            const line = [...(editor?.querySelectorAll('.view-lines .view-line') ?? [])].find((l) => (l as HTMLElement).style.top === top);
+            return line?.textContent?.replace(/\u00a0/g, ' ').trim() ?? '';
+          });
+        await expect.poll(currentLine, { timeout: 15_000 }).toBe(expected);
+        mark('notebook suspect opened at its cell');
       } catch (e) {
         await explain(e, shown, marks);
       } finally {

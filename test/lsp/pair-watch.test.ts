@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PAIR_EVENT_METHOD, PAIR_RUN_METHOD, PairEventParams, PairRunResult } from '../../server/src/runs/pair-events.js';
+import { PAIR_CANCEL_METHOD, PAIR_EVENT_METHOD, PAIR_RUN_METHOD, PairCancelResult, PairEventParams, PairRunResult } from '../../server/src/runs/pair-events.js';
 import { PAIR_PROGRESS } from '../../server/src/runs/pair-progress.js';
 import { REPORT } from '../../server/src/runs/report-schema.js';
 import { ROOT } from '../support/checker.js';
@@ -98,6 +98,32 @@ describe('pairs started outside the server', () => {
     // bitexact's supervisor stopped the run's process group when bitexact died: nothing left running.
     const pids = fs.readFileSync(pidFile, 'utf8').trim().split('\n').map(Number);
     await until(() => pids.every((pid) => !isRunning(pid)), 10_000);
+  }, 60_000);
+
+  it('stops a followed pair when asked, as Ctrl-C in its terminal would: its bitexact writes the cancelled report; a pair not followed is refused', async () => {
+    const { dir, events } = await start();
+    const pidFile = path.join(dir, 'pids.txt');
+    const { child, exit } = pairCli(dir, ['--', 'python3', path.join(FIXTURES, 'spawn_and_sleep.py')], { PID_FILE: pidFile });
+    await until(() => events.some((e) => e.event.kind === 'run-progress' && e.event.lastStep! >= 2), 20_000);
+    const id = events[0]!.id;
+    const refused: PairCancelResult = await session!.connection.sendRequest(PAIR_CANCEL_METHOD, { id: `watched:${path.join(dir, 'elsewhere')}` });
+    expect(refused).toEqual({ cancelled: false, why: expect.stringMatching(/does not follow that pair/) });
+    const answer: PairCancelResult = await session!.connection.sendRequest(PAIR_CANCEL_METHOD, { id });
+    expect(answer).toEqual({ cancelled: true });
+    // The exit status of a cancelled pair, from the CLI itself (not killed: it ran its own Ctrl-C path).
+    expect(await exit).toBe(2);
+    expect(child.signalCode).toBeNull();
+    await until(() => events.some((e) => e.event.kind === 'done'), 15_000);
+    const done = events.find((e) => e.event.kind === 'done')!.event as Extract<PairEventParams['event'], { kind: 'done' }>;
+    expect(done.verdict).toBe('cancelled');
+    const report = REPORT.parse(JSON.parse(fs.readFileSync(path.join(done.dir, 'report.json'), 'utf8')));
+    expect([report.verdict, report.headline]).toEqual([done.verdict, done.headline]);
+    expect(PAIR_PROGRESS.parse(JSON.parse(fs.readFileSync(path.join(done.dir, 'progress.json'), 'utf8'))).abandoned).toBeUndefined();
+    const pids = fs.readFileSync(pidFile, 'utf8').trim().split('\n').map(Number);
+    await until(() => pids.every((pid) => !isRunning(pid)), 10_000);
+    // Over now: asking again is refused, nothing is signalled.
+    const again: PairCancelResult = await session!.connection.sendRequest(PAIR_CANCEL_METHOD, { id });
+    expect(again.cancelled).toBe(false);
   }, 60_000);
 
   it('judges what reached the logs when bitexact dies during run 2: the steps both runs logged agree, so far', async () => {

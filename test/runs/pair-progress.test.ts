@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { PairEvent } from '../../server/src/runs/pair-events.js';
 import { runPairSession } from '../../server/src/runs/pair-session.js';
 import { RunProgress } from '../../server/src/runs/progress.js';
-import { PairProgress, STALE_MS, abandonedBecause, processAlive, progressEvents, readPairProgress } from '../../server/src/runs/pair-progress.js';
+import { MESSAGES_KEPT, PairProgress, PairProgressFile, STALE_MS, abandonedBecause, processAlive, progressEvents, readPairProgress } from '../../server/src/runs/pair-progress.js';
 import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
 
@@ -96,6 +96,23 @@ describe('pair progress', () => {
     // A reader that saw nothing before learns the whole pair, in the session's order.
     expect(progressEvents(result.dir!, undefined, last).map((e) => e.kind)).toEqual(['run-started', 'run-progress', 'run-ended', 'run-started', 'run-progress', 'run-ended', 'comparing', 'done']);
     expect(progressEvents(result.dir!, last, last)).toEqual([]);
+  });
+
+  it('keeps the engine\'s messages in order (one told before the first run too), for a reader to tell as the session told them', () => {
+    const dir = scratch();
+    const file = new PairProgressFile();
+    file.event({ kind: 'message', level: 'note', text: 'running in a copy of the workspace' });
+    file.event({ kind: 'run-started', run: 1, total: 2, log: path.join(dir, 'run-1.log') });
+    const first = readPairProgress(dir)!;
+    expect(first.messages).toEqual([{ level: 'note', text: 'running in a copy of the workspace' }]);
+    file.event({ kind: 'message', level: 'warning', text: 'meta.json could not be written; the runs go on' });
+    const second = readPairProgress(dir)!;
+    expect(progressEvents(dir, first, second)).toEqual([{ kind: 'message', level: 'warning', text: 'meta.json could not be written; the runs go on' }]);
+    expect(progressEvents(dir, undefined, second).filter((e) => e.kind === 'message').map((e) => (e as { text: string }).text)).toEqual(['running in a copy of the workspace', 'meta.json could not be written; the runs go on']);
+    // A run that tells the same thing every step does not grow the file without end.
+    for (let k = 0; k < MESSAGES_KEPT + 10; k++) file.event({ kind: 'message', level: 'error', text: `run 1: line ${k}` });
+    file.close(undefined);
+    expect(readPairProgress(dir)!.messages).toHaveLength(MESSAGES_KEPT);
   });
 
   it('a pair is taken as stopped when its process is gone on this machine, or its file went quiet on any', () => {

@@ -1,18 +1,19 @@
 // Pairs run from the editor: `bitexact/runPair` runs a pair session in the server (the same engine as
 // `bitexact pair`), forwards its events as `bitexact/pairEvent` notifications while it goes, and answers
 // with the engine's verdict; `bitexact/cancelPair` (or cancelling the request) stops it as Ctrl-C
-// would; `bitexact/runConfigs` lists the run configurations the Runs view offers. The client gates
+// would, and so it stops a pair the server follows (a terminal's: runs/pair-interrupt.ts); `bitexact/runConfigs` lists the run configurations the Runs view offers. The client gates
 // launching on Workspace Trust: the command comes from the workspace.
 import { Connection, ResponseError } from 'vscode-languageserver/node';
-import { PAIR_CANCEL_METHOD, PAIR_EVENT_METHOD, PAIR_RUN_METHOD, PairEventParams, PairRunResult, RUN_CONFIGS_METHOD, RunConfigsResult } from '../runs/pair-events.js';
+import { PAIR_CANCEL_METHOD, PAIR_EVENT_METHOD, PAIR_RUN_METHOD, PairCancelResult, PairEventParams, PairRunResult, WATCHED_PREFIX, RUN_CONFIGS_METHOD, RunConfigsResult } from '../runs/pair-events.js';
 import { PairRequestError, parsePairRunParams, resolvePair } from '../runs/pair-request.js';
+import { interruptPair } from '../runs/pair-interrupt.js';
 import { runPairSession } from '../runs/pair-session.js';
 import { ProbeUsageError } from '../runs/probe-run.js';
 import { RunConfigError, findPyproject, readRunConfigs } from '../runs/run-config.js';
 import { VariantUsageError } from '../runs/variants.js';
 
-/** `finished`: the directory of a pair that ran to its report. */
-export function registerPairRuns(connection: Connection, finished: (dir: string) => void = () => undefined): void {
+/** `finished`: the directory of a pair that ran to its report; `followed`: whether a directory is a pair the server follows. */
+export function registerPairRuns(connection: Connection, finished: (dir: string) => void = () => undefined, followed: (dir: string) => boolean = () => false): void {
   const running = new Map<string, AbortController>();
 
   connection.onRequest(PAIR_RUN_METHOD, async (params: unknown, token): Promise<PairRunResult> => {
@@ -44,8 +45,15 @@ export function registerPairRuns(connection: Connection, finished: (dir: string)
     }
   });
 
-  connection.onRequest(PAIR_CANCEL_METHOD, (params: { id?: unknown }) => {
-    const controller = typeof params?.id === 'string' ? running.get(params.id) : undefined;
+  connection.onRequest(PAIR_CANCEL_METHOD, (params: { id?: unknown }): PairCancelResult => {
+    const id = typeof params?.id === 'string' ? params.id : undefined;
+    const dir = id?.startsWith(WATCHED_PREFIX) ? id.slice(WATCHED_PREFIX.length) : undefined;
+    if (dir !== undefined) {
+      if (!followed(dir)) return { cancelled: false, why: 'the server does not follow that pair (it is over, or not in this workspace)' };
+      const outcome = interruptPair(dir);
+      return outcome.interrupted ? { cancelled: true } : { cancelled: false, why: outcome.why };
+    }
+    const controller = id !== undefined ? running.get(id) : undefined;
     controller?.abort();
     return { cancelled: controller !== undefined };
   });

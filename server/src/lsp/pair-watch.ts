@@ -4,11 +4,11 @@
 // Only for a client that asks (initializationOptions.followPairs): another has no row to show them in.
 import path from 'node:path';
 import type { Connection } from 'vscode-languageserver/node';
-import { PAIR_EVENT_METHOD, PairEventParams } from '../runs/pair-events.js';
+import { PAIR_EVENT_METHOD, PairEventParams, WATCHED_PREFIX } from '../runs/pair-events.js';
 import { PairWatcher } from '../runs/pair-watch.js';
 
 /** The id of a followed pair's events. */
-export const watchedId = (dir: string): string => `watched:${dir}`;
+export const watchedId = (dir: string): string => `${WATCHED_PREFIX}${dir}`;
 
 export function followPairs(connection: Connection, folders: () => readonly string[], runsDir: string, log: (message: string) => void): PairWatcher {
   const watcher = new PairWatcher({

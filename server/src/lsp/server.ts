@@ -36,7 +36,7 @@ export function startLanguageServer(checker: Checker, connection: Connection = c
   connection.onHover((params) => hover(session, params));
   registerConfiguration(connection, session);
   // A pair the server ran, or was asked to chart, may have parted inside: its divergent line is placed.
-  registerPairRuns(connection, (dir) => void session.divergences.heard(dir));
+  registerPairRuns(connection, (dir) => void session.divergences.heard(dir), (dir) => session.pairWatcher?.follows(dir) ?? false);
   connection.onExecuteCommand((params, token) => executeCommand(session, params, token));
   connection.onRequest(PAIR_SERIES_METHOD, (params: PairSeriesParams) => {
     // (A client that decorates the line asks for it with bitexact/pairDivergence itself.)

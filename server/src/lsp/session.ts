@@ -2,6 +2,7 @@
 // in each, when an edit is analysed quickly (one function) and when in full, and when the client is
 // told to pull again or is sent diagnostics. The request and notification modules (requests/,
 // notifications/) only translate between the protocol and this object.
+import type { PairWatcher } from '../runs/pair-watch.js';
 import { CancellationToken, Connection, Diagnostic, NotebookDocument } from 'vscode-languageserver/node';
 import type { Tree } from 'web-tree-sitter';
 import { Checker, ResolveMemo } from '../analysis/index.js';
@@ -58,8 +59,9 @@ export class Session {
   pairRunWithFix = false;
   /** The client draws a pair's divergent line itself (initializationOptions.divergenceDecorations): no run diagnostic then. */
   decoratesDivergence = false;
-  /** The client shows pairs it did not launch (initializationOptions.followPairs): the server follows the runs folders (pair-watch.ts). */
+  /** The client shows pairs it did not launch (initializationOptions.followPairs): the server follows the runs folders (pair-watch.ts), with this. */
   followPairs = false;
+  pairWatcher: PairWatcher | undefined;
   /** bitexact.pair.runsDir, as the client sent it at initialize (also followed). */
   pairRunsDir = '';
   /** The last probed pair that parted, placed in the source (pair-divergence.ts). */

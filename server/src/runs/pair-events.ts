@@ -34,6 +34,14 @@ export const PAIR_RUN_METHOD = 'bitexact/runPair';
 export const PAIR_EVENT_METHOD = 'bitexact/pairEvent';
 /** Request, client → server: stop the pair `id` (its whole process groups), as Ctrl-C would; answers whether it was running. */
 export const PAIR_CANCEL_METHOD = 'bitexact/cancelPair';
+/** The id of a pair the server follows rather than runs (its events, and to cancel it): this, then its directory. */
+export const WATCHED_PREFIX = 'watched:';
+
+/** bitexact/cancelPair's answer: whether a stop was sent, and why not when it was not. */
+export interface PairCancelResult {
+  cancelled: boolean;
+  why?: string;
+}
 
 export interface PairRunParams {
   /** The client's name for this pair, for its events and to cancel it. */

@@ -22,6 +22,8 @@ export const HEARTBEAT_MS = 5000;
 const PROGRESS_WRITE_MS = 1000;
 /** A file not refreshed for this long belongs to a bitexact that is gone (whatever the host). */
 export const STALE_MS = 60_000;
+/** A pair that tells more than this (a run logging the same warning each step) keeps the first ones. */
+export const MESSAGES_KEPT = 50;
 
 const END_STATUSES = ['ended', 'cancelled', 'timed out', 'not started'] as const satisfies readonly RunEndStatus[];
 
@@ -57,9 +59,12 @@ export const PAIR_PROGRESS = z.object({
   error: z.string().optional(),
   /** Set when the pair was closed by someone else because its process was gone (pair-abandoned.ts). */
   abandoned: z.string().optional(),
+  /** The engine's errors, warnings and notes so far, in order (the first MESSAGES_KEPT), as its own listeners were told them. */
+  messages: z.array(z.object({ level: z.enum(['error', 'warning', 'note']), text: z.string() })).optional(),
 });
 
 export type PairProgress = z.infer<typeof PAIR_PROGRESS>;
+type PairMessage = NonNullable<PairProgress['messages']>[number];
 
 /** Reads DIR/progress.json; undefined when there is none or it is not one (an older bitexact, a hand-made folder). */
 export function readPairProgress(dir: string): PairProgress | undefined {
@@ -92,15 +97,23 @@ export class PairProgressFile {
   private state: PairProgress | undefined;
   private lastWrite = -Infinity;
   private timer: NodeJS.Timeout | undefined;
+  /** Told before the first run started (the fixed copy's note), kept until there is a file to write. */
+  private readonly early: PairMessage[] = [];
 
   constructor(private readonly now: () => Date = () => new Date()) {}
 
   event(event: PairEvent): void {
-    if (event.kind === 'output' || event.kind === 'message') return;
+    if (event.kind === 'output') return;
+    if (event.kind === 'message') {
+      const messages = this.state ? (this.state.messages ??= []) : this.early;
+      if (messages.length >= MESSAGES_KEPT) return;
+      messages.push({ level: event.level, text: event.text });
+      return this.state ? this.write(true) : undefined;
+    }
     if (event.kind === 'run-started') {
       this.dir ??= path.dirname(event.log);
       const at = this.now().toISOString();
-      this.state ??= { version: 1, pid: process.pid, host: os.hostname(), started: at, updated: at, phase: 'running', total: event.total, runs: [] };
+      this.state ??= { version: 1, pid: process.pid, host: os.hostname(), started: at, updated: at, phase: 'running', total: event.total, runs: [], ...(this.early.length ? { messages: [...this.early] } : {}) };
       this.state.runs = this.state.runs.filter((r) => r.run !== event.run);
       this.state.runs.push({ run: event.run, ...(event.variant !== undefined ? { variant: event.variant } : {}), log: path.relative(this.dir, event.log), steps: 0, lastStep: null, last: {} });
       this.state.runs.sort((a, b) => a.run - b.run);
@@ -163,9 +176,11 @@ export class PairProgressFile {
  * The events a reader that last saw `before` (nothing: the pair is new to it) learns from `after`, in
  * the order the session told them. Logs are made absolute in `dir`.
  */
-export function progressEvents(dir: string, before: PairProgress | undefined, after: PairProgress): Exclude<PairEvent, { kind: 'output' | 'message' }>[] {
-  const events: Exclude<PairEvent, { kind: 'output' | 'message' }>[] = [];
+export function progressEvents(dir: string, before: PairProgress | undefined, after: PairProgress): Exclude<PairEvent, { kind: 'output' }>[] {
+  const events: Exclude<PairEvent, { kind: 'output' }>[] = [];
   const { total } = after;
+  // Messages are only ever appended: the new ones are those past what the reader saw.
+  for (const m of (after.messages ?? []).slice(before?.messages?.length ?? 0)) events.push({ kind: 'message', level: m.level, text: m.text });
   for (const run of after.runs) {
     const old = before?.runs.find((r) => r.run === run.run);
     if (!old) events.push({ kind: 'run-started', run: run.run, total, log: path.join(dir, run.log), ...(run.variant !== undefined ? { variant: run.variant } : {}) });

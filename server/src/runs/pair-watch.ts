@@ -26,7 +26,7 @@ const DISCOVER_FOLDERS = 2000;
 /** Folders that never hold a project's runs. */
 const SKIP = new Set(['node_modules', '__pycache__', 'site-packages', 'dist', 'build']);
 
-export type WatchedEvent = Exclude<PairEvent, { kind: 'output' | 'message' }>;
+export type WatchedEvent = Exclude<PairEvent, { kind: 'output' }>;
 
 export interface PairWatchOptions {
   /** Workspace folders: their .bitexact/runs and those of their subfolders. */
@@ -72,6 +72,12 @@ export class PairWatcher {
 
   stop(): void {
     clearTimeout(this.timer);
+  }
+
+  /** Whether `dir` is a pair this watcher follows and has not seen end (one the editor may stop). */
+  follows(dir: string): boolean {
+    const known = this.known.get(dir);
+    return known?.pair !== undefined && !known.settled;
   }
 
   /**
