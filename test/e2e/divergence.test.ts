@@ -706,13 +706,19 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         const cells = (JSON.parse(fs.readFileSync(path.join(folder, NB), 'utf8')) as { cells: Array<{ source: string[] | string }> }).cells;
         const source = cells[finding.cell - 1]!.source;
         const expected = (Array.isArray(source) ? source.join('') : source).split('\n')[finding.range.start.line - 1]!.trim();
+        const focusedCell = page.locator('.notebook-editor .monaco-editor.focused').first();
         const currentLine = () =>
-          page.evaluate(() => {
-            const editor = document.querySelector('.notebook-editor .monaco-editor.focused');
-            const top = (editor?.querySelector('.view-overlays .current-line')?.parentElement as HTMLElement | null)?.style.top;
-            const line = [...(editor?.querySelectorAll('.view-lines .view-line') ?? [])].find((l) => (l as HTMLElement).style.top === top);
-            return line?.textContent?.replace(/\u00a0/g, ' ').trim() ?? '';
-          });
+          focusedCell
+            .evaluate((root) => {
+              // In the workbench's page (this test's own types have no DOM).
+              // eslint-disable-next-line @typescript-eslint/no-explicit-any
+              const editor = root as any;
+              const top = editor.querySelector('.view-overlays .current-line')?.parentElement?.style.top;
+              // eslint-disable-next-line @typescript-eslint/no-explicit-any
+              const line = [...editor.querySelectorAll('.view-lines .view-line')].find((l: any) => l.style.top === top);
+              return String(line?.textContent ?? '').replace(/\u00a0/g, ' ').trim();
+            })
+            .catch(() => '');
         await expect.poll(currentLine, { timeout: 15_000 }).toBe(expected);
         mark('notebook suspect opened at its cell');
       } catch (e) {
