@@ -160,10 +160,10 @@ describe('an entry point seeded by a helper of another file (seeding-functions.t
 
 describe('test, benchmark and build code', () => {
   it('is recognised by its path from the project root', () => {
-    for (const file of ['tests/test_ops.py', 'test/x.py', 'pkg/tests/x.py', 'ops_test.py', 'conftest.py', 'benchmarks/bench_attn.py', 'bench/x.py', 'docs/conf.py', 'setup.py', 'build/lib/x.py', 'testing/util.py', 'src/pkg/ops/backends/_ascend/ops/mhc.py', 'scripts/conversion/numerical_tests_llama.py', 'benchmark.py', 'kernels/bench_attn.py', 'tools/attn-benchmark.py', 'validate.py', 'inference.py']) {
+    for (const file of ['tests/test_ops.py', 'test/x.py', 'pkg/tests/x.py', 'ops_test.py', 'conftest.py', 'benchmarks/bench_attn.py', 'bench/x.py', 'docs/conf.py', 'setup.py', 'build/lib/x.py', 'testing/util.py', 'src/pkg/ops/backends/_ascend/ops/mhc.py', 'scripts/conversion/numerical_tests_llama.py', 'benchmark.py', 'kernels/bench_attn.py', 'tools/attn-benchmark.py', 'validate.py', 'inference.py', 'pkg/exporter/tsdf_utils.py', 'pkg/core/export/trtllm.py']) {
       expect(isOffPath(file), file).toBe(true);
     }
-    for (const file of ['train.py', 'src/latest/model.py', 'attest.py', 'contest/x.py', 'examples/train.py', 'workbench.py', 'pkg/inference.py', 'pkg/engine/validate.py', 'train_eval.py']) expect(isOffPath(file), file).toBe(false);
+    for (const file of ['train.py', 'src/latest/model.py', 'attest.py', 'contest/x.py', 'examples/train.py', 'workbench.py', 'pkg/inference.py', 'pkg/engine/validate.py', 'train_eval.py', 'pkg/export_utils.py']) expect(isOffPath(file), file).toBe(false);
     expect(isOffPath('scripts/profile_run.py', ['scripts/**'])).toBe(true);
     // A setup.py beside an __init__.py is a module of its package, not a build script.
     expect(isOffPath('pkg/eval/setup.py', [], true)).toBe(false);
@@ -235,6 +235,46 @@ describe('functions every call of which runs without gradients (no-grad-callers.
     expect(await severitiesInLayers({ 'helper.py': helper, 'loader.py': loader })).toEqual([]);
     const trained = 'from helper import adapt\nclass M:\n    def forward(self, x):\n        return adapt(x)\n';
     expect(await severitiesInLayers({ 'helper.py': helper, 'model.py': trained })).toEqual(['warning']);
+  });
+
+  it('follow a module-level instance by its name: silent when it is called only under no_grad', async () => {
+    const checker = await loadChecker();
+    const s = settings({ select: ['BX125'] });
+    const pooled = (caller: string) =>
+      ['import torch', 'halve = torch.nn.AvgPool3d(2, stride=2)', 'def pyramid(grid):', '    return [grid, halve(grid[None])[0]]', caller, ''].join('\n');
+    const severities = (text: string) => checker.checkProgram([{ path: 'mesh.py', text, settings: s, offPath: false }])[0]!.findings.map((f) => f.severity);
+    expect(severities(pooled('@torch.no_grad()\ndef export_mesh(grid):\n    return pyramid(grid)\nexport_mesh(torch.zeros(1, 8, 8, 8))'))).toEqual([]);
+    // Called where gradients are on, or computed at import time: its backward may run.
+    expect(severities(pooled('def loss(grid):\n    return pyramid(grid)[1].sum()\nloss(torch.zeros(1, 8, 8, 8))'))).toEqual(['warning']);
+    expect(severities('import torch\nx = torch.zeros(1, 1, 2, 2, 2, requires_grad=True)\nsmall = torch.nn.AvgPool3d(2)(x)\n')).toEqual(['warning']);
+  });
+
+  it('cap at info what only test functions reach, through classes and subclasses', async () => {
+    const checker = await loadChecker();
+    const s = settings({ select: ['BX123'] });
+    const toy = [
+      'import torch.nn as nn',
+      'import torch.nn.functional as F',
+      'class Up(nn.Module):',
+      '    def forward(self, x):',
+      '        return F.interpolate(x, scale_factor=2, mode="bilinear")',
+      'class Bigger(Up):',
+      '    pass',
+      'class Toy(nn.Module):',
+      '    def __init__(self):',
+      '        super().__init__()',
+      '        self.up = Bigger()',
+      '    def forward(self, x):',
+      '        return self.up(x)',
+    ].join('\n');
+    const severities = (caller: string) => checker.checkProgram([{ path: 'probe.py', text: `${toy}\n${caller}\n`, settings: s, offPath: false }])[0]!.findings.map((f) => f.severity);
+    expect(severities('def test_toy():\n    Toy()(torch.randn(1, 1, 4, 4)).sum().backward()')).toEqual(['info']);
+    // A training function builds it too: the warning stays.
+    expect(severities('def test_toy():\n    Toy()\ndef train():\n    Toy()(torch.randn(1, 1, 4, 4)).sum().backward()')).toEqual(['warning']);
+    // Unless the user asks for test code reported.
+    const reported = settings({ select: ['BX123'], testCode: 'report' });
+    const asked = checker.checkProgram([{ path: 'probe.py', text: `${toy}\ndef test_toy():\n    Toy()\n`, settings: reported, offPath: false }]);
+    expect(asked[0]!.findings.map((f) => f.severity)).toEqual(['warning']);
   });
 
   it('count no call from test code, nor a call of another file\'s function of the same name', async () => {

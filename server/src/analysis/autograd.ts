@@ -1,7 +1,7 @@
 // Whether code runs with gradients off: backward-only hazards (gather, index_select, pooling
 // backward...) cannot happen under `with torch.no_grad():`, in an `@torch.inference_mode()` function,
 // inside a custom `torch.autograd.Function`'s forward or backward (autograd records nothing there:
-// the Function's own backward decides), in generation, sampling and decoding functions, and in the
+// the Function's own backward decides), in a torchvision transform (data augmentation), in generation, sampling and decoding functions, and in the
 // hooks that adapt a checkpoint while it loads (`checkpoint_filter_fn`, `load_state_dict` hooks).
 import type { Node } from 'web-tree-sitter';
 import { parentOf } from './parents.js';
@@ -50,7 +50,8 @@ export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {
       }
     } else if (current.type === 'function_definition') {
       const name = current.childForFieldName('name')?.text ?? '';
-      if (NO_BACKWARD_NAME.test(name) || BACKWARD_NAME.test(name) || (AUTOGRAD_METHODS.has(name) && inAutogradFunction(current, scope))) return true;
+      if (NO_BACKWARD_NAME.test(name) || BACKWARD_NAME.test(name) || (AUTOGRAD_METHODS.has(name) && methodOf(current, scope, AUTOGRAD_FUNCTION))) return true;
+      if (methodOf(current, scope, DATA_TRANSFORM)) return true;
       const decorated = parentOf(current);
       if (decorated?.type !== 'decorated_definition') return false;
       return decorated.namedChildren.some(
@@ -153,15 +154,20 @@ function assertsNoGradBefore(block: Node, child: Node): boolean {
 
 const AUTOGRAD_METHODS = new Set(['forward', 'backward', 'setup_context', 'jvp', 'vjp']);
 const AUTOGRAD_FUNCTION = /^torch\.autograd(\.function)?\.(Function|InplaceFunction)$/;
+/**
+ * torchvision's transform base classes: their subclasses augment data samples in the loader, which
+ * carry no gradient (`torch.distributions.Transform`, differentiated, is another class).
+ */
+const DATA_TRANSFORM = /^torchvision\.transforms(\.v2)?\.Transform$/;
 
-/** A method of a class deriving from torch.autograd.Function. */
-function inAutogradFunction(method: Node, scope: ImportScope): boolean {
+/** A method of a class deriving directly from a base `base` matches (torch.autograd.Function, a torchvision Transform). */
+function methodOf(method: Node, scope: ImportScope, base: RegExp): boolean {
   let node: Node | null = method.parent;
   if (node?.type === 'decorated_definition') node = node.parent;
   const klass = node?.type === 'block' ? node.parent : null;
   if (klass?.type !== 'class_definition') return false;
   const bases = klass.childForFieldName('superclasses')?.namedChildren ?? [];
-  return bases.some((base) => AUTOGRAD_FUNCTION.test(scope.resolveExpression(base) ?? ''));
+  return bases.some((b) => base.test(scope.resolveExpression(b) ?? ''));
 }
 
 function isNoGradExpression(node: Node | null, scope: ImportScope): boolean {

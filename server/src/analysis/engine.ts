@@ -41,8 +41,9 @@ export interface Candidate {
   outcomes: Outcomes;
   fixes: Fix[];
   /**
-   * For a backward-only rule: the functions the hit stands in, innermost first (no-grad-callers.ts
-   * callableChain). The hit is dropped when every call of one of them runs without gradients.
+   * The functions (classes, module-level instances) the hit stands in, innermost first
+   * (no-grad-callers.ts callableChain). A backward-only rule's hit is dropped when every call of one
+   * of them runs without gradients; any hit is capped at info when only test functions reach one.
    */
   functions?: string[];
   /**

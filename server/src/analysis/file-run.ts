@@ -207,7 +207,8 @@ function toCandidate(rule: Rule, hit: Hit, guards: GuardFinder): Candidate {
   if (!range) throw new Error(`${rule.id} reported a hit with neither node nor range`);
   const found = hit.node && !hit.guard ? guards.guardWithCondition(hit.node) : { kind: hit.guard ?? 'none' };
   const candidate: Candidate = { rule, range, guard: found.kind, guardCondition: found.condition, outcomes: hit.outcomes, fixes: hit.fixes ?? [] };
-  const functions = rule.backwardOnly && hit.node ? callableChain(hit.node) : [];
+  // Every rule's: backward-only hits are dropped where no call has a backward, any hit is capped where only tests reach it.
+  const functions = hit.node ? callableChain(hit.node, true) : [];
   if (functions.length) candidate.functions = functions;
   if (hit.launchSwitch) candidate.launchSwitch = hit.launchSwitch;
   if (hit.seededBy?.length) candidate.seededBy = hit.seededBy;

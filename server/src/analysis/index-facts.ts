@@ -59,10 +59,11 @@ export interface IndexValues {
  * scatter along that dimension never meets itself. Negative dims are kept as written; the caller
  * compares. `[..., None]` is -1; `[:, None]` and `view(-1, 1)` are 2-D, so 1 and -1 alike.
  */
-export function singletonDims(values: IndexValues, node: Node | undefined, depth = 0): number[] {
+export function singletonDims(values: IndexValues, node: Node | undefined, scope?: ImportScope, depth = 0): number[] {
   if (!node || depth > MAX_DEPTH) return [];
+  const next = (n: Node | null | undefined) => singletonDims(values, n ?? undefined, scope, depth + 1);
   const expr = unparenthesize(node);
-  if (expr.type === 'identifier') return singletonDims(values, boundValue(values, expr), depth + 1);
+  if (expr.type === 'identifier') return next(boundValue(values, expr));
   if (expr.type === 'subscript') {
     const subs = expr.childrenForFieldName('subscript');
     const last = subs[subs.length - 1];
@@ -76,8 +77,9 @@ export function singletonDims(values: IndexValues, node: Node | undefined, depth
     const left = expr.childForFieldName('left');
     const right = expr.childForFieldName('right');
     if (op !== '+' && op !== '-' && op !== '*') return [];
-    if (isNumber(values, left)) return singletonDims(values, right ?? undefined, depth + 1);
-    if (isNumber(values, right)) return singletonDims(values, left ?? undefined, depth + 1);
+    // A float (`* 0.5`) scales without reshaping.
+    if (isNumber(values, left) || left?.type === 'float') return next(right);
+    if (isNumber(values, right) || right?.type === 'float') return next(left);
     return [];
   }
   if (expr.type !== 'call') return [];
@@ -85,13 +87,27 @@ export function singletonDims(values: IndexValues, node: Node | undefined, depth
   if (fn?.type !== 'attribute') return [];
   const method = fn.childForFieldName('attribute')?.text ?? '';
   const args = callArguments(expr);
+  const torchFunction = scope?.resolveExpression(fn)?.startsWith('torch.') ? method : undefined;
+  // `torch.searchsorted(edges, v)` has the shape of `v`; `torch.clamp(i, 0, n)` that of `i`;
+  // `torch.ones((*lead, 1))` ends in a dimension of size 1.
+  if (torchFunction === 'searchsorted') return next(argument(args, 1, 'values') ?? args.keywords.get('input'));
+  if (torchFunction === 'clamp' || torchFunction === 'clip') return next(args.positional[0]);
+  if (torchFunction && /^(ones|zeros|empty)$/.test(torchFunction)) return lastSizeIsOne(args) ? [-1] : [];
   const dim = literalValue(argument(args, 0, 'dim'));
   if (method === 'unsqueeze' && typeof dim === 'number') return [dim];
   if ((method === 'argmax' || method === 'argmin') && literalValue(args.keywords.get('keepdim')) === true && typeof dim === 'number') return [dim];
   if ((method === 'view' || method === 'reshape') && args.positional.length === 2 && literalValue(args.positional[1]) === 1) return [1, -1];
   // Casts and copies keep the shape.
-  if (['long', 'int', 'to', 'contiguous', 'clone', 'cuda', 'detach'].includes(method)) return singletonDims(values, fn.childForFieldName('object') ?? undefined, depth + 1);
+  if (['long', 'int', 'to', 'contiguous', 'clone', 'cuda', 'detach', 'clamp', 'clip'].includes(method)) return next(fn.childForFieldName('object'));
   return [];
+}
+
+/** Shape arguments whose last size is the literal 1: `((*lead, 1))`, `(n, 1)`. */
+function lastSizeIsOne(args: ReturnType<typeof callArguments>): boolean {
+  if (args.hasSplat || args.positional.length === 0) return false;
+  const only = args.positional.length === 1 ? unparenthesize(args.positional[0]!) : undefined;
+  const sizes = only ? (only.type === 'tuple' || only.type === 'list' ? only.namedChildren : []) : args.positional;
+  return sizes.length > 1 && literalValue(sizes[sizes.length - 1]) === 1;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { ChunkCache } from './chunk-cache.js';
 import type { Settings } from './config.js';
 import { Analyzer, AnalysisSteps, FileAnalysis } from './engine.js';
 import type { ModeSetting } from './facts.js';
-import { FileUses, NameUses, runsOnlyWithoutGrad } from './no-grad-callers.js';
+import { FileUses, NameUses, reachedOnlyFromTests, runsOnlyWithoutGrad } from './no-grad-callers.js';
 import { showsTraining } from './autograd.js';
 import { CallEdge, ProgramFile, ProgramView, programMode, programModeFor, programTrains, programUnseeded, reachedSwitches, runsOnItsOwn, showsSeeding } from './program.js';
 import type { Tree } from 'web-tree-sitter';
@@ -159,11 +159,13 @@ export class Checker {
   }
 
   /**
-   * Drops the hits of backward-only rules in functions every call of which runs without gradients
-   * (no-grad-callers.ts). Only the names of such hits' functions are looked up, in the files on the
-   * training path that mention them, and then their callers' names: most programs parse nothing more.
+   * Follows the callers of loud hits' functions (no-grad-callers.ts): drops the hits of backward-only
+   * rules in functions every call of which runs without gradients, and caps at info any hit in code
+   * that only test functions reach (a toy model a library module builds in its own `test_*`). Only the
+   * names of such hits' functions are looked up, in the files on the training path that mention
+   * them, and then their callers' names: most programs parse nothing more.
    */
-  private dropWithoutGrad(analyses: FileAnalysis[], files: readonly SourceFile[]): void {
+  private followCallers(analyses: FileAnalysis[], files: readonly SourceFile[]): void {
     const loud = (c: FileAnalysis['candidates'][number]) => !!c.functions && Object.values(c.outcomes).some((o) => o.severity !== 'info');
     if (!analyses.some((a) => a.candidates.some(loud))) return;
     // Parsed lazily, one file at a time, the defining file first: most names are ruled out by a use
@@ -186,15 +188,25 @@ export class Checker {
       for (const i of order) if (!files[i]!.offPath && word.test(files[i]!.text)) yield { file: i, uses: usesIn(i, name) };
     };
     const answers = new Map<string, boolean>();
-    const withoutGrad = (name: string, file: number) => {
-      const key = `${file}\u0000${name}`;
+    const ask = (question: typeof runsOnlyWithoutGrad, file: number) => (name: string) => {
+      const key = `${question === runsOnlyWithoutGrad ? 'grad' : 'test'}\u0000${file}\u0000${name}`;
       let answer = answers.get(key);
-      if (answer === undefined) answers.set(key, (answer = runsOnlyWithoutGrad(name, file, lookup)));
+      if (answer === undefined) answers.set(key, (answer = question(name, file, lookup)));
       return answer;
     };
     analyses.forEach((analysis, i) => {
-      const kept = analysis.candidates.filter((c) => !loud(c) || !c.functions!.some((name) => withoutGrad(name, i)));
-      if (kept.length !== analysis.candidates.length) analyses[i] = { ...analysis, candidates: kept };
+      // A user who asks for test code reported (`test-code = "report"`) gets what tests reach too.
+      const capsTests = files[i]!.settings.testCode !== 'report';
+      let changed = false;
+      const candidates = analysis.candidates.flatMap((c) => {
+        if (!loud(c)) return [c];
+        if (c.rule.backwardOnly && c.functions!.some(ask(runsOnlyWithoutGrad, i))) return (changed = true), [];
+        const test = capsTests ? c.functions!.find(ask(reachedOnlyFromTests, i)) : undefined;
+        if (!test) return [c];
+        changed = true;
+        return [atMostInfo(c, `Only test functions reach \`${test}\` here, so this is test code.`)];
+      });
+      if (changed) analyses[i] = { ...analysis, candidates };
     });
   }
 
@@ -224,13 +236,7 @@ export class Checker {
       const candidates = analysis.candidates.map((c) => {
         if (!loud(c) || !offEverywhere(c.launchSwitch!)) return c;
         changed = true;
-        const note = `Every launch of \`${c.launchSwitch!.kernel}\` leaves \`${c.launchSwitch!.param}\` off by default, so this runs only when a caller turns it on.`;
-        const outcomes: Outcomes = {};
-        for (const [mode, o] of Object.entries(c.outcomes) as Array<[keyof Outcomes, ModeOutcome]>) {
-          const { whenProgramTrains: _trains, whenProgramUnseeded: _unseeded, ...rest } = o;
-          outcomes[mode] = { ...rest, severity: o.severity === 'hint' ? 'hint' : 'info', detail: o.detail ? `${o.detail} ${note}` : note };
-        }
-        return { ...c, outcomes };
+        return atMostInfo(c, `Every launch of \`${c.launchSwitch!.kernel}\` leaves \`${c.launchSwitch!.param}\` off by default, so this runs only when a caller turns it on.`);
       });
       if (changed) analyses[i] = { ...analysis, candidates };
     });
@@ -316,7 +322,7 @@ export class Checker {
     this.useProjectAliases(analyses, kept, aliases ?? this.projectAliases(kept), compiled);
     const program: ProgramFile[] = analyses.map((a, i) => ({ offPath: kept[i]!.offPath, modeSettings: a.modeSettings, calls: [] as CallEdge[], trains: showsTraining(kept[i]!.text), seeds: showsSeeding(kept[i]!.text), ownRun: runsOnItsOwn(kept[i]!.text) }));
     this.addCallEdges(program, kept);
-    this.dropWithoutGrad(analyses, kept);
+    this.followCallers(analyses, kept);
     this.quietOffByLaunch(analyses, launchers ?? kept);
     this.dropSeededByCallees(analyses, kept);
     const view: ProgramView = { mode: programMode(program), trains: programTrains(program), unseeded: programUnseeded(program) };
@@ -328,6 +334,16 @@ export class Checker {
     }]));
     return files.map((file) => checked.get(file) ?? { path: file.path, findings: [], syntaxErrors: [] });
   }
+}
+
+/** A candidate capped at info in every mode, with why in its detail. */
+function atMostInfo(c: FileAnalysis['candidates'][number], note: string): FileAnalysis['candidates'][number] {
+  const outcomes: Outcomes = {};
+  for (const [mode, o] of Object.entries(c.outcomes) as Array<[keyof Outcomes, ModeOutcome]>) {
+    const { whenProgramTrains: _trains, whenProgramUnseeded: _unseeded, ...rest } = o;
+    outcomes[mode] = { ...rest, severity: o.severity === 'hint' ? 'hint' : 'info', detail: o.detail ? `${o.detail} ${note}` : note };
+  }
+  return { ...c, outcomes };
 }
 
 /** The `deterministic-mode` setting wins over what the code shows, unless it is 'auto'. */

@@ -1,4 +1,4 @@
-// Which files are off the training path: tests, benchmarks, docs, build scripts, evaluation and
+// Which files are off the training path: tests, benchmarks, docs, build scripts, exporters, evaluation and
 // inference entry scripts at the project root, and backends for accelerators other than CUDA GPUs. Their findings
 // are reported at most as info by default (`test-code` in [tool.bitexact]), and their mode switches
 // never turn the mode on for the program: a user checking a repository wants the code they train
@@ -20,6 +20,11 @@ const OFF_PATH_GLOBS = [
   '**/bench/**',
   '**/docs/**',
   '**/build/**',
+  // Exporters (ONNX, TorchScript, TensorRT, meshes from a trained field): they convert or run a trained
+  // model, never train it.
+  '**/export/**',
+  '**/exporter/**',
+  '**/exporters/**',
   // Backends for other accelerators (Ascend NPUs): bitexact's facts are CUDA's.
   '**/_ascend/**',
   '**/ascend/**',

@@ -271,7 +271,7 @@ export class ValueHints {
 
   /** The dimensions along which an index has size 1 (one index per row; index-facts.ts). */
   singletonDims(node: Node | undefined): number[] {
-    return singletonDims(this, node);
+    return singletonDims(this, node, this.scope);
   }
 
   /** Is every element the same number (`ones_like(x)`, `full(n, 1.0)`; uniform-values.ts)? */

@@ -1,3 +1,4 @@
+import type { Node } from 'web-tree-sitter';
 import { argument, literalValue, rangeOf } from '../../syntax.js';
 import type { Fix } from '../../types.js';
 import { always, Rule } from '../rule.js';
@@ -5,6 +6,21 @@ import { always, Rule } from '../rule.js';
 const MESSAGE = 'Warn-only deterministic mode keeps nondeterministic kernels running and only warns';
 const DETAIL =
   'Every op without a deterministic kernel keeps running its nondeterministic one, so runs can still differ. Use strict mode (`warn_only=False` / `"error"`) and fix or isolate the ops that then raise.';
+
+/**
+ * Is the call in the branch of `if mode == "warn":` (an `elif` too)? A library that offers its users
+ * a warn-only setting by that name (Lightning's `Trainer(deterministic="warn")`) runs it only
+ * when a caller asks for exactly that.
+ */
+function askedForByName(call: Node): boolean {
+  for (let child = call, parent = call.parent; parent && parent.type !== 'function_definition'; child = parent, parent = parent.parent) {
+    if ((parent.type !== 'if_statement' && parent.type !== 'elif_clause') || !parent.childForFieldName('consequence')?.equals(child)) continue;
+    const condition = parent.childForFieldName('condition');
+    const tests = condition ? [condition, ...condition.descendantsOfType('comparison_operator')] : [];
+    if (tests.some((t) => t.type === 'comparison_operator' && /==/.test(t.text) && t.namedChildren.some((side) => literalValue(side) === 'warn'))) return true;
+  }
+  return false;
+}
 
 const rule: Rule = {
   id: 'BX203',
@@ -51,11 +67,12 @@ const rule: Rule = {
       const quote = mode.type === 'string' && /^["']/.test(mode.text) ? mode.text[0] : '"';
       fix = { title: 'Use strict deterministic mode ("error")', safety: 'unsafe', edits: [{ range: rangeOf(mode), newText: `${quote}error${quote}` }] };
     }
+    const asked = askedForByName(call.node);
     ctx.report({
       node: call.node,
       // The call is the switch itself: a determinism guard around it does not make it any safer.
       guard: 'none',
-      outcomes: always('warning', MESSAGE, DETAIL),
+      outcomes: asked ? always('info', MESSAGE, `This branch runs only when a caller asks for the warn-only setting by name. ${DETAIL}`) : always('warning', MESSAGE, DETAIL),
       fixes: [fix],
     });
   },
@@ -86,6 +103,10 @@ torch.use_deterministic_algorithms(True, warn_only=True)   # BX203
 torch.set_deterministic_debug_mode("warn")                 # BX203
 torch.use_deterministic_algorithms(True)                   # fine
 \`\`\`
+
+A warn-only call in the branch of \`if mode == "warn":\` is information: a library that offers the
+setting by that name (Lightning's \`Trainer(deterministic="warn")\`) runs it only for a caller who
+asks for it.
 `,
 };
 export default rule;

@@ -51,6 +51,8 @@ export function consumerOf(start: Node, ctx: RuleContext): Consumer {
         continue;
       }
       if (resolvedCallee(call, ctx) === 'collections.Counter') return { kind: 'order-free' };
+      // `deque(it, maxlen=0)`: the "consume" recipe drains the iterable and keeps nothing.
+      if (resolvedCallee(call, ctx) === 'collections.deque' && call.childForFieldName('arguments')?.namedChildren.some((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === 'maxlen' && a.childForFieldName('value')?.text === '0')) return { kind: 'order-free' };
       const fn = call.childForFieldName('function');
       const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text ?? '' : '';
       if (ORDER_FREE_METHODS.has(method)) return { kind: 'order-free' };
