@@ -8,6 +8,7 @@
 import type { Analyzer, FileAnalysis } from './engine.js';
 import type { Settings } from './config.js';
 import { showsTraining } from './autograd.js';
+import { MODE_SWITCHES } from './facts.js';
 import type { CompiledAtomic } from './compiled-extensions.js';
 import { FileUses, NameUses, runsOnlyWithoutGrad } from './no-grad-callers.js';
 import { CallEdge, ProgramFile, ProgramView, programMode, programModeFor, programTrains, programUnseeded, reachedSwitches, runsOnItsOwn, showsSeeding } from './program.js';
@@ -81,6 +82,18 @@ export function programFileOf(file: SourceFile, analysis: Pick<FileAnalysis, 'mo
   return { offPath: file.offPath, modeSettings: analysis.modeSettings, calls: [], trains: showsTraining(file.text), seeds: showsSeeding(file.text), ownRun: runsOnItsOwn(file.text) };
 }
 
+/** The last names of the mode switches (facts.ts MODE_SWITCHES): a call of one is how a file sets the mode. */
+const MODE_SWITCH_NAMES = new RegExp(`\\b(?:${[...new Set([...MODE_SWITCHES].map((s) => s.slice(s.lastIndexOf('.') + 1)))].join('|')})\\b`);
+
+/**
+ * Can the file set the deterministic mode? A file naming no switch has no mode settings (a call of
+ * one names it, and so does any local alias of it), so only the others need an analysis for them
+ * (a project alias of one is the caller's: projectOptionFor).
+ */
+export function mayHaveModeSwitch(text: string): boolean {
+  return MODE_SWITCH_NAMES.test(text);
+}
+
 /** The modules of compiled extensions, as a word pattern, per map of their functions. */
 const COMPILED_MODULES = new WeakMap<ReadonlyMap<string, CompiledAtomic>, RegExp>();
 
@@ -132,6 +145,36 @@ export function programWideView(program: readonly ProgramFile[]): ProgramView {
 /** The program facts file `index` resolves its hits with: an own-run script adds its own switches. */
 export function programViewFor(program: readonly ProgramFile[], index: number, wide = programWideView(program)): ProgramView {
   return { ...wide, mode: programModeFor(program, index, wide.mode) };
+}
+
+/** A program as the language server holds it (lsp/project-index.ts): every file of its project. */
+export interface ProgramOfFiles {
+  files: readonly SourceFile[];
+  facts: readonly ProgramFile[];
+  /** Every checked file: a sub-project launches its parent's kernels (crossFilePasses). */
+  launchers: readonly SourceFile[];
+  /** Each file's calls where an analysis has read them already; the others are read when needed. */
+  calls?: ReadonlyArray<CallEdge[] | undefined>;
+}
+
+/** The program's facts with the calls its reachability reads, as Checker.checkProgram reads them. */
+export function reachableFacts(reader: ProgramReader, program: ProgramOfFiles): ProgramFile[] {
+  program.calls?.forEach((calls, i) => calls && reader.callsOf(program.files[i]!, calls));
+  // As the CLI: no calls until reachability asks for them (a deep chain is cut where the CLI's is).
+  const facts = program.facts.map((f) => ({ ...f, calls: [] }));
+  addCallEdges(reader, facts, program.files);
+  return facts;
+}
+
+/**
+ * File `index` of a program finished as Checker.checkProgram finishes each of its files: the
+ * cross-file passes on its analysis, and the program view its hits resolve with. The language
+ * server's answer for an open document, equal to `bitexact check`'s for the same texts.
+ */
+export function finishFile(reader: ProgramReader, program: ProgramOfFiles, index: number, analysis: FileAnalysis): { analysis: FileAnalysis; view: ProgramView } {
+  const facts = reachableFacts(reader, program);
+  const finished = crossFilePasses(reader, program.files, program.launchers, new Map([[index, analysis]])).get(index)!;
+  return { analysis: finished, view: programViewFor(facts, index) };
 }
 
 /**

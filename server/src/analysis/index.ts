@@ -69,8 +69,8 @@ export class Checker {
   }
 
   /** analyzeTree in steps, for a caller that may stop it between two (engine.ts AnalysisSteps). */
-  analysisSteps(tree: Tree, text: string, settings: Settings, cache?: ChunkCache, callEdges = true): AnalysisSteps {
-    return this.analyzer.analysisSteps(tree, text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames, ...(callEdges ? {} : { callEdges }) }, cache);
+  analysisSteps(tree: Tree, text: string, settings: Settings, cache?: ChunkCache, callEdges = true, project?: ProjectContext): AnalysisSteps {
+    return this.analyzer.analysisSteps(tree, text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames, ...(callEdges ? {} : { callEdges }), ...(project ? { project } : {}) }, cache);
   }
 
   /** The unconditional calls of a parsed file (program.ts). */
@@ -82,8 +82,8 @@ export class Checker {
    * The analysis after `edits` (since the last analyzeTree with `cache`) when they stay inside one
    * function that can be analysed alone, without parsing the file; else undefined.
    */
-  analyzeEdit(text: string, edits: readonly TextChange[], settings: Settings, cache: ChunkCache): FileAnalysis | undefined {
-    return this.analyzer.analyzeEdit(text, edits, { torchVersion: settings.torchVersion, guardNames: settings.guardNames }, cache);
+  analyzeEdit(text: string, edits: readonly TextChange[], settings: Settings, cache: ChunkCache, project?: ProjectContext): FileAnalysis | undefined {
+    return this.analyzer.analyzeEdit(text, edits, { torchVersion: settings.torchVersion, guardNames: settings.guardNames, ...(project ? { project } : {}) }, cache);
   }
 
   /** The per-file half of checkProgram: what a worker thread computes for one file (`project`: its project context, when it has one). */
