@@ -26,7 +26,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       // diagnostics like files; the server checks a notebook's cells together.
       { notebook: { notebookType: 'jupyter-notebook' }, language: 'python' },
     ],
-    synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/pyproject.toml') },
+    // pyproject.toml: the settings; Python files and extension sources: the project index the server
+    // checks an open file against (its cross-file facts, as `bitexact check` reads them).
+    synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/{pyproject.toml,*.py,*.c,*.cc,*.cpp,*.cxx,*.cu,*.cuh,*.h,*.hh,*.hpp}') },
     // pairRunWithFix: this client runs the "Pair-run with this fixed" code action's command (runs.ts);
     // divergenceDecorations: it draws a pair's first divergent line itself (divergence-decorations.ts);
     // followPairs: the Runs view shows the pairs started elsewhere (a terminal's `bitexact pair`) live.

@@ -3,22 +3,23 @@
 // told to pull again or is sent diagnostics. The request and notification modules (requests/,
 // notifications/) only translate between the protocol and this object.
 import type { PairWatcher } from '../runs/pair-watch.js';
-import { CancellationToken, Connection, Diagnostic, NotebookDocument } from 'vscode-languageserver/node';
+import { CancellationToken, Connection, Diagnostic } from 'vscode-languageserver/node';
 import type { Tree } from 'web-tree-sitter';
 import { Checker, ResolveMemo } from '../analysis/index.js';
 import { showsTraining } from '../analysis/autograd.js';
 import { loneFileView } from '../analysis/program.js';
+import type { ProjectContext } from '../analysis/scope.js';
 import type { Settings } from '../analysis/config.js';
 import type { AnalysisSteps, FileAnalysis } from '../analysis/engine.js';
-import type { RuleError } from '../analysis/file-run.js';
 import type { Finding } from '../analysis/types.js';
 import { sizeRefusal } from '../workspace/files.js';
 import { AnalysisRuns, RunCounts } from './analysis-runs.js';
-import { ruleErrorDiagnostic, toDiagnostic } from './convert.js';
 import { DocumentStore, OpenDocument } from './documents.js';
 import { NotebookStore } from './notebooks.js';
 import { PairDivergences } from './pair-divergence.js';
+import { FileChange, ProjectIndex } from './project-index.js';
 import { PublishQueue } from './publish-queue.js';
+import { RuleErrorLog } from './rule-error-log.js';
 import { DocumentReports, Report } from './reports.js';
 import { DEFAULT_EDITOR_SETTINGS, EditorSettings, readEditorSettings } from './settings.js';
 import { AnalyseMany, WorkspaceScans, workspaceScans } from './workspace-scan.js';
@@ -46,6 +47,8 @@ export class Session {
   readonly notebooks: NotebookStore;
   readonly workspace = new WorkspaceModel();
   readonly scans: WorkspaceScans;
+  /** Every workspace file's text and facts, for the cross-file passes (project-index.ts). */
+  readonly index: ProjectIndex;
   /** Each open document's last report: diagnostics converted once, and its resultId (reports.ts). */
   readonly reports = new DocumentReports();
   /** Workspace folders (paths), from initialize. */
@@ -67,7 +70,7 @@ export class Session {
   /** The last probed pair that parted, placed in the source (pair-divergence.ts). */
   readonly divergences = new PairDivergences(this);
   globalEditor = DEFAULT_EDITOR_SETTINGS;
-  /** Bumped when settings or a project's mode change: every cached result is stale then. */
+  /** Bumped when settings or a project's facts change: every cached result is stale then. */
   private generation = 0;
   private readonly results = new Map<string, CachedResult>();
   /** Per open document: its findings kept between analyses, so unchanged ones stay the same objects. */
@@ -78,8 +81,8 @@ export class Session {
   private readonly settleTimers = new Map<string, NodeJS.Timeout>();
   /** Full analyses under way, interruptible (analysis-runs.ts). */
   private readonly runs = new AnalysisRuns();
-  /** Rule errors already logged, by document, rule and message: logged once, not on every keystroke. */
-  private readonly loggedRuleErrors = new Set<string>();
+  /** Rule errors (a bitexact bug) as diagnostics, each logged once per document. */
+  private readonly ruleErrors = new RuleErrorLog((message) => this.log('error', message));
   /** Push mode: publish once per burst of changes (publish-queue.ts), never for a version that has moved on. */
   private readonly publishes = new PublishQueue(async (uri) => {
     const entry = this.docs.get(uri);
@@ -103,13 +106,29 @@ export class Session {
       docs: this.docs,
       workspace: this.workspace,
       folders: () => this.folders,
-      globalEditor: () => this.globalEditor,
       editorSettings: (uri) => this.editorSettings(uri),
       findingsFor: (entry) => this.findingsFor(entry),
       refreshAll: () => this.refreshAll(),
+      programView: (file) => this.index.programView(file),
       log: (level, message) => this.log(level, message),
       ...(analyseMany ? { analyseMany } : {}),
     });
+    this.index = new ProjectIndex({
+      checker,
+      workspace: this.workspace,
+      docs: this.docs,
+      includedFiles: () => this.scans.includedFiles(),
+      globalEditor: () => this.globalEditor,
+      folders: () => this.folders,
+      log: (level, message) => this.log(level, message),
+      changed: () => this.refreshAll(),
+      ...(analyseMany ? { analyseMany } : {}),
+    });
+  }
+
+  /** The generation of the results (bumped when every cached result is stale): notebooks key theirs by it. */
+  get resultsGeneration(): number {
+    return this.generation;
   }
 
   log(level: LogLevel, message: string): void {
@@ -139,6 +158,9 @@ export class Session {
   async findingsFor(entry: OpenDocument, settled = false, token?: CancellationToken): Promise<Finding[]> {
     const { docs, workspace, checker } = this;
     const { uri, version } = entry.document;
+    // The project index as of every change reported so far: the answer is the CLI's from the first
+    // (a change it is taking marks every result stale before this goes on).
+    await this.index.ready();
     const cached = this.results.get(uri);
     if (!settled && cached && cached.version === version && cached.generation === this.generation) return cached.findings;
     const editor = await this.editorSettings(uri);
@@ -161,14 +183,16 @@ export class Session {
         this.results.set(uri, { version, generation, findings: [], refused });
         return [];
       }
+      const file = uriToPath(uri);
+      // The project's aliases and compiled extensions this file uses, as `bitexact check` analyses it with them.
+      const project = file ? this.index.projectOf(file, text, settings) : undefined;
       // A full analysis of this version under way is joined, not raced by a quick one.
       const joins = this.runs.isRunning(uri, version);
-      const quick = !settled && !joins && entry.edits?.length && entry.chunks ? checker.analyzeEdit(text, entry.edits, settings, entry.chunks) : undefined;
+      const quick = !settled && !joins && entry.edits?.length && entry.chunks ? checker.analyzeEdit(text, entry.edits, settings, entry.chunks, project) : undefined;
       // A full analysis is what the settle would do: it is not needed then.
       if (quick) this.scheduleSettle(uri);
       else this.cancelSettle(uri);
-      const file = uriToPath(uri);
-      const analysis = quick ?? (await this.fullAnalysis(entry, text, settings, file, token));
+      const analysis = quick ?? (await this.fullAnalysis(entry, text, settings, file, project, token));
       // Settings or program facts that changed while it ran: the result is kept as of before.
       if (this.generation !== generation) resultGeneration = generation;
       if (!analysis) {
@@ -179,7 +203,7 @@ export class Session {
         return this.findingsFor(latest, settled, token);
       }
       provisional = !!analysis.provisional;
-      ruleErrors = this.ruleErrorsOf(uri, text, analysis.ruleErrors);
+      ruleErrors = this.ruleErrors.diagnostics(uri, text, analysis.ruleErrors);
       // The quick analysis works from the chunk cache's layout (its last clean text): the edits since.
       const layout = entry.chunks?.layout;
       if (!layout || layout.text === text) entry.edits = [];
@@ -188,10 +212,10 @@ export class Session {
         this.refreshOthers(uri);
       }
       const offPath = workspace.isOffPath(file, settings);
-      const program = file ? workspace.programView(file) : loneFileView({ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) });
+      const { analysis: finished, view } = this.index.finish(file, analysis, () => loneFileView({ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) }));
       let memo = this.memos.get(uri);
       if (!memo) this.memos.set(uri, (memo = new ResolveMemo()));
-      findings = checker.resolve(analysis, text, settings, program, offPath, memo);
+      findings = checker.resolve(finished, text, settings, view, offPath, memo);
     }
     this.results.set(uri, { version, generation: resultGeneration ?? this.generation, findings, ...(provisional ? { provisional } : {}), ...(ruleErrors ? { ruleErrors } : {}) });
     return findings;
@@ -204,20 +228,21 @@ export class Session {
    * is a query over the whole file, as long as the rest of an analysis of an edit; a switch appearing
    * later bumps the generation, and open files are analysed again.
    */
-  private fullAnalysis(entry: OpenDocument, text: string, settings: Settings, file: string | undefined, token?: CancellationToken): FileAnalysis | Promise<FileAnalysis | undefined> {
+  private fullAnalysis(entry: OpenDocument, text: string, settings: Settings, file: string | undefined, project: ProjectContext | undefined, token?: CancellationToken): FileAnalysis | Promise<FileAnalysis | undefined> {
     const { checker } = this;
-    if (!checker.mayMatch(text)) return checker.analyze(text, settings);
+    // A project alias makes a file worth analysing that names no torch function itself.
+    if (!project && !checker.mayMatch(text)) return checker.analyze(text, settings);
     const { uri, version } = entry.document;
     let tree: Tree | undefined;
     const steps = (): AnalysisSteps => {
       this.log('debug', `bitexact: analysing ${uri} (version ${version}) in full`);
       tree = this.docs.treeOf(entry);
-      return this.fullSteps(tree, entry, text, settings, file);
+      return this.fullSteps(tree, entry, text, settings, file, project);
     };
     // Stale: closed or reopened, edited, or its tree freed (documents.ts). Another file's program facts
     // (the generation) do not change this analysis, only how its hits resolve, after it.
     const stale = () => this.docs.get(uri) !== entry || entry.document.version !== version || entry.tree !== tree;
-    const analysisSettings = JSON.stringify([settings.torchVersion, settings.guardNames]);
+    const analysisSettings = JSON.stringify([settings.torchVersion, settings.guardNames, project]);
     // A large document's first parse runs in slices, dropped as the analysis would be.
     const between = async () => {
       await new Promise((resolve) => setImmediate(resolve));
@@ -226,25 +251,10 @@ export class Session {
     return this.docs.parseLarge(entry, between).then((parsed) => (parsed ? this.runs.analysis(uri, version, analysisSettings, steps, stale, token) : undefined));
   }
 
-  private *fullSteps(tree: Tree, entry: OpenDocument, text: string, settings: Settings, file: string | undefined): AnalysisSteps {
-    const analysis = yield* this.checker.analysisSteps(tree, text, settings, entry.chunks, false);
+  private *fullSteps(tree: Tree, entry: OpenDocument, text: string, settings: Settings, file: string | undefined, project: ProjectContext | undefined): AnalysisSteps {
+    const analysis = yield* this.checker.analysisSteps(tree, text, settings, entry.chunks, false, project);
     const callsMatter = !file || analysis.modeSettings.length > 0 || this.workspace.hasSwitches(file);
     return { ...analysis, calls: callsMatter ? this.checker.callsOfTree(tree) : [] };
-  }
-
-  /**
-   * The rules that threw (a bug in bitexact) as diagnostics, each logged the first time it is seen in
-   * the document (by rule and message: typing above it moves its line, and is not a new error).
-   */
-  private ruleErrorsOf(uri: string, text: string, errors: readonly RuleError[] | undefined): Diagnostic[] | undefined {
-    if (!errors?.length) return undefined;
-    for (const error of errors) {
-      const key = `${uri}\0${error.rule}\0${error.message}`;
-      if (this.loggedRuleErrors.has(key)) continue;
-      this.loggedRuleErrors.add(key);
-      this.log('error', `bitexact: internal error in rule ${error.rule} at ${uriToPath(uri) ?? uri}:${error.line + 1} (${error.message}); the other rules' findings are still reported. Please report this bug`);
-    }
-    return errors.map((error) => ruleErrorDiagnostic(error, text));
   }
 
   /**
@@ -317,12 +327,22 @@ export class Session {
     }
   }
 
-  /** The editor's or pyproject's configuration changed (`raw`: the new `bitexact` section, if sent). */
+  /**
+   * The editor's or pyproject's configuration changed (`raw`: the new `bitexact` section, if sent):
+   * the project index is read again (which files are checked, and with what, may differ), and every
+   * result is stale once it is (a request meanwhile waits for it).
+   */
   configurationChanged(raw?: unknown): void {
     if (raw !== undefined) this.globalEditor = readEditorSettings(raw).settings;
     this.editorCache.clear();
     this.workspace.reloadConfiguration();
     this.refreshAll();
+    void this.index.build();
+  }
+
+  /** Saved files changed: the project index takes them, then every result is stale. */
+  filesChanged(changes: readonly FileChange[]): void {
+    void this.index.filesChanged(changes);
   }
 
   schedulePublish(uri: string): void {
@@ -369,43 +389,7 @@ export class Session {
     this.memos.delete(uri);
     this.reports.forget(uri);
     this.editorCache.delete(uri);
-    for (const key of this.loggedRuleErrors) if (key.startsWith(`${uri}\0`)) this.loggedRuleErrors.delete(key);
+    this.ruleErrors.forget(uri);
     if (!this.pull) void this.connection.sendDiagnostics({ uri, diagnostics: [] });
-  }
-
-  /** Findings of the notebook holding `cellUri`, by cell document URI; undefined for no notebook cell. */
-  async cellFindings(cellUri: string): Promise<Map<string, Finding[]> | undefined> {
-    const notebook = this.notebooks.notebookOf(cellUri);
-    return notebook && this.notebookFindings(notebook);
-  }
-
-  notebookFindings(notebook: NotebookDocument): Promise<Map<string, Finding[]>> {
-    return this.notebooks.findings(notebook, this.generation, async () => {
-      const editor = await this.editorSettings(notebook.uri);
-      if (!editor.enable) return undefined;
-      const { settings } = this.workspace.effectiveSettings(notebook.uri, editor);
-      return { settings, offPath: this.workspace.isOffPath(uriToPath(notebook.uri), settings) };
-    });
-  }
-
-  /**
-   * A cell edit can change other cells' findings (a seed, a mode switch). A pull client pulls the
-   * cells it changed (and every cell when cells move); the others are refreshed only when their
-   * findings did change, not on every keystroke. A push client gets every cell published.
-   */
-  async notebookChanged(notebook: NotebookDocument, edited: ReadonlySet<string>): Promise<void> {
-    const before = this.notebooks.lastFindings(notebook.uri);
-    const byCell = await this.notebookFindings(notebook);
-    if (!this.pull) {
-      for (const cell of notebook.cells) void this.connection.sendDiagnostics({ uri: cell.document, diagnostics: (byCell.get(cell.document) ?? []).map((f) => toDiagnostic(cell.document, f)) });
-      return;
-    }
-    const same = (uri: string) => JSON.stringify(before?.get(uri) ?? []) === JSON.stringify(byCell.get(uri) ?? []);
-    if (this.refreshSupport && before && notebook.cells.some((c) => !edited.has(c.document) && !same(c.document))) void this.connection.languages.diagnostics.refresh();
-  }
-
-  notebookClosed(notebook: NotebookDocument): void {
-    this.notebooks.forget(notebook.uri);
-    if (!this.pull) for (const cell of notebook.cells) void this.connection.sendDiagnostics({ uri: cell.document, diagnostics: [] });
   }
 }

@@ -1,12 +1,13 @@
 // The language server's whole-workspace work: the "check workspace" command (every Python file,
-// open ones with their live findings) and, at start, the scan for files that switch deterministic
-// mode, so an open file sees its whole project's mode.
+// open ones with their live findings) and the list of the workspace's files (project-index.ts reads
+// them, so an open file sees its whole project).
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Connection } from 'vscode-languageserver/node';
 import type { Settings } from '../analysis/config.js';
 import type { FileAnalysis } from '../analysis/engine.js';
 import type { Checker, ProgramSource, SourceFile } from '../analysis/index.js';
+import type { ProgramView } from '../analysis/program.js';
 import type { Finding } from '../analysis/types.js';
 import { compiledExtensions } from '../workspace/extension-sources.js';
 import { collectPythonFiles, readSource, sizeRefusal } from '../workspace/files.js';
@@ -14,10 +15,6 @@ import { toDiagnostic } from './convert.js';
 import type { DocumentStore, OpenDocument } from './documents.js';
 import type { EditorSettings } from './settings.js';
 import type { WorkspaceModel } from './workspace.js';
-
-/** Cheap text test for files that may switch deterministic mode (the workspace scan reads only these). */
-// `__main__`: entry points' calls decide which switches run (program.ts).
-const MODE_SWITCH_TEXT = /use_deterministic_algorithms|set_deterministic_debug_mode|enable_full_determinism|deterministic\s*=|__main__/;
 
 /** One closed file to analyse: its text and the settings it is checked with. */
 export interface ScanJob {
@@ -37,10 +34,11 @@ export interface ScanDeps {
   docs: DocumentStore;
   workspace: WorkspaceModel;
   folders: () => readonly string[];
-  globalEditor: () => EditorSettings;
   editorSettings: (uri: string) => Promise<EditorSettings>;
   findingsFor: (entry: OpenDocument) => Promise<Finding[]>;
   refreshAll: () => void;
+  /** The program view a closed file resolves with (project-index.ts). */
+  programView: (file: string) => ProgramView;
   log: (level: 'error' | 'warn' | 'info' | 'debug', message: string) => void;
   analyseMany?: AnalyseMany;
 }
@@ -60,7 +58,8 @@ function relativeToFolder(absolute: string, folders: readonly string[]): string 
 
 export interface WorkspaceScans {
   checkWorkspace: (token: { isCancellationRequested: boolean }) => Promise<{ files: number; findings: number }>;
-  scanModes: () => Promise<void>;
+  /** The workspace's Python files that `bitexact check` on each folder would check. */
+  includedFiles: () => Promise<string[]>;
   /** The findings of a file no editor has open, read from disk. */
   closedFileFindings: (file: string, uri: string) => Promise<Finding[]>;
 }
@@ -185,7 +184,7 @@ export function workspaceScans(deps: ScanDeps): WorkspaceScans {
 
   /** A closed file's findings from its analysis, against the program facts known now. */
   function resolveClosed(job: ClosedJob, analysis: FileAnalysis): Finding[] {
-    return checker.resolve(analysis, job.text, job.settings, workspace.programView(job.file), workspace.isOffPath(job.file, job.settings));
+    return checker.resolve(analysis, job.text, job.settings, deps.programView(job.file), workspace.isOffPath(job.file, job.settings));
   }
 
   /** The workspace's Python files that `bitexact check` on each folder would check. */
@@ -202,21 +201,5 @@ export function workspaceScans(deps: ScanDeps): WorkspaceScans {
     return included;
   }
 
-  /** Finds the files that switch deterministic mode, so open files see their whole project's mode. */
-  async function scanModes(): Promise<void> {
-    const files = await includedFiles();
-    const candidates: ClosedJob[] = [];
-    for (const file of files) {
-      const uri = pathToFileURL(file).href;
-      if (docs.get(uri)) continue;
-      const { settings } = workspace.effectiveSettings(uri, deps.globalEditor());
-      const read = sizeRefusal(file, settings.maxFileSize) ? undefined : readSource(file);
-      if (read?.ok && MODE_SWITCH_TEXT.test(read.text)) candidates.push({ file, uri, text: read.text, settings });
-    }
-    const { changed } = await analyseClosed(candidates, () => false);
-    log('info', `scanned ${files.length} workspace files for deterministic-mode switches`);
-    if (changed) refreshAll();
-  }
-
-  return { checkWorkspace, scanModes, closedFileFindings };
+  return { checkWorkspace, closedFileFindings, includedFiles };
 }

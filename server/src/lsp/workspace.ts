@@ -9,9 +9,8 @@ import { mergeSettings } from '../analysis/config.js';
 import type { FileAnalysis } from '../analysis/engine.js';
 import type { ProgramSource } from '../analysis/index.js';
 import { moduleOfPath } from '../analysis/module-names.js';
-import { showsTraining } from '../analysis/autograd.js';
-import { ProgramFile, ProgramView, programModeFor, programTrains, runsOnItsOwn, unreachedSwitches } from '../analysis/program.js';
-import type { DeterministicMode } from '../analysis/types.js';
+import { programFileOf, ProgramOfFiles } from '../analysis/cross-file.js';
+import type { CallEdge, ProgramFile } from '../analysis/program.js';
 import { ProjectResolver } from '../workspace/projects.js';
 import { EditorSettings, editorOverrides } from './settings.js';
 
@@ -26,10 +25,29 @@ export interface EffectiveSettings {
   problems: string[];
 }
 
+/** What the server holds of one workspace file. */
+export interface ProgramEntry {
+  source: ProgramSource;
+  facts: ProgramFile;
+  /** Its calls, where an analysis read them (the cross-file passes read them from the text otherwise). */
+  calls?: CallEdge[];
+}
+
+/** A project's program as the cross-file passes take it, and its files' paths. */
+export interface IndexedProgram {
+  paths: string[];
+  program: ProgramOfFiles;
+}
+
 export class WorkspaceModel {
   private projects = new ProjectResolver({});
-  /** File path → its mode switches and calls (from disk, or from the open document). */
-  private readonly programFiles = new Map<string, ProgramFile>();
+  /**
+   * File path → its program facts and its text as the cross-file passes read it (from disk, or from
+   * the open document as of its last full analysis; project-index.ts fills it for every file).
+   */
+  private readonly programFiles = new Map<string, ProgramEntry>();
+  /** The programs made of programFiles (programOf), until an entry changes. */
+  private programs = new Map<string, IndexedProgram>();
 
   /** Forget cached pyproject files (after a configuration change or a pyproject.toml edit). */
   reloadConfiguration(): void {
@@ -70,56 +88,64 @@ export class WorkspaceModel {
 
   /**
    * Records a file's mode switches and calls; returns true when that changes what other files say.
-   * An analysis of one edited function has no calls: the file's last known calls are kept.
+   * An analysis of one edited function has no calls: the file's last known calls are kept, and its
+   * last fully analysed text.
    */
   setProgramFacts(file: string, analysis: FileAnalysis, text: string, settings: Settings): boolean {
-    const before = this.programFiles.get(file);
+    const before = this.programFiles.get(file)?.facts;
     // A quick analysis of one edited function keeps the file's last calls and training signs; the full
     // analysis after the pause in typing reads both again.
     const quick = analysis.calls === undefined && before !== undefined;
-    const facts: ProgramFile = { offPath: this.isOffPath(file, settings), modeSettings: analysis.modeSettings, calls: analysis.calls ?? before?.calls ?? [], trains: quick ? before.trains : showsTraining(text), ownRun: quick ? before.ownRun : runsOnItsOwn(text) };
-    this.programFiles.set(file, facts);
+    const source = quick ? this.programFiles.get(file)!.source : this.programSource(file, text, settings);
+    const facts: ProgramFile = quick ? { ...before, modeSettings: analysis.modeSettings } : { ...programFileOf(source, analysis), calls: analysis.calls ?? [] };
+    // Calls left unread (an empty list: no switch made them matter) are read by the passes if needed.
+    this.setEntry(file, { source, facts, ...(analysis.calls?.length ? { calls: analysis.calls } : {}) });
     const switches = (f: ProgramFile | undefined) => JSON.stringify(f ? [f.offPath, f.ownRun, f.modeSettings.map((s) => [s.mode, s.conditional, s.function])] : []);
     if (switches(before) !== switches(facts)) return true;
-    // Whether the project trains changes what backward-only hits in its other files say.
+    // Whether the project trains (or seeds) changes what hits in its other files say.
     const trained = (f: ProgramFile | undefined) => !!f && f.trains && !f.offPath;
-    if (trained(before) !== trained(facts)) return true;
+    if (trained(before) !== trained(facts) || before?.seeds !== facts.seeds) return true;
     // New calls matter only where something switches the mode (typing calls must not refresh every file).
     // A quick analysis keeps the same calls array: nothing to compare (the file's calls are many).
     return before?.calls !== facts.calls && JSON.stringify(before?.calls ?? []) !== JSON.stringify(facts.calls) && this.hasSwitches(file);
   }
 
+  /** Records a file the project index read (its facts from its text and, for a switch candidate, its analysis). */
+  setEntry(file: string, entry: ProgramEntry): void {
+    this.programFiles.set(file, entry);
+    this.programs.clear();
+  }
+
+  /** Forgets a file deleted from the workspace. */
+  forget(file: string): void {
+    if (this.programFiles.delete(file)) this.programs.clear();
+  }
+
+  /** The text the cross-file passes read for `file` (its last full analysis's, when open). */
+  sourceOf(file: string): ProgramSource | undefined {
+    return this.programFiles.get(file)?.source;
+  }
+
+  /**
+   * The program `file` belongs to, as `bitexact check` groups it (Checker.checkPrograms): the known
+   * files of its project root (less the test files it skips), and every file as a launcher.
+   */
+  programOf(file: string): IndexedProgram {
+    const root = this.projects.projectRoot(file);
+    let program = this.programs.get(root);
+    if (!program) {
+      const entries = [...this.programFiles].filter(([, e]) => e.source.root === root && !(e.facts.offPath && e.source.settings.testCode === 'skip'));
+      const launchers = [...this.programFiles.values()].map((e) => e.source);
+      program = { paths: entries.map(([p]) => p), program: { files: entries.map(([, e]) => e.source), facts: entries.map(([, e]) => e.facts), launchers, calls: entries.map(([, e]) => e.calls) } };
+      this.programs.set(root, program);
+    }
+    return program;
+  }
+
   /** Does any known file of the project of `file` switch the mode (so its calls matter to others)? */
   hasSwitches(file: string): boolean {
     const root = this.projects.projectRoot(file);
-    for (const [other, facts] of this.programFiles) if (facts.modeSettings.length && this.projects.projectRoot(other) === root) return true;
+    for (const [other, { facts }] of this.programFiles) if (facts.modeSettings.length && this.projects.projectRoot(other) === root) return true;
     return false;
-  }
-
-  /** The deterministic mode the project of `file` runs with, from every known file of that project. */
-  detectedMode(file: string | undefined): DeterministicMode {
-    if (!file) return 'off';
-    const files = this.projectFiles(file);
-    return programModeFor(files.map(([, facts]) => facts), files.findIndex(([other]) => other === file));
-  }
-
-  /** The program facts the project of `file` resolves its hits with. */
-  programView(file: string): ProgramView {
-    const files = this.projectFiles(file);
-    const facts = files.map(([, f]) => f);
-    return { mode: programModeFor(facts, files.findIndex(([other]) => other === file)), trains: programTrains(facts) };
-  }
-
-  /** A switch of the project of `file` that its default path does not run, where it stands. */
-  unreachedSwitch(file: string | undefined): { file: string; line: number } | undefined {
-    if (!file) return undefined;
-    const files = this.projectFiles(file);
-    const [first] = unreachedSwitches(files.map(([, facts]) => facts));
-    return first ? { file: files[first.file]![0], line: first.setting.range.start.line + 1 } : undefined;
-  }
-
-  private projectFiles(file: string): Array<[string, ProgramFile]> {
-    const root = this.projects.projectRoot(file);
-    return [...this.programFiles].filter(([other]) => this.projects.projectRoot(other) === root);
   }
 }

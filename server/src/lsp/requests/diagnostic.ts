@@ -2,12 +2,13 @@
 // already holds what would be reported (its previousResultId).
 import { CancellationToken, DocumentDiagnosticParams, DocumentDiagnosticReport, DocumentDiagnosticReportKind, LSPErrorCodes, ResponseError } from 'vscode-languageserver/node';
 import { toDiagnostic } from '../convert.js';
+import { cellFindings } from '../notebook-diagnostics.js';
 import type { Session } from '../session.js';
 
 export async function documentDiagnostic(session: Session, params: DocumentDiagnosticParams, token: CancellationToken): Promise<DocumentDiagnosticReport> {
   const entry = session.docs.get(params.textDocument.uri);
   if (!entry) {
-    const cells = await session.cellFindings(params.textDocument.uri);
+    const cells = await cellFindings(session, params.textDocument.uri);
     const items = (cells?.get(params.textDocument.uri) ?? []).map((f) => toDiagnostic(params.textDocument.uri, f));
     return { kind: DocumentDiagnosticReportKind.Full, items };
   }

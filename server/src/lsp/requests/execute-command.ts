@@ -17,7 +17,7 @@ export async function executeCommand(session: Session, params: ExecuteCommandPar
     const uri = String(params.arguments?.[0] ?? '');
     const editor = await session.editorSettings(uri);
     const effective = session.workspace.effectiveSettings(uri, editor);
-    const mode = effectiveMode(effective.settings, session.workspace.detectedMode(uriToPath(uri)));
+    const mode = effectiveMode(effective.settings, session.index.detectedMode(uriToPath(uri)));
     return { uri, settings: { ...effective.settings, torchVersion: formatTorchVersion(effective.settings.torchVersion) }, deterministicModeInEffect: mode, sources: effective.sources, problems: effective.problems };
   }
   if (params.command === CHECK_WORKSPACE_COMMAND) return session.scans.checkWorkspace(token);

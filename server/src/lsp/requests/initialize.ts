@@ -37,6 +37,6 @@ export function initialize(session: Session, params: InitializeParams): Initiali
 
 export function initialized(session: Session): void {
   session.log('info', `bitexact ${packageJson.version}: ${session.pull ? 'pull' : 'push'} diagnostics, ${session.checker.rules.size} rules`);
-  void session.scans.scanModes();
+  void session.index.build();
   if (session.followPairs) session.pairWatcher = followPairs(session.connection, () => session.folders, session.pairRunsDir, (message) => session.log('warn', message));
 }

@@ -1,0 +1,100 @@
+// An open document reports what `bitexact check` on its project reports, with the whole workspace's
+// facts (lsp/project-index.ts, analysis/cross-file.ts): in the fixture project each file's findings
+// change with another file (checked alone, the CLI reports otherwise) — an alias re-exported by a
+// package, a function only a checkpoint loader calls, an entry point seeded by a helper of another
+// file, a compiled extension, and the deterministic mode that a test helper's switch leaves off and
+// the training entry point's, once saved, turns on. Each file is pulled as soon as it is opened (the
+// index must be complete by then), in five runs with a fresh server each: a race shows as one run
+// that differs.
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ClientCapabilities,
+  Diagnostic,
+  DidChangeTextDocumentNotification,
+  DidChangeWatchedFilesNotification,
+  DidOpenTextDocumentNotification,
+  DocumentDiagnosticReport,
+  DocumentDiagnosticRequest,
+  FileChangeType,
+} from 'vscode-languageserver-protocol/node';
+import { copyFixture, runCli } from '../support/cli.js';
+import { LspSession, startLsp } from '../support/lsp.js';
+
+const PULL: ClientCapabilities = { textDocument: { diagnostic: { dynamicRegistration: false } }, workspace: { diagnostics: { refreshSupport: true } } };
+const FILES = ['models/head.py', 'models/layers.py', 'train.py', 'kit/native.py', 'models/combine.py'];
+const SEVERITY: Record<number, string> = { 1: 'error', 2: 'warning', 3: 'info', 4: 'hint' };
+const RUNS = 5;
+
+interface CliDiagnostic {
+  path: string;
+  range: { start: { line: number; column: number } };
+  rule: string;
+  severity: string;
+  message: string;
+}
+
+/** `line:column rule severity message` of each finding `bitexact check ARGS` reports, by file. */
+function cliByFile(project: string, args: string[] = ['.']): Map<string, string[]> {
+  const report = JSON.parse(runCli(['check', '--format', 'json', ...args], project).stdout) as { diagnostics: CliDiagnostic[] };
+  const byFile = new Map<string, string[]>();
+  for (const d of report.diagnostics) byFile.set(d.path, [...(byFile.get(d.path) ?? []), `${d.range.start.line - 1}:${d.range.start.column - 1} ${d.rule} ${d.severity} ${d.message}`]);
+  return byFile;
+}
+
+const lspView = (items: Diagnostic[]) => items.map((d) => `${d.range.start.line}:${d.range.start.character} ${d.code} ${SEVERITY[d.severity!]} ${d.message}`);
+
+function open(s: LspSession, project: string, file: string): string {
+  const uri = pathToFileURL(path.join(project, file)).href;
+  void s.connection.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: 'python', version: 1, text: fs.readFileSync(path.join(project, file), 'utf8') } });
+  return uri;
+}
+
+async function pull(s: LspSession, uri: string): Promise<string[]> {
+  const report = (await s.connection.sendRequest(DocumentDiagnosticRequest.type, { textDocument: { uri } })) as DocumentDiagnosticReport;
+  return report.kind === 'full' ? lspView(report.items) : [];
+}
+
+let session: LspSession | undefined;
+afterEach(async () => {
+  await session?.close();
+  session = undefined;
+});
+
+describe('open documents against their whole project', () => {
+  let project: ReturnType<typeof cliByFile>;
+  let switched: ReturnType<typeof cliByFile>;
+  const SWITCH = '\nimport torch\n\ntorch.use_deterministic_algorithms(True)\n';
+
+  beforeAll(() => {
+    const dir = copyFixture('cross-file');
+    project = cliByFile(dir);
+    fs.appendFileSync(path.join(dir, 'train.py'), SWITCH);
+    switched = cliByFile(dir);
+  });
+
+  it('the fixture needs the other files: checked alone, each file reports otherwise, and the entry point switches the mode', () => {
+    const dir = copyFixture('cross-file');
+    for (const file of FILES.filter((f) => f !== 'models/combine.py')) expect(cliByFile(dir, [file]).get(file) ?? [], file).not.toEqual(project.get(file) ?? []);
+    // The test helper's switch leaves the mode off: the atomic stays a warning until train.py switches it on.
+    expect(project.get('models/combine.py')!.join()).toContain('BX102 warning');
+    expect(switched.get('models/combine.py') ?? []).not.toEqual(project.get('models/combine.py'));
+  });
+
+  for (let run = 1; run <= RUNS; run++) {
+    it(`run ${run}: each file pulled as it opens reports what bitexact check reports, and a saved switch in another file reaches it`, async () => {
+      const dir = copyFixture('cross-file');
+      session = await startLsp(dir, PULL);
+      const uris = new Map(FILES.map((file) => [file, open(session!, dir, file)]));
+      for (const file of FILES) expect(await pull(session, uris.get(file)!), file).toEqual(project.get(file) ?? []);
+      // train.py is edited to switch the mode on, and saved.
+      const train = path.join(dir, 'train.py');
+      fs.appendFileSync(train, SWITCH);
+      await session.connection.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: uris.get('train.py')!, version: 2 }, contentChanges: [{ text: fs.readFileSync(train, 'utf8') }] });
+      await session.connection.sendNotification(DidChangeWatchedFilesNotification.type, { changes: [{ uri: pathToFileURL(train).href, type: FileChangeType.Changed }] });
+      expect(await pull(session, uris.get('models/combine.py')!)).toEqual(switched.get('models/combine.py') ?? []);
+    });
+  }
+});
