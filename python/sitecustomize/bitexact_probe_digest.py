@@ -94,11 +94,11 @@ def digest(torch, tensor, cache=None):
 def products(torch, tensor, cache):
     """Each word of the tensor times its weight (w_i · (2i + 1)): the digest is their sum. One kernel.
 
-    The probe's hooks keep these and sum many tensors' at once (sum_each), one kernel per record
+    The probe's hooks keep these and sum many tensors' at once (bitexact_probe_sums.py), one kernel per record
     fewer than digest() each.
     """
     w = words(torch, tensor)
-    # The weights first: the product takes their (contiguous) layout, which sum_each joins without a copy.
+    # The weights first: the product takes their (contiguous) layout, which the step's sums join without a copy.
     return odd_weights(torch, w.shape, w.device, cache) * w
 
 
