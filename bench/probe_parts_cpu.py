@@ -38,6 +38,7 @@ from probe_overhead_cpu import step  # noqa: E402 (the same training step as the
 import bitexact_probe  # noqa: E402 (PYTHONPATH=python/sitecustomize)
 import bitexact_probe_base  # noqa: E402
 import bitexact_probe_digest  # noqa: E402
+import bitexact_probe_sums  # noqa: E402
 
 # The probe's entry points and helpers timed as parts, by the name they have where they are looked up
 # (a name a version of the probe lacks is skipped).
@@ -53,8 +54,8 @@ PARTS = [
     (bitexact_probe.Probe, "_new_record", "record dict"),
     (bitexact_probe_digest, "digest", "digest (one tensor)"),
     (bitexact_probe_digest, "products", "products (one tensor)"),
-    (bitexact_probe_digest, "sum_each", "sum_each (flush)"),
-    (bitexact_probe_digest, "digest_many", "digest_many (batch)"),
+    (bitexact_probe_sums.DeviceSums, "sum_products", "sum_products (flush)"),
+    (bitexact_probe_sums.DeviceSums, "add_batch", "add_batch (batch)"),
 ]
 
 

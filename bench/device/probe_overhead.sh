@@ -57,13 +57,15 @@ run() { # config round
 }
 
 # The probe toggled inside one process (modules: INPROC_STEPS per configuration; ops records ~15x
-# more per step, so a third of them).
-# shellcheck disable=SC2086 # TRAIN_ARGS is a list of arguments
-BITEXACT_TORCH_HOOKS= python3 "$ROOT/bench/device/probe_overhead_steps.py" --mode modules --device "$DEVICE" \
-  --steps "$INPROC_STEPS" --warmup "$INPROC_WARMUP" --out "$OUT_DIR/inproc-modules.json" $TRAIN_ARGS >&2
-# shellcheck disable=SC2086
-BITEXACT_TORCH_HOOKS= python3 "$ROOT/bench/device/probe_overhead_steps.py" --mode ops --device "$DEVICE" \
-  --steps "$(((INPROC_STEPS + 2) / 3))" --warmup "$(((INPROC_WARMUP + 2) / 3))" --out "$OUT_DIR/inproc-ops.json" $TRAIN_ARGS >&2
+# more per step, so a third of them). INPROC_STEPS=0 leaves it out.
+if ((INPROC_STEPS > 0)); then
+  # shellcheck disable=SC2086 # TRAIN_ARGS is a list of arguments
+  BITEXACT_TORCH_HOOKS= python3 "$ROOT/bench/device/probe_overhead_steps.py" --mode modules --device "$DEVICE" \
+    --steps "$INPROC_STEPS" --warmup "$INPROC_WARMUP" --out "$OUT_DIR/inproc-modules.json" $TRAIN_ARGS >&2
+  # shellcheck disable=SC2086
+  BITEXACT_TORCH_HOOKS= python3 "$ROOT/bench/device/probe_overhead_steps.py" --mode ops --device "$DEVICE" \
+    --steps "$(((INPROC_STEPS + 2) / 3))" --warmup "$(((INPROC_WARMUP + 2) / 3))" --out "$OUT_DIR/inproc-ops.json" $TRAIN_ARGS >&2
+fi
 
 ROUNDS_DONE=0
 for round in $(seq 1 "$ROUNDS"); do

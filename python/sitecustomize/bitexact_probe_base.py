@@ -13,11 +13,9 @@ import os
 import sys
 
 import bitexact_probe_digest
+import bitexact_probe_sums
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_MASK64 = (1 << 64) - 1
-# The pending records' weighted words are summed (settle) once they hold this many: 32 MiB per process.
-HELD_WORDS = 1 << 22
 
 
 def tensors(value):
@@ -68,13 +66,14 @@ class ProbeBase(object):
         self.low, self.high = steps_of(steps)
         self.step = 1
         self.sequence = 0
-        # In execution order until the flush, on their device: (record, its weighted words, or for a
-        # large tensor their 0-d sum), (record, (sums, index)) once settled, or (records, their
-        # digests as a 1-d tensor) from record_many.
-        self.pending = []
-        # Words held by the pending records' products (record), summed once they pass HELD_WORDS.
-        self.held = 0
-        # Batches of records whose digests are on their way to the host: (records, host tensor, event).
+        # The step's records in execution order: (record, its device's DeviceSums, its cell), the cell
+        # filled once its sums have a place in that device's buffer (bitexact_probe_sums.py).
+        self.records = []
+        self.sums = {}
+        # The last record's (tensor, its version, sums, cell) if it was a module's output: a module that
+        # returns its child's output itself (a wrapper, a Sequential) reuses that digest.
+        self.last = None
+        # Steps whose digests are on their way to the host: (records, [(sums, host tensor, event)]).
         self.in_flight = []
         self.occurrences = {}
         self.names = {}
@@ -117,111 +116,79 @@ class ProbeBase(object):
         record = self._new_record(kind, phase, module, tensor, output, source, op)
         if record is None:
             return
-        # The weighted words, summed with the step's others at the flush (sum_each): one kernel
-        # here instead of two. A large tensor is summed at once, and the words held are bounded.
-        value = bitexact_probe_digest.products(self.torch, tensor, self.weights)
-        count = value.numel()
-        if count > bitexact_probe_digest.CHUNK_WORDS:
-            value = value.sum()
-            count = 1
-        self.pending.append((record, value))
-        self.held += count
-        if self.held > HELD_WORDS:
-            self.settle()
+        last, self.last = self.last, None
+        if kind == "module-output":
+            # A forward output is alive anyway while its parent's hook runs; no other tensor is held,
+            # since a reference held past its hook changes what autograd may steal or reuse.
+            try:
+                version = tensor._version
+            except RuntimeError:  # an inference tensor keeps no version: never reused
+                version = None
+            if last is not None and last[0] is tensor and version is not None and last[1] == version:
+                self.records.append((record, last[2], last[3]))
+                self.last = last
+                return
+        sums = self._sums_of(tensor.device)
+        cell = []
+        self.records.append((record, sums, cell))
+        if kind == "module-output" and version is not None:
+            self.last = (tensor, version, sums, cell)
+        # Its products now (one kernel: the tensor may be written again later), summed with the step's
+        # others at the step boundary.
+        sums.add_products(bitexact_probe_digest.products(self.torch, tensor, self.weights), cell)
 
-    def settle(self):
-        """Sums the products the pending records hold (per device, sum_each), so that their memory is
-        freed; each record keeps its place: its value becomes (the device's sums, its index there)."""
-        by_device = {}
-        for i, (record, value) in enumerate(self.pending):
-            if type(record) is tuple and not type(value) is tuple:
-                by_device.setdefault(value.device, []).append(i)
-        for indexes in by_device.values():
-            sums = bitexact_probe_digest.sum_each(self.torch, [self.pending[i][1] for i in indexes], self.weights)
-            for k, i in enumerate(indexes):
-                self.pending[i] = (self.pending[i][0], (sums, k))
-        self.held = 0
+    def _sums_of(self, device):
+        sums = self.sums.get(device)
+        if sums is None:
+            sums = self.sums[device] = bitexact_probe_sums.DeviceSums(self.torch, device, self.weights)
+        return sums
 
     def record_many(self, kind, phase, named):
-        """Records (module, tensor) pairs of one kind at once, digested together (digest_many) per device."""
+        """Records (module, tensor) pairs of one kind at once, digested together per device (add_batch)."""
         by_device = {}
         for module, tensor in named:
             record = self._new_record(kind, phase, module, tensor, 0, None, None)
             if record is not None:
                 batch = by_device.get(tensor.device)
                 if batch is None:
-                    batch = by_device[tensor.device] = ([], [])
-                batch[0].append(record)
+                    batch = by_device[tensor.device] = (self._sums_of(tensor.device), [], [])
+                cell = []
+                self.records.append((record, batch[0], cell))
                 batch[1].append(tensor)
-        for records, tensors in by_device.values():
-            self.pending.append((records, bitexact_probe_digest.digest_many(self.torch, tensors, self.weights)))
+                batch[2].append(cell)
+        for sums, tensors, cells in by_device.values():
+            sums.add_batch(tensors, cells)
 
     def flush(self, wait=False):
-        """Moves the pending records' digests towards the host and writes the records that arrived.
+        """Moves the step's digests towards the host and writes the records whose digests arrived.
 
-        A CUDA step's digests are copied, one joined tensor per device, into pinned host memory
-        without waiting (no host sync: under torch.cuda.set_sync_debug_mode("error") nothing raises);
-        they are written once the copy's event has completed, at a later step boundary, or at exit
-        (`wait`). CPU digests are written at once. Per device, the lone records' weighted words are
-        summed at once (sum_each) and come first, then the sums settled earlier and the record_many
-        batches: each record keeps its slot in that tensor, so the lines still go out in execution order.
+        Per device, the step's sums are copied in one transfer into pinned host memory without waiting
+        (no host sync: under torch.cuda.set_sync_debug_mode("error") nothing raises); the records are
+        written once the copies' events have completed, at a later step boundary, or at exit (`wait`),
+        in execution order.
         """
-        if self.file is None and (self.pending or self.in_flight or wait):
+        if self.file is None and (self.records or self.in_flight or wait):
             self.rank = rank_of(self.torch)
             os.makedirs(self.out_dir, exist_ok=True)
             self.file = open(os.path.join(self.out_dir, "rank_%d.jsonl" % self.rank), "a")
-        if self.pending:
-            by_device = {}
-            for entry in self.pending:
-                value = entry[1]
-                by_device.setdefault((value[0] if type(value) is tuple else value).device, []).append(entry)
-            for device, entries in by_device.items():
-                held = [value for record, value in entries if type(record) is tuple and type(value) is not tuple]
-                parts = [bitexact_probe_digest.sum_each(self.torch, held, self.weights)] if held else []
-                # Where each part starts in the joined tensor: the held sums first, then each settled
-                # batch of sums (settle) and each record_many batch, in the order they come.
-                starts, end = {}, len(held)
-                for record, value in entries:
-                    if type(record) is list or type(value) is tuple:
-                        part = value[0] if type(value) is tuple else value
-                        if id(part) not in starts:
-                            starts[id(part)] = end
-                            parts.append(part)
-                            end += part.shape[0]
-                joined = self.torch.cat(parts) if len(parts) > 1 else parts[0]
-                records, slots, i = [], [], 0
-                for record, value in entries:
-                    if type(record) is list:
-                        records.extend(record)
-                        start = starts[id(value)]
-                        slots.extend(range(start, start + len(record)))
-                    elif type(value) is tuple:
-                        records.append(record)
-                        slots.append(starts[id(value[0])] + value[1])
-                    else:
-                        records.append(record)
-                        slots.append(i)
-                        i += 1
-                if device.type == "cuda":
-                    host = self.torch.empty(joined.shape, dtype=joined.dtype, pin_memory=True)
-                    host.copy_(joined, non_blocking=True)
-                    event = self.torch.cuda.Event()
-                    event.record()
-                    self.in_flight.append((records, slots, host, event))
-                else:
-                    self.in_flight.append((records, slots, joined, None))
-            self.pending = []
-            self.held = 0
-        # In order: a batch is written only after every batch before it.
+        if self.records:
+            hosts = [(sums,) + sums.to_host() for sums in self.sums.values()]
+            self.in_flight.append((self.records, hosts))
+            self.records = []
+            self.last = None
+        # In order: a step is written only after every step before it.
         while self.in_flight:
-            records, slots, host, event = self.in_flight[0]
-            if event is not None and not event.query():
+            records, hosts = self.in_flight[0]
+            waiting = [event for _, _, event in hosts if event is not None and not event.query()]
+            if waiting:
                 if not wait:
                     break
-                event.synchronize()
+                for event in waiting:
+                    event.synchronize()
             self.in_flight.pop(0)
-            values = host.tolist()
-            self.file.write("".join([self._line(record, values[slot]) for record, slot in zip(records, slots)]))
+            values = {id(sums): host.tolist() for sums, host, _ in hosts if host is not None}
+            value = bitexact_probe_sums.value
+            self.file.write("".join([self._line(record, value(values[id(sums)], cell)) for record, sums, cell in records]))
         if self.file is not None:
             self.file.flush()
 
@@ -248,7 +215,7 @@ class ProbeBase(object):
         shape_text = self.shapes.get(shape)
         if shape_text is None:
             shape_text = self.shapes[shape] = json.dumps(list(shape), separators=(",", ":"))
-        values = (sequence, self.rank, step, occurrence, shape_text, digest & _MASK64)
+        values = (sequence, self.rank, step, occurrence, shape_text, digest)
         return form % (values if sha is None else values + (json.dumps(sha),))
 
     def close(self):

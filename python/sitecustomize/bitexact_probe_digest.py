@@ -9,7 +9,7 @@ import ctypes
 import hashlib
 
 
-def _odd_weights(torch, shape, device, cache):
+def odd_weights(torch, shape, device, cache):
     """1, 3, 5, ... as int64 on `device`, laid out in `shape` (row-major), kept per (shape, device).
 
     Every shape's weights are a view of one flat tensor per device, as long as the most words asked
@@ -53,7 +53,7 @@ def words(torch, tensor):
     weights pairs logical positions, as a contiguous copy would), a narrower one whose last dimension
     holds whole words at unit stride. Otherwise (padding, a misaligned slice, complex, bool) a flat copy.
     """
-    size = _word_sizes(torch).get(tensor.dtype)
+    size = word_sizes(torch).get(tensor.dtype)
     if size is not None and (size == 8 or (tensor.dim() and tensor.shape[-1] * size % 8 == 0)):
         try:
             # Not differentiable: no autograd node even for a tensor that requires grad.
@@ -71,7 +71,7 @@ def words(torch, tensor):
 _WORD_SIZES = []
 
 
-def _word_sizes(torch):
+def word_sizes(torch):
     """The element size of each dtype whose tensors view as int64 words (not complex, not bool), made once."""
     if not _WORD_SIZES:
         names = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8")
@@ -94,74 +94,22 @@ def digest(torch, tensor, cache=None):
 def products(torch, tensor, cache):
     """Each word of the tensor times its weight (w_i · (2i + 1)): the digest is their sum. One kernel.
 
-    The probe's hooks keep these and sum many tensors' at once (sum_each), one kernel per record
+    The probe's hooks keep these and sum many tensors' at once (bitexact_probe_sums.py), one kernel per record
     fewer than digest() each.
     """
     w = words(torch, tensor)
-    # The weights first: the product takes their (contiguous) layout, which sum_each joins without a copy.
-    return _odd_weights(torch, w.shape, w.device, cache) * w
+    # The weights first: the product takes their (contiguous) layout, which the step's sums join without a copy.
+    return odd_weights(torch, w.shape, w.device, cache) * w
 
 
-def sum_each(torch, tensors, cache):
-    """The wrap-around sum of each int64 tensor (products(), or a 0-d digest) as one 1-d tensor, on their
-    device: end to end after a zero word, one prefix sum, read at each tensor's end, differenced.
-    Four kernels for any number of tensors; exact, since integer sums do not depend on the order."""
-    device = tensors[0].device
-    counts = tuple(t.numel() for t in tensors)
-    key = ("sums", counts, device)
-    ends = cache.get(key)
-    if ends is None:
-        if len(cache) >= 4096:  # shapes that never repeat (dynamic lengths): start again
-            cache.clear()
-        bounds = [0]
-        for n in counts:
-            bounds.append(bounds[-1] + n)
-        host = torch.tensor(bounds, dtype=torch.int64)
-        # A pinned copy travels without a host sync; records repeat every step, so this happens once.
-        ends = cache[key] = host.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else host
-    joined = torch._C._nn.flatten_dense_tensors([_zero_word(torch, device, cache)] + list(tensors))
-    return joined.cumsum(0)[ends].diff()
-
-
-# Tensors up to this many words are digested together (digest_many); a larger one alone, where its
-# two kernels are worth their launch. It bounds the batch's temporary memory (a few times 8 MiB).
-CHUNK_WORDS = 1 << 20
-
-
-def digest_many(torch, tensors, cache):
-    """The digests of several tensors on one device as one 1-d int64 tensor, equal to digest() of each.
-
-    The optimizer's hooks record every parameter and gradient: one digest each would be two kernels
-    (and a view) per parameter. Batched, the tensors' words are laid end to end after a zero word and
-    two prefix sums give every tensor's sums at once: with W[p] = 2p + 1 over the joined words and
-    tensor j at positions b_j + 1 .. b_{j+1}, its word i sits at p = b_j + 1 + i, so 2i + 1 = W[p] −
-    2(b_j + 1) and its digest is (ΣwW)_j − 2(b_j + 1)(Σw)_j, exact with wrap-around like digest().
-    """
-    pieces, chunk, counts, total = [], [], [], 0
-    for t in tensors:
-        n = (t.numel() * t.element_size() + 7) // 8
-        if chunk and (n > CHUNK_WORDS or total + n > CHUNK_WORDS):
-            pieces.append(_joined_digests(torch, chunk, counts, cache))
-            chunk, counts, total = [], [], 0
-        if n > CHUNK_WORDS:
-            pieces.append(digest(torch, t, cache).reshape(1))
-        else:
-            chunk.append(t)
-            counts.append(n)
-            total += n
-    if chunk:
-        pieces.append(_joined_digests(torch, chunk, counts, cache))
-    return pieces[0] if len(pieces) == 1 else torch.cat(pieces)
-
-
-def _joined(torch, tensors, cache):
-    """A zero word, then each tensor's words, end to end: one flat int64 tensor.
+def joined_twice(torch, tensors, device, cache):
+    """[0, words of each tensor…, 0, words of each tensor…]: one flat int64 tensor of 2·(1 + Σ words).
 
     Tensors of one dtype whose bytes fill whole words are joined by one flatten (one copy, the views
-    taken in C++); any other tensor, or a run of several dtypes, by its own words().
+    taken in C++), the list given twice; any other tensor, or a run of several dtypes, by its own
+    words(), joined once and the result repeated.
     """
-    device = tensors[0].device
-    sizes = _word_sizes(torch)
+    sizes = word_sizes(torch)
     runs = []  # (dtype or None, [tensors]): consecutive tensors of one wordable dtype, or one other tensor
     for t in tensors:
         size = sizes.get(t.dtype)
@@ -176,42 +124,22 @@ def _joined(torch, tensors, cache):
             zero = cache.get(("zero", dtype, device))
             if zero is None:
                 zero = cache[("zero", dtype, device)] = torch.zeros(8 // sizes[dtype], dtype=dtype, device=device)
-            return torch._C._nn.flatten_dense_tensors([zero] + runs[0][1]).view(torch.int64)
-        parts = [_zero_word(torch, device, cache)]
+            once = [zero] + runs[0][1]
+            return torch._C._nn.flatten_dense_tensors(once + once).view(torch.int64)
+        parts = [zero_word(torch, device, cache)]
         for dtype, run in runs:
             if dtype is None or len(run) == 1:
                 parts.extend(words(torch, t).reshape(-1) for t in run)
             else:
                 parts.append(torch._C._nn.flatten_dense_tensors(run).view(torch.int64))
-        return torch.cat(parts)
+        return torch.cat(parts + parts)
 
 
-def _zero_word(torch, device, cache):
+def zero_word(torch, device, cache):
     zero = cache.get(("zero", torch.int64, device))
     if zero is None:
         zero = cache[("zero", torch.int64, device)] = torch.zeros(1, dtype=torch.int64, device=device)
     return zero
-
-
-def _joined_digests(torch, tensors, counts, cache):
-    device = tensors[0].device
-    key = ("joined", tuple(counts), device)
-    layout = cache.get(key)
-    if layout is None:
-        bounds = [0]
-        for n in counts:
-            bounds.append(bounds[-1] + n)
-        host = torch.tensor(bounds, dtype=torch.int64)
-        # A pinned copy travels without a host sync; shapes repeat every step, so this happens once.
-        on_device = host.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else host
-        layout = (on_device, (on_device[:-1] + 1) * 2, bounds[-1] + 1)
-        cache[key] = layout
-    bounds, offsets, length = layout
-    joined = _joined(torch, tensors, cache)
-    weights = _odd_weights(torch, (length,), device, cache)
-    weighted = (joined * weights).cumsum(0)[bounds]
-    plain = joined.cumsum(0)[bounds]
-    return weighted.diff() - offsets * plain.diff()
 
 
 def sha256(torch, tensor):

@@ -74,13 +74,16 @@ for dtype in (torch.float64, torch.float32, torch.bfloat16, torch.int64, torch.i
     swapped = base.clone(); swapped[[0, 1]] = base[[1, 0]]
     swapped_even = base.clone(); swapped_even[[2, 6]] = base[[6, 2]]
     out[str(dtype)] = {"flips": changed, "swap": d(swapped) != ref, "swap_even": d(swapped_even) != ref, "same": d(base.clone()) == ref}
-# The optimizer's batch (digest_many) gives each tensor the digest it has alone, for any size and layout.
-import bitexact_probe_digest as pd
+# The optimizer's batch (joined, one scan, finished on the host) gives each tensor the digest it has
+# alone, for any size and layout, across chunks, and with a tensor too large to join.
+import bitexact_probe_sums as ps
 torch.manual_seed(0)
 batch = [torch.randn(5, 3), torch.randn(7).to(torch.bfloat16), torch.zeros(0), torch.randn(3, 4).t(), torch.tensor(2.5),
          torch.randn(10)[1:6], torch.randn(2, 3, dtype=torch.complex64), torch.tensor([True, False]), torch.randint(0, 9, (6,), dtype=torch.int32),
-         torch.randn(pd.CHUNK_WORDS * 2 + 1), torch.randn(4)]
-out["batched"] = pd.digest_many(torch, batch, {}).tolist() == [int(p.digest(torch, t)) for t in batch]
+         torch.randn(ps.CHUNK_WORDS * 2 + 1), torch.randn(4), torch.randn(ps.CHUNK_WORDS), torch.randn(8, dtype=torch.float64)]
+unsigned = lambda t: int(p.digest(torch, t)) & (2**64 - 1)
+one_dtype = [torch.randn(6), torch.randn(3, 4), torch.randn(2, 2).t(), torch.randn(ps.CHUNK_WORDS), torch.randn(ps.CHUNK_WORDS), torch.randn(2)]
+out["batched"] = ps.digests_of(torch, batch) == [unsigned(t) for t in batch] and ps.digests_of(torch, one_dtype) == [unsigned(t) for t in one_dtype]
 print(json.dumps(out))`;
     const { batched, ...result } = JSON.parse(python(['-c', script])) as Record<string, { flips: boolean[]; swap: boolean; swap_even: boolean; same: boolean }> & { batched: boolean };
     expect(batched).toBe(true);
