@@ -40,26 +40,49 @@ const SOURCE_FILE = /\.(cu|cpp|cc|cxx|c)$/;
 /** The extensions a build script declares (`setup.py`, or a `load(name=..., sources=...)` call). */
 export function extensionDeclarations(root: Node): ExtensionDeclaration[] {
   const out: ExtensionDeclaration[] = [];
+  const classes = extensionClassNames(root);
   for (const call of root.descendantsOfType('call')) {
     const fn = call.childForFieldName('function');
-    const last = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text;
-    if (!last || !EXTENSION_CALLS.test(last)) continue;
+    const written = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.text;
+    const last = written && (EXTENSION_CALLS.test(written) ? written : classes.get(written));
+    if (!last) continue;
     const args = call.childForFieldName('arguments')?.namedChildren ?? [];
     const keyword = (k: string) => args.find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === k)?.childForFieldName('value');
     const positional = args.filter((a) => a.type !== 'keyword_argument' && a.type !== 'comment');
     const name = literalValue(keyword('name') ?? positional[0] ?? null);
     const sources = keyword('sources') ?? (last === 'load' ? undefined : positional[1]);
     if (typeof name !== 'string' || !/^[A-Za-z_][\w.]*$/.test(name) || !sources) continue;
-    const paths = pathStrings(sources, root, 0).filter((p) => SOURCE_FILE.test(p) || p.includes('*'));
+    const paths = pathStrings(sources, root, new Set()).filter((p) => SOURCE_FILE.test(p) || p.includes('*'));
     if (paths.length) out.push({ name, sources: [...new Set(paths)], ...(last === 'load' ? { jit: true } : {}) });
   }
   return out;
 }
 
-/** The path strings an expression builds: literals, `os.path.join` parts, glob patterns, names bound to them. */
-function pathStrings(node: Node, root: Node, depth: number): string[] {
-  if (depth > 4) return [];
-  const next = (n: Node | null | undefined) => (n ? pathStrings(n, root, depth + 1) : []);
+/**
+ * Names bound to an extension class in the script (`extension = CppExtension`, later
+ * `extension = CUDAExtension` when CUDA is found): a call of the name declares a module as the class
+ * does. Every binding must be such a class; the CUDA one is kept, as a GPU build makes it.
+ */
+function extensionClassNames(root: Node): Map<string, string> {
+  const bound = new Map<string, string | null>();
+  for (const a of root.descendantsOfType('assignment')) {
+    const left = a.childForFieldName('left');
+    if (left?.type !== 'identifier' || EXTENSION_CALLS.test(left.text)) continue;
+    const right = a.childForFieldName('right');
+    const cls = right?.type === 'attribute' ? right.childForFieldName('attribute')?.text : right?.type === 'identifier' ? right.text : undefined;
+    const value = cls && cls !== 'load' && EXTENSION_CALLS.test(cls) ? cls : null;
+    const previous = bound.get(left.text);
+    bound.set(left.text, previous === undefined ? value : previous === null || value === null ? null : value === 'CUDAExtension' ? value : previous);
+  }
+  return new Map([...bound].filter((e): e is [string, string] => e[1] !== null));
+}
+
+/**
+ * The path strings an expression builds: literals, `os.path.join` parts, glob patterns, names bound
+ * to them. A name being resolved reads as nothing inside itself (`srcs = [join(d, s) for s in srcs]`).
+ */
+function pathStrings(node: Node, root: Node, resolving: Set<string>): string[] {
+  const next = (n: Node | null | undefined) => (n ? pathStrings(n, root, resolving) : []);
   switch (node.type) {
     case 'string': {
       const value = literalValue(node);
@@ -69,8 +92,15 @@ function pathStrings(node: Node, root: Node, depth: number): string[] {
       const fn = node.childForFieldName('function')?.text ?? '';
       const args = node.childForFieldName('arguments')?.namedChildren ?? [];
       // `os.path.join(this_dir, "csrc", "k.cu")`: the literal parts, from the build script's folder.
+      // A part bound to one path (`extensions_dir = os.path.join(this_dir, "pkg", "csrc")`) is that
+      // path; one bound to none (`this_dir = os.path.dirname(__file__)`) is the script's folder.
       if (/(^|\.)join$/.test(fn) && args.length > 1) {
-        const parts = args.map((a) => literalValue(a));
+        const parts = args.map((a) => {
+          const value = literalValue(a);
+          if (typeof value === 'string' || a.type !== 'identifier') return value;
+          const bound = [...new Set(next(a))];
+          return bound.length === 1 ? bound[0] : undefined;
+        });
         const last = parts.at(-1);
         if (typeof last === 'string') return [parts.filter((p): p is string => typeof p === 'string').join('/')];
       }
@@ -78,6 +108,8 @@ function pathStrings(node: Node, root: Node, depth: number): string[] {
     }
     case 'identifier': {
       // `srcs = [...]`, `srcs += [...]`, `srcs.append(...)` anywhere in the script.
+      if (resolving.has(node.text)) return [];
+      resolving.add(node.text);
       const found: string[] = [];
       for (const a of root.descendantsOfType(['assignment', 'augmented_assignment'])) {
         if (a.childForFieldName('left')?.text === node.text) found.push(...next(a.childForFieldName('right')));
@@ -88,6 +120,7 @@ function pathStrings(node: Node, root: Node, depth: number): string[] {
           found.push(...(c.childForFieldName('arguments')?.namedChildren ?? []).flatMap((a) => next(a)));
         }
       }
+      resolving.delete(node.text);
       return found;
     }
     case 'keyword_argument':

@@ -215,7 +215,7 @@ export function importBindingsOf(node: Node): Array<[string, string]> {
         if (name && alias) out.push([alias, compact(name)]);
       }
     }
-    return out;
+    return withoutLayoutFallbacks(node, out);
   }
   if (node.type !== 'import_from_statement') return out;
   const moduleNode = node.childForFieldName('module_name');
@@ -234,7 +234,27 @@ export function importBindingsOf(node: Node): Array<[string, string]> {
   }
   const shim = forwardingShim(node);
   if (shim) for (const [local, target] of [...out]) if (local === shim.forwards) out.push([shim.name, target]);
-  return out;
+  return withoutLayoutFallbacks(node, out);
+}
+
+/**
+ * `try: import flash_attn_3.flash_attn_interface as fa3` / `except ImportError: import
+ * flash_attn_interface as fa3`: one module under two install layouts. The handler's import binds
+ * the name to a module of the same last name as the try's; it is the same API, not a second meaning
+ * that would leave the name unresolved. Other fallbacks (another library) still make it ambiguous.
+ */
+function withoutLayoutFallbacks(node: Node, bindings: Array<[string, string]>): Array<[string, string]> {
+  if (bindings.length === 0) return bindings;
+  let handler: Node | null | undefined = parentOf(node);
+  while (handler && handler.type !== 'except_clause' && handler.type !== 'function_definition' && handler.type !== 'module') handler = parentOf(handler);
+  const body = handler?.type === 'except_clause' ? parentOf(handler)?.childForFieldName('body') : undefined;
+  if (!body) return bindings;
+  const tried = new Map(body.namedChildren.filter((c) => c.type === 'import_statement' || c.type === 'import_from_statement').flatMap((c) => importBindingsOf(c)));
+  const last = (name: string) => name.slice(name.lastIndexOf('.') + 1);
+  return bindings.filter(([local, target]) => {
+    const first = tried.get(local);
+    return first === undefined || first === target || last(first) !== last(target);
+  });
 }
 
 /**

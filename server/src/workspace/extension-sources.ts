@@ -12,7 +12,8 @@ export interface PythonFile {
   text: string;
 }
 
-const BUILD_CALL = /\b(?:CUDAExtension|CppExtension|Pybind11Extension)\s*\(|\bload\s*\([^)]*\bsources\s*=/;
+// A class named anywhere, not only called: `extension = CUDAExtension` then `extension("pkg._C", srcs)`.
+const BUILD_CALL = /\b(?:CUDAExtension|CppExtension|Pybind11Extension)\b|\bload\s*\([^)]*\bsources\s*=/;
 /** Bounds on what one extension reads: its sources and their headers. */
 const MAX_FILES = 400;
 const MAX_BYTES = 16 << 20;

@@ -28,8 +28,40 @@ const FA1: Record<string, number> = {
   flash_attn_unpadded_kvpacked_func: 10,
   flash_attn_unpadded_qkvpacked_split_func: 9,
 };
-/** FlashAttention-3 (the `flash_attn_interface` module built from hopper/): flag far back. */
-const FA3: Record<string, number> = { flash_attn_func: 5, flash_attn_varlen_func: 5, flash_attn_qkvpacked_func: 5 };
+/**
+ * FlashAttention-3 (the `flash_attn_interface` module built from hopper/): the earliest positions in
+ * hopper/flash_attn_interface.py's history (to 0251105a: 5 / 9 / 8 in the first releases, 15 / 21 / 10 now).
+ */
+const FA3: Record<string, number> = { flash_attn_func: 5, flash_attn_varlen_func: 9, flash_attn_qkvpacked_func: 5 };
+/** hopper/setup.py installs `flash_attn_interface` as a top-level module; some builds ship it inside a `flash_attn_3` package. */
+const FA3_MODULES = ['flash_attn_interface', 'flash_attn_3.flash_attn_interface'];
+/**
+ * FlashAttention-4 (CuTe DSL, `flash_attn.cute`): `deterministic=False` by default, the backward
+ * then adds dQ with atomics; the flag has stood at position 10 / 17 at the earliest (flash-attn's
+ * flash_attn/cute/interface.py history to 0251105a, 12 / 20 there).
+ */
+const FA4: Record<string, number> = { flash_attn_func: 10, flash_attn_varlen_func: 17 };
+const FA4_MODULES = ['flash_attn.cute', 'flash_attn.cute.interface'];
+/**
+ * ring-flash-attn (zhuzilin/ring-flash-attention, `ring_flash_attn`): context-parallel attention
+ * whose autograd backward calls flash-attn's backward per ring step with its own
+ * `deterministic=False` default. Positions are one less than the library's (q, k, v | q, kv | qkv,
+ * cu_seqlens and max_seqlen when varlen, dropout_p, softmax_scale, causal, window_size,
+ * alibi_slopes), in case a release lacked alibi_slopes.
+ */
+const RING_FA: Record<string, number> = Object.fromEntries(
+  ['ring', 'zigzag_ring', 'stripe'].flatMap((kind) =>
+    [
+      ['', 7],
+      ['_kvpacked', 6],
+      ['_qkvpacked', 5],
+      ['_varlen', 9],
+      ['_varlen_kvpacked', 8],
+      ['_varlen_qkvpacked', 7],
+    ].map(([variant, position]) => [`${kind}_flash_attn${variant}_func`, position as number]),
+  ),
+);
+Object.assign(RING_FA, { llama3_flash_attn_varlen_func: 13, llama3_flash_attn_varlen_kvpacked_func: 12, llama3_flash_attn_varlen_qkvpacked_func: 11 });
 
 /**
  * flash-attn 2's backward kernels, which ring and context-parallel attention call from their own
@@ -42,7 +74,9 @@ const FA2_MODULES = ['flash_attn', 'flash_attn.flash_attn_interface', 'flash_att
 
 const FIRST_POSITION = new Map<string, number>([
   ...Object.entries(FA2).flatMap(([name, i]) => FA2_MODULES.map((module) => [`${module}.${name}`, i] as [string, number])),
-  ...Object.entries(FA3).map(([name, i]) => [`flash_attn_interface.${name}`, i] as [string, number]),
+  ...Object.entries(FA3).flatMap(([name, i]) => FA3_MODULES.map((module) => [`${module}.${name}`, i] as [string, number])),
+  ...Object.entries(FA4).flatMap(([name, i]) => FA4_MODULES.map((module) => [`${module}.${name}`, i] as [string, number])),
+  ...Object.entries(RING_FA).map(([name, i]) => [`ring_flash_attn.${name}`, i] as [string, number]),
   ...Object.entries(FA1).map(([name, i]) => [`flash_attn.flash_attn_interface.${name}`, i] as [string, number]),
   ...Object.entries(FA2_BACKWARD).map(([name, i]) => [`flash_attn.flash_attn_interface.${name}`, i] as [string, number]),
 ]);
@@ -179,9 +213,11 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: 'Dao-AILab/flash-attention#414: the backward is not deterministic because it accumulates with atomic adds' },
     { torch: '', source: 'docs', text: 'flash-attn 1.0.x flash_attn/flash_attn_interface.py: the `flash_attn_unpadded_*func` entry points take `deterministic=False` last, and run the backward with num_splits=0 (split over programs) unless it is True' },
     { torch: '', source: 'docs', text: "flash-attn reads only its own argument: torch.use_deterministic_algorithms(True) does not change which backward it runs" },
+    { torch: '', source: 'docs', text: 'FlashAttention-3 hopper/flash_attn_interface.py and FlashAttention-4 flash_attn/cute/interface.py (flash-attn 0251105a): `flash_attn_func` / `flash_attn_varlen_func` take `deterministic=False`, documented as choosing the deterministic backward' },
+    { torch: '', source: 'docs', text: 'ring-flash-attn (zhuzilin/ring-flash-attention) ring_flash_attn/*.py: every `*_flash_attn*_func` takes `deterministic=False` and its autograd backward passes it to flash-attn\'s `_flash_attn_backward` on each ring step' },
     { torch: '', source: 'docs', text: 'flash-attn 2 flash_attn/flash_attn_triton.py: the backward kernel is autotuned over SEQUENCE_PARALLEL False and True, and the SEQUENCE_PARALLEL one adds dq with tl.atomic_add; the module has no deterministic argument' },
   ],
-  triggers: [...Object.keys(FA2), ...Object.keys(FA1), ...Object.keys(FA2_BACKWARD), 'flash_attn', 'bwd', 'varlen_bwd'],
+  triggers: [...Object.keys(FA2), ...Object.keys(FA1), ...Object.keys(FA2_BACKWARD), ...Object.keys(RING_FA), 'flash_attn', 'flash_attn_interface', 'ring_flash_attn', 'bwd', 'varlen_bwd'],
   calls: [...FIRST_POSITION.keys(), ...TRITON_ENTRY_POINTS, ...COMPILED_BACKWARD.keys()],
   onCall(call, ctx) {
     if (TRITON_ENTRY_POINTS.has(call.callee)) {
@@ -242,6 +278,11 @@ backward are reported too (the CUDA entry point with \`deterministic=True\` is t
 
 A function kept on the instance (\`self.attn_fn = flash_attn_func\` in \`__init__\`, then
 \`self.attn_fn(q, k, v)\`) is the function it names.
+
+FlashAttention-3 (\`flash_attn_interface\`, or \`flash_attn_3.flash_attn_interface\`),
+FlashAttention-4 (\`flash_attn.cute\`) and ring-flash-attn's context-parallel entry points
+(\`ring_flash_attn.zigzag_ring_flash_attn_func\`, \`llama3_flash_attn_varlen_func\`, ...) take the same
+\`deterministic=False\` default and are read the same way.
 
 The compiled backward kernels (\`flash_attn_2_cuda.bwd\` / \`varlen_bwd\`, FlashAttention-3's
 \`torch.ops.flash_attn_3.bwd\`), which libraries that build flash-attn call from their own backward,
