@@ -31,6 +31,26 @@ describe('import and alias resolution', () => {
     tree.delete();
   });
 
+  it('reads a name bound to one of two library functions as either, and a name rebound elsewhere as neither', async () => {
+    const { ImportScope, aliasAssignmentOf } = await import('../../server/src/analysis/scope.js');
+    const { loadChecker } = await import('../support/checker.js');
+    const c = await loadChecker();
+    const tree = c.parser.parse('import torch\nf = torch.index_add if a else torch.scatter_add\ng = torch.sum if a else torch.sum\nh = torch.sum if a else mine\nf\ng\nh\n');
+    const scope = new ImportScope();
+    const [imp, ...rest] = tree.rootNode.namedChildren;
+    scope.addImport(imp!);
+    for (const statement of rest.slice(0, 3)) {
+      const assignment = statement.namedChildren[0]!;
+      scope.addAlias(aliasAssignmentOf(assignment.childForFieldName('left')!, assignment.childForFieldName('right'))!);
+    }
+    const names = rest.slice(3).map((s) => s.namedChildren[0]!);
+    expect(names.map((n) => scope.resolveExpression(n))).toEqual(['torch.index_add', 'torch.sum', undefined]);
+    expect(names.map((n) => scope.alternativesOf(n))).toEqual([['torch.scatter_add'], [], []]);
+    scope.addAlias(['f', undefined]);
+    expect(scope.alternativesOf(names[0]!)).toEqual([]);
+    tree.delete();
+  });
+
   it('does not take non-tensor modules or shadowed names for torch', async () => {
     expect(await rules('import numpy as np\nnp.scatter_add_(a, 0, i, s)\n')).toEqual([]);
     expect(await rules('import torch\nimport mylib as torch\ntorch.scatter_add(a, 0, i, s)\n')).toEqual([]);

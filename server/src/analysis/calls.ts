@@ -61,6 +61,17 @@ export function resolveCall(node: Node, scope: ImportScope, wanted: (callee: str
 }
 
 /**
+ * The calls a call may also be when its callee's name is bound to one of two library functions
+ * (`loss_fn = F.cross_entropy if log_probs is None else F.nll_loss`): one CallSite per other
+ * function `wanted` keeps. resolveCall gives the first.
+ */
+export function alternativeCalls(node: Node, scope: ImportScope, wanted: (callee: string) => boolean): CallSite[] {
+  const fn = node.childForFieldName('function');
+  const others = fn ? scope.alternativesOf(fn).filter((callee) => !callee.startsWith('Tensor.') && wanted(callee)) : [];
+  return others.map((callee) => ({ node, callee, anchor: { start: node, end: node }, args: callArguments(node) }));
+}
+
+/**
  * A function handed to a wrapper that is called at once runs with that call's arguments:
  * `local_map(F.interpolate, out_placements=...)(grid, size=s, mode="bilinear")` (DTensor),
  * `torch.compile(F.grid_sample)(x, g)`, `functools.partial(F.pad, mode="reflect")(x, p)` (whose

@@ -2,7 +2,7 @@
 // dispatch of a part's calls and assignments to the rules that want them.
 import type { Node } from 'web-tree-sitter';
 import { runsWithoutGrad } from './autograd.js';
-import { CallSite, matmulOperatorCall, resolveCall, resolveWrappedCall } from './calls.js';
+import { alternativeCalls, CallSite, matmulOperatorCall, resolveCall, resolveWrappedCall } from './calls.js';
 import type { Candidate } from './engine.js';
 import { Devices } from './devices.js';
 import { MODE_SWITCHES, ModeSetting, modeSettingOf } from './facts.js';
@@ -130,9 +130,11 @@ export class FileRun {
     for (const name of found.get('call')!) {
       if (!this.names.has(name.text)) continue;
       const node = callOfName(name);
-      if (node) calls.push(resolveCall(node, this.scope, wantedCallee));
+      if (node) calls.push(resolveCall(node, this.scope, wantedCallee), ...alternativeCalls(node, this.scope, wantedCallee));
       else calls.push(resolveWrappedCall(name, this.scope, wantedCallee));
     }
+    // A rule runs once on a call, whichever of its alternative callees lists it.
+    const ran = new Map<number, Set<Rule>>();
     if (byCallee.has('operator.matmul')) calls.push(...found.get('matmul')!.map(matmulOperatorCall));
     for (const [k, call] of calls.entries()) {
       if (k % CALLS_PER_SLICE === CALLS_PER_SLICE - 1) yield 'slice';
@@ -142,7 +144,13 @@ export class FileRun {
       // A method on a value known to be a NumPy or pandas object is never a tensor kernel.
       if (call.receiver && this.values.of(call.receiver).origin === 'numpy') continue;
       line = call.node.startPosition.row;
-      for (const rule of byCallee.get(call.callee) ?? []) run(rule, () => rule.onCall!(call, this.ctx));
+      let done = ran.get(call.node.id);
+      if (!done) ran.set(call.node.id, (done = new Set()));
+      for (const rule of byCallee.get(call.callee) ?? []) {
+        if (done.has(rule)) continue;
+        done.add(rule);
+        run(rule, () => rule.onCall!(call, this.ctx));
+      }
     }
     if (assignmentRules.length > 0) {
       for (const node of [...found.get('assignment')!, ...(found.get('augmented_assignment') ?? [])]) {

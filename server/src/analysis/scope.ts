@@ -99,15 +99,37 @@ export class ImportScope {
   }
 
   /** addAssignment() for an assignment already reduced to its name and dotted value (see aliasAssignmentOf). */
-  addAlias([name, value]: AliasAssignment): void {
+  addAlias([name, value, otherwise]: AliasAssignment): void {
     if (name.startsWith(SELF_PREFIX)) return this.addSelfAlias(name.slice(SELF_PREFIX.length), value);
     // A module-level `flash_attn_func = None` before `if HAS_FLASH: from flash_attn import
     // flash_attn_func`: a placeholder. Calling None raises, so a call of the name that runs calls
     // the import. (In a function, `torch = None` is a local that shadows the module there.)
     if (value === null) return;
     const target = value ? this.resolveParts(value) : undefined;
+    const other = otherwise ? this.resolveParts(otherwise) : undefined;
+    if (otherwise && !(other && isLibraryName(other))) {
+      if (this.bindings.has(name)) this.shadow(name);
+      return;
+    }
     if (target && isLibraryName(target)) this.bind(name, target);
     else if (this.bindings.has(name)) this.shadow(name);
+    // `loss_fn = F.cross_entropy if ... else F.nll_loss`: the name calls the first; the second is an
+    // alternative (see alternativesOf), whose rules run on its calls too.
+    if (other && other !== target && this.bindings.has(name)) this.alternatives.set(name, new Set([...(this.alternatives.get(name) ?? []), other]));
+  }
+
+  /** Local name → the other library functions a conditional binding (`a if c else b`) may call. */
+  private readonly alternatives = new Map<string, Set<string>>();
+
+  /**
+   * The other things a dotted expression may name when its root is bound by `a if c else b` to two
+   * library functions: `[b]` for a call of the name resolveExpression reads as `a`; empty otherwise.
+   */
+  alternativesOf(node: Node): string[] {
+    const parts = dottedParts(node);
+    const [root, ...rest] = parts ?? [];
+    if (root === undefined || this.ambiguous.has(root) || !this.bindings.has(root)) return [];
+    return [...(this.alternatives.get(root) ?? [])].map((base) => this.qualify(base, rest));
   }
 
   /**
@@ -128,7 +150,7 @@ export class ImportScope {
 
   /** Everything resolution depends on, as text: two scopes with equal states resolve every name alike. */
   state(): string {
-    return `${this.project ? `${this.project.module}|${Object.keys(this.project.aliases).length}|` : ''}${[...this.bindings].map(([local, target]) => `${local}=${target}`).join(',')}|${[...this.ambiguous].join(',')}|${[...this.selfBindings].map(([a, target]) => `${a}=${target}`).join(',')}|${[...this.selfAmbiguous].join(',')}`;
+    return `${this.project ? `${this.project.module}|${Object.keys(this.project.aliases).length}|` : ''}${[...this.bindings].map(([local, target]) => `${local}=${target}`).join(',')}|${[...this.ambiguous].join(',')}|${[...this.selfBindings].map(([a, target]) => `${a}=${target}`).join(',')}|${[...this.selfAmbiguous].join(',')}|${[...this.alternatives].map(([local, others]) => `${local}=${[...others].join('/')}`).join(',')}`;
   }
 
   /** What a call of `qualified` (`fused_ext.backward`, resolved) reaches in the project's compiled extensions. */
@@ -150,7 +172,11 @@ export class ImportScope {
     if (root === 'self' && rest.length > 0 && this.selfBindings.has(rest[0]!)) return canonicalName([this.selfBindings.get(rest[0]!)!, ...rest.slice(1)].join('.'));
     if (root === undefined || this.ambiguous.has(root)) return undefined;
     const base = this.bindings.get(root);
-    if (base === undefined) return undefined;
+    return base === undefined ? undefined : this.qualify(base, rest);
+  }
+
+  /** `base.rest...` as the canonical name, through the project's aliases. */
+  private qualify(base: string, rest: readonly string[]): string {
     const qualified = canonicalName([base, ...rest].join('.'));
     if (!this.project) return qualified;
     const absolute = absoluteName(qualified, this.project.module, this.project.isPackage);
@@ -163,7 +189,7 @@ export class ImportScope {
    */
   namesBoundTo(finals: ReadonlySet<string>): string[] {
     const endsIn = (target: string) => finals.has(target.slice(target.lastIndexOf('.') + 1));
-    const locals = [...this.bindings].filter(([local]) => endsIn(this.resolveParts([local]) ?? '')).map(([local]) => local);
+    const locals = [...this.bindings].filter(([local]) => endsIn(this.resolveParts([local]) ?? '') || [...(this.alternatives.get(local) ?? [])].some(endsIn)).map(([local]) => local);
     return [...locals, ...[...this.selfBindings].filter(([, target]) => endsIn(target)).map(([attribute]) => attribute)];
   }
 
@@ -280,9 +306,10 @@ function forwardingShim(importNode: Node): { name: string; forwards: string } | 
 
 /**
  * `name = a.b.c` as [name, ['a', 'b', 'c']]; `name = <anything else>` as [name, undefined];
- * `self.attr = ...` as [`self.attr`, ...]; null for `= None`.
+ * `self.attr = ...` as [`self.attr`, ...]; null for `= None`; `name = a.b if c else d` as
+ * [name, ['a', 'b'], ['d']].
  */
-export type AliasAssignment = readonly [string, readonly string[] | undefined | null];
+export type AliasAssignment = readonly [string, readonly string[] | undefined | null, (readonly string[])?];
 const SELF_PREFIX = 'self.';
 
 /**
@@ -298,6 +325,13 @@ export function aliasAssignmentOf(left: Node, right: Node | null, mayBeFallback 
     return [`${SELF_PREFIX}${attribute}`, right?.type === 'none' ? null : (right && dottedParts(right)) ?? undefined];
   }
   if (left.type !== 'identifier' || (mayBeFallback && inImportFallback(left))) return undefined;
+  // `name = a.b if cond else c.d`: either of two dotted names.
+  if (right?.type === 'conditional_expression') {
+    const [body, , otherwise] = right.namedChildren;
+    const first = dottedParts(body);
+    const second = dottedParts(otherwise);
+    if (first && second) return [left.text, first, second];
+  }
   return [left.text, right?.type === 'none' && atModuleLevel(left) ? null : (right && dottedParts(right)) ?? undefined];
 }
 
