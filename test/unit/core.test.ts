@@ -32,7 +32,8 @@ describe('import and alias resolution', () => {
   });
 
   it('reads a name bound to one of two library functions as either, and a name rebound elsewhere as neither', async () => {
-    const { ImportScope, aliasAssignmentOf } = await import('../../server/src/analysis/scope.js');
+    const { ImportScope } = await import('../../server/src/analysis/scope.js');
+    const { aliasAssignmentOf } = await import('../../server/src/analysis/binding-statements.js');
     const { loadChecker } = await import('../support/checker.js');
     const c = await loadChecker();
     const tree = c.parser.parse('import torch\nf = torch.index_add if a else torch.scatter_add\ng = torch.sum if a else torch.sum\nh = torch.sum if a else mine\nf\ng\nh\n');

@@ -11,7 +11,8 @@ import { GuardFinder } from './guards.js';
 import { parentOf } from './parents.js';
 import { Checkpoint, PartNodes, finish } from './parts.js';
 import type { AssignmentSite, Hit, Rule, RuleContext } from './rules/rule.js';
-import { AliasAssignment, ImportScope, ProjectContext, aliasAssignmentOf, importBindingsOf } from './scope.js';
+import { AliasAssignment, aliasAssignmentOf, importBindingsOf } from './binding-statements.js';
+import { ImportScope, ProjectContext } from './scope.js';
 import { rangeOf } from './syntax.js';
 import { AssignmentsWithin, ValueHints } from './values.js';
 import type { TorchVersion } from './version.js';
@@ -191,7 +192,7 @@ export interface ScopeOps {
   aliases: AliasAssignment[];
 }
 
-/** `fallbackFrom`: where the part's assignments may start to stand in an import fallback (scope.ts fallbackStarts). */
+/** `fallbackFrom`: where the part's assignments may start to stand in an import fallback (binding-statements.ts fallbackStarts). */
 export function scopeOpsOf(found: PartNodes, fallbackFrom = 0): ScopeOps {
   const imports = [...found.get('import_statement')!, ...found.get('import_from_statement')!].flatMap(importBindingsOf);
   const aliases = found.get('assignment')!.flatMap((node) => {

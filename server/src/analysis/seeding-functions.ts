@@ -5,7 +5,7 @@
 // seeding facts: a call named like a seed function seeds torch unless its receiver is another
 // generator (`random.seed`, `np.random.seed`).
 import type { Node } from 'web-tree-sitter';
-import { importBindingsOf } from './scope.js';
+import { importBindingsOf } from './binding-statements.js';
 
 /** A helper named like a seeding function: set_seed, seed_everything, seed_all, fix_seed, setup_seed... */
 export const SEED_HELPER_NAME = /^_?(set|fix|setup|init|seed|reset|make)?_?(random|global|all|torch|rng)?_?seeds?(_everything|_all|_torch|_rng|_random|_worker|_everywhere)?$/i;
