@@ -5,7 +5,8 @@
 // assignment in the same function; anything more is "unknown", never a guess.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
-import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, isNumber, isRowMajorIndex, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims, uniqueCoordinate } from './index-facts.js';
+import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, isNumber, isRowMajorIndex, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims } from './index-facts.js';
+import { uniqueCoordinate } from './routing-masks.js';
 import { ScopeCache } from './scope-cache.js';
 import { isGroupOfPositions } from './grouped-positions.js';
 import { initOf, isBuffer } from './members.js';
