@@ -42,21 +42,10 @@ def summary(times):
     }
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--mode", choices=("modules", "ops"), default="modules")
-    parser.add_argument("--steps", type=int, default=150, help="timed steps per configuration")
-    parser.add_argument("--warmup", type=int, default=10, help="steps of each configuration dropped first")
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--seq", type=int, default=256)
-    parser.add_argument("--out", default="")
-    options = parser.parse_args()
-    import bitexact_probe
-
-    scratch = tempfile.mkdtemp(prefix="bitexact-overhead-")
-    install = bitexact_probe.install if options.mode == "modules" else bitexact_probe.install_ops
-    probe = install(torch, scratch)
+def timed_step(options):
+    """The MoE toy's model and optimizer (seed 0) and one training step of it on `options.device`,
+    with data drawn from its own generator (seed 1); the step returns its wall time in ms, the
+    device synchronised."""
     torch.manual_seed(0)
     model = train.MoE().to(options.device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
@@ -75,6 +64,27 @@ def main():
         if cuda:
             torch.cuda.synchronize()
         return (time.perf_counter() - start) * 1e3
+
+    return step
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=("modules", "ops"), default="modules")
+    parser.add_argument("--steps", type=int, default=150, help="timed steps per configuration")
+    parser.add_argument("--warmup", type=int, default=10, help="steps of each configuration dropped first")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--seq", type=int, default=256)
+    parser.add_argument("--out", default="")
+    options = parser.parse_args()
+    import bitexact_probe
+
+    scratch = tempfile.mkdtemp(prefix="bitexact-overhead-")
+    install = bitexact_probe.install if options.mode == "modules" else bitexact_probe.install_ops
+    probe = install(torch, scratch)
+    step = timed_step(options)
+    cuda = options.device == "cuda"
 
     def window(recording):
         # Between steps no module runs: the probe's own step-boundary code moves its hooks in or out.

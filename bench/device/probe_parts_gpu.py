@@ -19,7 +19,6 @@ of one `full` and one `out` step follow. Prints and writes (--out) one JSON obje
 """
 import argparse
 import cProfile
-import importlib.util
 import io
 import json
 import os
@@ -28,14 +27,11 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("torch_moe_train", os.path.join(HERE, "..", "..", "examples", "torch_moe", "train.py"))
-train = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(train)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from probe_overhead_steps import timed_step  # noqa: E402  (the same model, data and timed step)
 
 CONFIGS = ("bare", "out", "hooks", "records", "lone", "full")
 
@@ -60,24 +56,8 @@ def main():
     probe = bitexact_probe.install(torch, scratch)
     probed_backward = torch.Tensor.backward
     optimizer_hooks = [(d, dict(d)) for d in (optimizers._global_optimizer_pre_hooks, optimizers._global_optimizer_post_hooks)]
-    torch.manual_seed(0)
-    model = train.MoE().to(options.device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    data = torch.Generator().manual_seed(1)
+    step = timed_step(options)
     cuda = options.device == "cuda"
-
-    def step():
-        tokens = torch.randint(0, 1024, (options.batch, options.seq + 1), generator=data).to(options.device)
-        start = time.perf_counter()
-        logits = model(tokens[:, :-1])
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        if cuda:
-            torch.cuda.synchronize()
-        return (time.perf_counter() - start) * 1e3
 
     # The optimizer's batch: digest_many before the step buffer (bitexact_probe_sums.py), add_batch since.
     try:
