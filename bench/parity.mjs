@@ -38,18 +38,24 @@ function cliFindings() {
   return new Set(report.diagnostics.map((d) => `${d.path}:${d.range.start.line} ${d.rule} ${d.severity}`));
 }
 
-async function serverFindings() {
+/** The real server over stdio on DIR, initialized with `capabilities`; `listen` adds handlers before it starts. */
+async function startServer(capabilities, listen = () => {}) {
   const child = spawn(process.execPath, [bin, 'lsp', '--stdio'], { cwd: dir, stdio: ['pipe', 'pipe', 'inherit'] });
   const c = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
-  const last = new Map();
-  c.onNotification(PublishDiagnosticsNotification.type, (p) => last.set(p.uri, p.diagnostics));
+  listen(c);
   c.onRequest('window/workDoneProgress/create', () => null);
   c.onRequest('workspace/diagnostic/refresh', () => null);
   c.onRequest('workspace/configuration', (p) => p.items.map(() => ({})));
   c.onNotification(() => {});
   c.listen();
-  await c.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: null, workspaceFolders: [{ uri: pathToFileURL(dir).href, name: 'ws' }], capabilities: {}, initializationOptions: {} });
+  await c.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: null, workspaceFolders: [{ uri: pathToFileURL(dir).href, name: 'ws' }], capabilities, initializationOptions: {} });
   await c.sendNotification(InitializedNotification.type, {});
+  return { child, c };
+}
+
+async function serverFindings() {
+  const last = new Map();
+  const { child, c } = await startServer({}, (c) => c.onNotification(PublishDiagnosticsNotification.type, (p) => last.set(p.uri, p.diagnostics)));
   await c.sendRequest(ExecuteCommandRequest.type, { command: 'bitexact.server.checkWorkspace' });
   // A refresh after the check re-publishes files whose program facts changed: let it settle.
   await new Promise((r) => setTimeout(r, 1500));
@@ -64,16 +70,7 @@ async function serverFindings() {
 
 /** Each tracked Python file opened and pulled once by a pull client: its diagnostics, by file. */
 async function openDocumentFindings(files) {
-  const child = spawn(process.execPath, [bin, 'lsp', '--stdio'], { cwd: dir, stdio: ['pipe', 'pipe', 'inherit'] });
-  const c = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
-  c.onRequest('window/workDoneProgress/create', () => null);
-  c.onRequest('workspace/diagnostic/refresh', () => null);
-  c.onRequest('workspace/configuration', (p) => p.items.map(() => ({})));
-  c.onNotification(() => {});
-  c.listen();
-  const capabilities = { textDocument: { diagnostic: { dynamicRegistration: false } }, workspace: { diagnostics: { refreshSupport: true } } };
-  await c.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: null, workspaceFolders: [{ uri: pathToFileURL(dir).href, name: 'ws' }], capabilities, initializationOptions: {} });
-  await c.sendNotification(InitializedNotification.type, {});
+  const { child, c } = await startServer({ textDocument: { diagnostic: { dynamicRegistration: false } }, workspace: { diagnostics: { refreshSupport: true } } });
   const byFile = new Map();
   const started = Date.now();
   for (const file of files) {
