@@ -6,7 +6,7 @@
 // died and whose number was reused, must never get the signal).
 import fs from 'node:fs';
 import os from 'node:os';
-import { STALE_MS, abandonedBecause, processAlive, readPairProgress } from './pair-progress.js';
+import { abandonedBecause, processAlive, readPairProgress } from './pair-progress.js';
 
 export type InterruptOutcome = { interrupted: true; pid: number } | { interrupted: false; why: string };
 
@@ -26,9 +26,9 @@ export function interruptPair(dir: string, options: InterruptOptions = {}): Inte
   const now = options.now ?? new Date();
   const host = options.host ?? os.hostname();
   if (progress.host !== host) return { interrupted: false, why: `it runs on ${progress.host}, not on this machine` };
+  // Its process gone, or its file not refreshed for STALE_MS: not a pid to trust.
   const gone = abandonedBecause(progress, now, host, options.alive ?? processAlive);
   if (gone) return { interrupted: false, why: gone };
-  if (now.getTime() - Date.parse(progress.updated) > STALE_MS) return { interrupted: false, why: 'its progress is not being refreshed' };
   const line = (options.commandLine ?? procCommandLine)(progress.pid);
   if (line !== undefined && !/bitexact/.test(line)) return { interrupted: false, why: `process ${progress.pid} is not a bitexact any more` };
   try {
