@@ -98,3 +98,24 @@ describe('open documents against their whole project', () => {
     });
   }
 });
+
+describe('files the workspace watcher reports that bitexact check would not check', () => {
+  it('a copy of the entry point with the switch, saved under a virtual environment or a git-ignored folder, leaves the project as it was', async () => {
+    const dir = copyFixture('cross-file');
+    const before = cliByFile(dir);
+    session = await startLsp(dir, PULL);
+    const combine = open(session, dir, 'models/combine.py');
+    expect(await pull(session, combine)).toEqual(before.get('models/combine.py') ?? []);
+    // What a pair run with a fix or a tool's scratch copy leaves: the entry point switching the mode on,
+    // in places `bitexact check .` skips (an always-skipped directory, a .gitignore'd one).
+    fs.writeFileSync(path.join(dir, '.gitignore'), 'scratch/\n');
+    const copies = ['.venv/train.py', 'scratch/train.py'].map((file) => path.join(dir, file));
+    for (const copy of copies) {
+      fs.mkdirSync(path.dirname(copy), { recursive: true });
+      fs.writeFileSync(copy, fs.readFileSync(path.join(dir, 'train.py'), 'utf8') + '\nimport torch\n\ntorch.use_deterministic_algorithms(True)\n');
+    }
+    expect(cliByFile(dir)).toEqual(before);
+    await session.connection.sendNotification(DidChangeWatchedFilesNotification.type, { changes: copies.map((copy) => ({ uri: pathToFileURL(copy).href, type: FileChangeType.Created as FileChangeType })) });
+    expect(await pull(session, combine)).toEqual(before.get('models/combine.py') ?? []);
+  });
+});

@@ -30,6 +30,8 @@ export interface IndexDeps {
   docs: DocumentStore;
   /** The workspace's Python files that `bitexact check` on each folder would check. */
   includedFiles: () => Promise<string[]>;
+  /** Whether one file is among them (a file saved or created after the build). */
+  isIncluded: (file: string) => Promise<boolean>;
   globalEditor: () => EditorSettings;
   folders: () => readonly string[];
   analyseMany?: AnalyseMany;
@@ -93,6 +95,9 @@ export class ProjectIndex {
       const python = changes.filter((c) => c.file.endsWith('.py'));
       const changed: ProgramSource[] = [];
       for (const { file, deleted } of python) {
+        // A file `bitexact check` would not check (bitexact's own pair folders, a virtual environment,
+        // a git-ignored or excluded path) is no part of the program: not taken in.
+        if (!deleted && !this.files.includes(file) && !(await this.deps.isIncluded(file))) continue;
         const source = deleted ? undefined : this.read(file);
         if (!source) {
           this.deps.workspace.forget(file);

@@ -118,6 +118,7 @@ export class Session {
       workspace: this.workspace,
       docs: this.docs,
       includedFiles: () => this.scans.includedFiles(),
+      isIncluded: (file) => this.scans.isIncluded(file),
       globalEditor: () => this.globalEditor,
       folders: () => this.folders,
       log: (level, message) => this.log(level, message),

@@ -10,7 +10,7 @@ import type { Checker, ProgramSource, SourceFile } from '../analysis/index.js';
 import type { ProgramView } from '../analysis/program.js';
 import type { Finding } from '../analysis/types.js';
 import { compiledExtensions } from '../workspace/extension-sources.js';
-import { collectPythonFiles, readSource, sizeRefusal } from '../workspace/files.js';
+import { collectPythonFiles, readSource, sizeRefusal, walkCollects } from '../workspace/files.js';
 import { toDiagnostic } from './convert.js';
 import type { DocumentStore, OpenDocument } from './documents.js';
 import type { EditorSettings } from './settings.js';
@@ -60,6 +60,8 @@ export interface WorkspaceScans {
   checkWorkspace: (token: { isCancellationRequested: boolean }) => Promise<{ files: number; findings: number }>;
   /** The workspace's Python files that `bitexact check` on each folder would check. */
   includedFiles: () => Promise<string[]>;
+  /** Whether one file is among them (a walk of its folder collects it and no exclude drops it). */
+  isIncluded: (file: string) => Promise<boolean>;
   /** The findings of a file no editor has open, read from disk. */
   closedFileFindings: (file: string, uri: string) => Promise<Finding[]>;
 }
@@ -201,5 +203,13 @@ export function workspaceScans(deps: ScanDeps): WorkspaceScans {
     return included;
   }
 
-  return { checkWorkspace, closedFileFindings, includedFiles };
+  /** Whether `bitexact check` on a workspace folder would check `file` (a file saved or created since the walk). */
+  async function isIncluded(file: string): Promise<boolean> {
+    const folder = deps.folders().find((f) => walkCollects(f, file));
+    if (!folder) return false;
+    const { settings } = workspace.effectiveSettings(pathToFileURL(file).href, await editorSettings(pathToFileURL(folder).href));
+    return !workspace.isExcluded(file, settings);
+  }
+
+  return { checkWorkspace, closedFileFindings, includedFiles, isIncluded };
 }

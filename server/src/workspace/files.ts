@@ -41,6 +41,27 @@ export function collectPythonFiles(inputs: readonly string[], cwd: string, optio
   return [...found].sort();
 }
 
+/**
+ * Whether a walk of `root` (collectPythonFiles of that folder) collects `file`: a .py file below it
+ * with no always-skipped directory on the way and not ignored by a .gitignore there or above.
+ */
+export function walkCollects(root: string, file: string): boolean {
+  const relative = path.relative(root, file);
+  if (!file.endsWith('.py') || relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) return false;
+  let layers = inheritedIgnores(root);
+  let dir = root;
+  const parts = relative.split(path.sep);
+  for (const [k, part] of parts.entries()) {
+    const own = readIgnore(dir);
+    if (own) layers = [...layers, own];
+    const full = path.join(dir, part);
+    const isDir = k < parts.length - 1;
+    if ((isDir && ALWAYS_SKIPPED.has(part)) || isIgnored(full, isDir, layers)) return false;
+    dir = full;
+  }
+  return true;
+}
+
 function specialKind(stat: fs.Stats): string {
   if (stat.isFIFO()) return 'a FIFO';
   if (stat.isSocket()) return 'a socket';
