@@ -10,7 +10,7 @@
 // the Divergence view, clicking a metric shows that metric's; the pair's inline action opens its
 // text report. It follows the folder as pairs finish: a watcher on report.json, and, because watchers miss
 // files in folders created under a dot directory on some hosts (seen in code-server), a look at
-// .bitexact/runs every 2 s while the view is visible.
+// .bitexact/runs every 2 s.
 import * as vscode from 'vscode';
 import type { RunConfigsResult } from '../../server/src/runs/pair-events.js';
 import type { DivergenceView } from './divergence-view.js';
@@ -52,6 +52,9 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
 
   /** One node per live pair, kept so that a progress update refreshes that row alone. */
   private readonly liveNodes = new Map<string, LiveNode>();
+  /** The reports on disk when the rows were last drawn (reportsOnDisk), and the looks at it, one at a time. */
+  private drawnFrom: string | undefined;
+  private looking: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly launcher: PairLauncher,
@@ -63,26 +66,18 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     const tree = vscode.window.createTreeView('bitexact.runs', { treeDataProvider: view });
     const watcher = vscode.workspace.createFileSystemWatcher(REPORTS);
     const pyproject = vscode.workspace.createFileSystemWatcher('**/pyproject.toml');
-    const refresh = () => view.changed.fire(undefined);
+    const refresh = () => view.refreshAll();
+    const look = () => view.lookAtDisk();
     const dirOf = (node: Node | undefined) => (node?.kind === 'pair' ? vscode.Uri.joinPath(node.report, '..') : undefined);
     const liveOf = (node: Node | undefined) => (node?.kind === 'live' ? launcher.model.get(node.id) : undefined);
-    let known = '';
-    // What is on disk now, so the first look does not refresh a tree just drawn from the same files
-    // (a refresh re-creates the rows, and a click landing on one then runs nothing).
-    void reportsOnDisk().then((now) => (known ||= now));
-    const look = setInterval(() => {
-      if (!tree.visible) return;
-      void reportsOnDisk().then((now) => {
-        if (now !== known) refresh();
-        known = now;
-      });
-    }, 2000);
+    void view.lookAtDisk();
+    const poll = setInterval(look, 2000);
     return [
       tree,
       watcher,
-      watcher.onDidCreate(refresh),
-      watcher.onDidChange(refresh),
-      watcher.onDidDelete(refresh),
+      watcher.onDidCreate(look),
+      watcher.onDidChange(look),
+      watcher.onDidDelete(look),
       vscode.commands.registerCommand('bitexact.refreshRuns', refresh),
       // The tree's inline action on a pair (the context menu has it too).
       vscode.commands.registerCommand('bitexact.showDivergence', async (node: Node | undefined) => {
@@ -133,7 +128,8 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       }),
       launcher.onDidChange(({ pair, rows }) => {
         const node = view.liveNodes.get(pair.id);
-        view.changed.fire(rows || !node ? undefined : node);
+        if (rows || !node) view.refreshAll();
+        else view.changed.fire(node);
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('bitexact.pair.runsDir')) refresh();
@@ -143,8 +139,36 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       pyproject.onDidChange(refresh),
       pyproject.onDidDelete(refresh),
       view.changed,
-      { dispose: () => clearInterval(look) },
+      { dispose: () => clearInterval(poll) },
     ];
+  }
+
+  /**
+   * Redraws every row, noting the reports on disk it is drawn from. A redraw re-creates the rows'
+   * commands, and a click landing on a row drawn before it runs nothing (VS Code: "Actual command not
+   * found"), so one change on disk gives one redraw: from whichever of the watcher, the 2 s look and
+   * the launcher sees it first, never one from each.
+   */
+  refreshAll(): Promise<void> {
+    return this.afterLooks(async () => {
+      this.drawnFrom = await reportsOnDisk();
+      this.changed.fire(undefined);
+    });
+  }
+
+  /** Redraws the rows if the reports on disk changed since they were drawn (the first look only notes them). */
+  lookAtDisk(): Promise<void> {
+    return this.afterLooks(async () => {
+      const now = await reportsOnDisk();
+      const changed = this.drawnFrom !== undefined && now !== this.drawnFrom;
+      this.drawnFrom = now;
+      if (changed) this.changed.fire(undefined);
+    });
+  }
+
+  private afterLooks(step: () => Promise<void>): Promise<void> {
+    this.looking = this.looking.then(step, step);
+    return this.looking;
   }
 
   async getChildren(node?: Node): Promise<Node[]> {
@@ -343,7 +367,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       }
     }
     if (failed) this.launcher.forget(failed);
-    else this.changed.fire(undefined);
+    else this.refreshAll();
   }
 }
 
