@@ -21,6 +21,7 @@ import { HazardSummary, MetricSummary, PairSummary, PairVerdict, VERDICT_ICONS, 
 import type { PairDivergence, PathFinding } from '../../server/src/runs/pair-divergence-wire.js';
 import { openPlace } from './open-cell.js';
 import { openAt, pathFindingItem, placeItem, variantItem } from './runs-tree-extras.js';
+import { RedrawsFromDisk, runsDirs } from './runs-on-disk.js';
 
 function iconOf(verdict: PairVerdict): vscode.ThemeIcon {
   const { codicon, color } = VERDICT_ICONS[verdict];
@@ -52,9 +53,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
 
   /** One node per live pair, kept so that a progress update refreshes that row alone. */
   private readonly liveNodes = new Map<string, LiveNode>();
-  /** The reports on disk when the rows were last drawn (reportsOnDisk), and the looks at it, one at a time. */
-  private drawnFrom: string | undefined;
-  private looking: Promise<void> = Promise.resolve();
+  private readonly redraws = new RedrawsFromDisk(() => this.changed.fire(undefined));
 
   private constructor(
     private readonly launcher: PairLauncher,
@@ -143,32 +142,14 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     ];
   }
 
-  /**
-   * Redraws every row, noting the reports on disk it is drawn from. A redraw re-creates the rows'
-   * commands, and a click landing on a row drawn before it runs nothing (VS Code: "Actual command not
-   * found"), so one change on disk gives one redraw: from whichever of the watcher, the 2 s look and
-   * the launcher sees it first, never one from each.
-   */
+  /** Redraws every row (see RedrawsFromDisk). */
   refreshAll(): Promise<void> {
-    return this.afterLooks(async () => {
-      this.drawnFrom = await reportsOnDisk();
-      this.changed.fire(undefined);
-    });
+    return this.redraws.redrawAll();
   }
 
-  /** Redraws the rows if the reports on disk changed since they were drawn (the first look only notes them). */
+  /** Redraws the rows if the reports on disk changed since they were drawn. */
   lookAtDisk(): Promise<void> {
-    return this.afterLooks(async () => {
-      const now = await reportsOnDisk();
-      const changed = this.drawnFrom !== undefined && now !== this.drawnFrom;
-      this.drawnFrom = now;
-      if (changed) this.changed.fire(undefined);
-    });
-  }
-
-  private afterLooks(step: () => Promise<void>): Promise<void> {
-    this.looking = this.looking.then(step, step);
-    return this.looking;
+    return this.redraws.look();
   }
 
   async getChildren(node?: Node): Promise<Node[]> {
@@ -271,6 +252,9 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
     }
     const run = vscode.workspace.asRelativePath(vscode.Uri.joinPath(node.report, '..'));
     const item = new vscode.TreeItem(node.summary?.headline ?? 'unreadable report', node.summary ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    // By its report, not by its place: a pair starting or ending above it moves it down or up a row,
+    // and an unfolded pair stays unfolded (VS Code keeps a row's state by its id, else by its index).
+    item.id = `pair:${node.report.toString()}`;
     const started = pairTime(node.report.path.split('/').at(-2) ?? '');
     const fix = node.summary?.fix;
     const fixed = fix ? [`${fix.rule} fixed (${findingPlace(fix)})`, fixNote(node.summary?.verdict)].filter(Boolean).join(': ') : undefined;
@@ -385,33 +369,4 @@ function liveTooltip(pair: LivePair): vscode.MarkdownString {
   ].filter(Boolean);
   const lines = [`**${pair.title}**: ${phaseText(pair)}`, asked.join(' · '), ...pair.messages];
   return new vscode.MarkdownString(lines.filter(Boolean).join('\n\n'));
-}
-
-/** bitexact.pair.runsDir of each workspace folder, when set. */
-function runsDirs(): vscode.Uri[] {
-  const setting = vscode.workspace.getConfiguration('bitexact.pair').get<string>('runsDir', '');
-  if (!setting) return [];
-  if (/^(\/|[A-Za-z]:[\\/])/.test(setting)) return [vscode.Uri.file(setting)];
-  return (vscode.workspace.workspaceFolders ?? []).map((f) => vscode.Uri.joinPath(f.uri, setting));
-}
-
-/** Which run directories of the workspace folders hold a report, as one string (reads two directory levels only). */
-async function reportsOnDisk(): Promise<string> {
-  const found: string[] = [];
-  for (const runs of [...(vscode.workspace.workspaceFolders ?? []).map((f) => vscode.Uri.joinPath(f.uri, '.bitexact', 'runs')), ...runsDirs()]) {
-    const entries = await vscode.workspace.fs.readDirectory(runs).then(
-      (list) => list,
-      () => [] as [string, vscode.FileType][],
-    );
-    for (const [name, type] of entries) {
-      if (type !== vscode.FileType.Directory) continue;
-      const report = vscode.Uri.joinPath(runs, name, 'report.json');
-      const stat = await vscode.workspace.fs.stat(report).then(
-        (s) => s.mtime,
-        () => undefined,
-      );
-      if (stat !== undefined) found.push(`${report.toString()}@${stat}`);
-    }
-  }
-  return found.sort().join();
 }

@@ -478,7 +478,8 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         // again, first in the pick list; the fixed pair is bitwise, its row says the fix is proven.
         const suspect = rows.filter({ hasText: /BX308 train\.py:53/ }).first();
         // (The diverging pair is the first test's; its row is unfolded there, else here.)
-        if ((await suspect.count()) === 0) await rows.filter({ hasText: /^\s*DIFFERS from step/ }).first().locator('.monaco-tl-twistie').click({ timeout: 10_000 });
+        const diverging = rows.filter({ hasText: /^\s*DIFFERS from step/ }).first();
+        if ((await diverging.getAttribute('aria-expanded', { timeout: 10_000 })) === 'false') await diverging.locator('.monaco-tl-twistie').click({ timeout: 10_000 });
         const again = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'the same pair again' }).first();
         for (let attempt = 0; !(await again.isVisible()); attempt++) {
           expect(attempt, 'pair-run with this fixed clicks').toBeLessThan(5);
@@ -697,7 +698,23 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         mark('notebook finding pair-run with its fix');
         // The diverging pair's suspect opens the notebook at its cell, the cursor on the finding's line.
         const suspect = rows.filter({ hasText: `BX308 ${NB}:cell ${finding.cell}:${finding.range.start.line}` }).first();
-        if ((await suspect.count()) === 0) await rows.filter({ hasText: /^\s*DIFFERS from step/ }).first().locator('.monaco-tl-twistie').click({ timeout: 10_000 });
+        // The Divergence pane folded, so the Runs tree has the side bar's height (a row scrolled out of
+        // a list is not drawn), and the diverging pair unfolded when folded (a click on an unfolded
+        // pair's twistie would fold it).
+        const divergenceHeader = page.locator('.part.sidebar .pane-header', { hasText: /divergence/i }).first();
+        if ((await divergenceHeader.getAttribute('aria-expanded')) === 'true') await divergenceHeader.click();
+        const diverging = rows.filter({ hasText: /^\s*DIFFERS from step/ }).first();
+        // (Again if a redraw as the fixed pair's report lands folds it back.)
+        await expect
+          .poll(
+            async () => {
+              if (await suspect.isVisible()) return true;
+              if ((await diverging.getAttribute('aria-expanded')) === 'false') await diverging.locator('.monaco-tl-twistie').click({ timeout: 5_000 });
+              return false;
+            },
+            { timeout: 20_000 },
+          )
+          .toBe(true);
         // Every editor closed first: the cursor seen after the click is the suspect's, not the Problems panel's.
         await runCommand(page, 'View: Close All Editors');
         await suspect.click({ timeout: 15_000 });
