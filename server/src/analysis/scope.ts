@@ -164,6 +164,11 @@ export class ImportScope {
     return Object.hasOwn(compiled, absolute) ? compiled[absolute] : Object.hasOwn(compiled, qualified) ? compiled[qualified] : undefined;
   }
 
+  /** A name the file itself defines at module level (`grouping_operation`, `Fn.apply`), qualified by the file's module. */
+  ownName(dotted: string): string | undefined {
+    return this.project?.module ? `${this.project.module}.${dotted}` : undefined;
+  }
+
   /** Fully qualified name of a dotted expression rooted in an import, else undefined. */
   resolveExpression(node: Node): string | undefined {
     const parts = dottedParts(node);
