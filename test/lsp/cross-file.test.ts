@@ -2,8 +2,9 @@
 // facts (lsp/project-index.ts, analysis/cross-file.ts): in the fixture project each file's findings
 // change with another file (checked alone, the CLI reports otherwise) — an alias re-exported by a
 // package, a function only a checkpoint loader calls, an entry point seeded by a helper of another
-// file, a compiled extension, and the deterministic mode that a test helper's switch leaves off and
-// the training entry point's, once saved, turns on. Each file is pulled as soon as it is opened (the
+// file, a compiled extension, an operator another build registers (ops_lib/) and a project
+// function calling it, and the deterministic mode that a test helper's switch leaves off and the
+// training entry point's, once saved, turns on. Each file is pulled as soon as it is opened (the
 // index must be complete by then), in five runs with a fresh server each: a race shows as one run
 // that differs.
 import fs from 'node:fs';
@@ -24,7 +25,7 @@ import { copyFixture, runCli } from '../support/cli.js';
 import { LspSession, startLsp } from '../support/lsp.js';
 
 const PULL: ClientCapabilities = { textDocument: { diagnostic: { dynamicRegistration: false } }, workspace: { diagnostics: { refreshSupport: true } } };
-const FILES = ['models/head.py', 'models/layers.py', 'train.py', 'kit/native.py', 'models/combine.py'];
+const FILES = ['models/head.py', 'models/layers.py', 'train.py', 'kit/native.py', 'models/blur.py', 'models/combine.py'];
 const SEVERITY: Record<number, string> = { 1: 'error', 2: 'warning', 3: 'info', 4: 'hint' };
 const RUNS = 5;
 

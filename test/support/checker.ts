@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { compiledExtensions, PythonFile } from '../../server/src/workspace/extension-sources.js';
 import { Checker, isOffPath } from '../../server/src/analysis/index.js';
+import { moduleOfPath } from '../../server/src/analysis/module-names.js';
 import { DEFAULT_SETTINGS, mergeSettings, Settings, SettingsOverrides } from '../../server/src/analysis/config.js';
 import type { Finding } from '../../server/src/analysis/types.js';
 
@@ -27,7 +28,9 @@ export async function check(text: string, overrides: SettingsOverrides = {}, fil
   const c = await loadChecker();
   const s = settings(overrides);
   const compiled = compiledDir ? compiledFor(c, compiledDir, { absolute: path.join(compiledDir, file), text }) : undefined;
-  return c.checkProgram([{ path: file, text, settings: s, offPath: isOffPath(file, s.testCodeGlobs) }], undefined, undefined, undefined, compiled)[0]!.findings;
+  // With compiled extensions the file is a module of the fixture's project (its own wrappers of their functions are named by it).
+  const module = compiled ? moduleOfPath(file) : undefined;
+  return c.checkProgram([{ path: file, text, settings: s, offPath: isOffPath(file, s.testCodeGlobs), ...module }], undefined, undefined, undefined, compiled)[0]!.findings;
 }
 
 /** What the extensions declared by the build scripts in `dir` reach, for a file that imports them (workspace/extension-sources.ts). */

@@ -12,6 +12,7 @@ import { GrammarFiles, PythonParser, TextChange } from './parse.js';
 import { finish } from './parts.js';
 import { projectAliases } from './project-aliases.js';
 import type { CompiledAtomic } from './compiled-extensions.js';
+import { withCompiledWrappers } from './compiled-wrappers.js';
 import { ResolveMemo, resolveFindings } from './resolve.js';
 import { RULES } from './rules/index.js';
 import type { Rule } from './rules/rule.js';
@@ -107,6 +108,11 @@ export class Checker {
     return projectAliases(files, (text) => this.parser.parse(text), finals);
   }
 
+  /** `compiled` with the project's own Python names for its compiled ops (compiled-wrappers.ts). */
+  compiledWithWrappers(files: readonly SourceFile[], compiled?: ReadonlyMap<string, CompiledAtomic>): ReadonlyMap<string, CompiledAtomic> | undefined {
+    return compiled?.size ? withCompiledWrappers(files, (text) => this.parser.parse(text), compiled) : compiled;
+  }
+
   /**
    * Checks files of several projects, each project one program (`bitexact check` and the server's
    * "check workspace" both come here, so both report the same findings). `analysed`: per-file
@@ -126,6 +132,7 @@ export class Checker {
     });
     const modules = files.filter((f) => !f.isNotebook);
     const aliases = this.projectAliases(modules);
+    compiled = this.compiledWithWrappers(modules, compiled);
     for (const indices of groups.values()) {
       const checked = this.checkProgram(indices.map((i) => files[i]!), analysed, aliases, modules, compiled);
       indices.forEach((fileIndex, k) => (results[fileIndex] = checked[k]!));
@@ -145,6 +152,8 @@ export class Checker {
     // `compiled`: what the project's compiled extensions reach, by `module.function` (workspace/extension-sources.ts).
     // The files that import one are analysed again with them: most programs have none.
     const projectAliases = aliases ?? this.projectAliases(kept);
+    // Called alone (not through checkPrograms): the project's names for its compiled ops are read here.
+    if (!launchers) compiled = this.compiledWithWrappers(kept, compiled);
     if (projectAliases.size > 0 || compiled?.size) {
       kept.forEach((file, i) => {
         const project = projectOptionFor(file, projectAliases, compiled);

@@ -78,7 +78,7 @@ export function importsAlias(file: AliasSource, aliases: ProjectAliases): boolea
 const FROM_IMPORT = /^from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)/gm;
 
 /** The module-level `from M import a, b as c` of a file, as [local name, absolute qualified name]. */
-function fromImports(file: AliasSource): Array<[string, string]> {
+export function fromImports(file: AliasSource): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   if (!file.text.includes('import')) return out;
   for (const match of file.text.matchAll(FROM_IMPORT)) {

@@ -153,12 +153,20 @@ export class ImportScope {
     return `${this.project ? `${this.project.module}|${Object.keys(this.project.aliases).length}|` : ''}${[...this.bindings].map(([local, target]) => `${local}=${target}`).join(',')}|${[...this.ambiguous].join(',')}|${[...this.selfBindings].map(([a, target]) => `${a}=${target}`).join(',')}|${[...this.selfAmbiguous].join(',')}|${[...this.alternatives].map(([local, others]) => `${local}=${[...others].join('/')}`).join(',')}`;
   }
 
-  /** What a call of `qualified` (`fused_ext.backward`, resolved) reaches in the project's compiled extensions. */
+  /** What a call of `qualified` (`fused_ext.backward`, `torch.ops.ns.op`, resolved) reaches in the project's compiled extensions. */
   compiledCall(qualified: string): CompiledAtomic | undefined {
     const compiled = this.project?.compiled;
     if (!compiled) return undefined;
+    // `torch.ops.ns.op.default`: an overload of the operator runs the kernels the operator registers.
+    const overload = /^(torch\.ops\.\w+\.\w+)\.\w+$/.exec(qualified)?.[1];
+    if (overload) qualified = overload;
     const absolute = absoluteName(qualified, this.project!.module, this.project!.isPackage) ?? qualified;
     return Object.hasOwn(compiled, absolute) ? compiled[absolute] : Object.hasOwn(compiled, qualified) ? compiled[qualified] : undefined;
+  }
+
+  /** A name the file itself defines at module level (`grouping_operation`, `Fn.apply`), qualified by the file's module. */
+  ownName(dotted: string): string | undefined {
+    return this.project?.module ? `${this.project.module}.${dotted}` : undefined;
   }
 
   /** Fully qualified name of a dotted expression rooted in an import, else undefined. */

@@ -189,7 +189,7 @@ export class ProjectIndex {
       const fresh = new Map(sources.map((s) => [s.path, s]));
       const current = this.files.flatMap((f) => fresh.get(f) ?? workspace.sourceOf(f) ?? []);
       this.aliases = checker.projectAliases(current);
-      this.compiled = compiledExtensions(checker, current.map((s) => ({ absolute: s.path, text: s.text })), (absolute) => this.relativeToFolder(absolute));
+      this.compiled = checker.compiledWithWrappers(current, compiledExtensions(checker, current.map((s) => ({ absolute: s.path, text: s.text })), (absolute) => this.relativeToFolder(absolute)))!;
     }
     const pooled: ProgramSource[] = [];
     for (const [k, source] of sources.entries()) {

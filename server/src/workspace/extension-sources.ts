@@ -1,11 +1,16 @@
 // Reads the sources of the compiled extensions a project's Python imports (`bitexact check`):
 // build scripts declare them (compiled-extensions.ts extensionDeclarations), and only a module some
-// Python file imports has its `.cpp` / `.cu` files and local headers read. A project with no such
-// import reads nothing beyond its Python.
+// Python file imports has its `.cpp` / `.cu` files and local headers read. Operators registered with
+// the dispatcher are called as `torch.ops.<ns>.<op>`: a declared extension registering them is read
+// when Python calls that namespace, and a namespace no declared extension registers is looked for
+// in the project's own C++ (op-library-sources.ts). A project with neither reads nothing beyond its Python.
 import fs from 'node:fs';
 import path from 'node:path';
-import { CompiledAtomic, compiledExports, extensionDeclarations, localIncludes, SourceText } from '../analysis/compiled-extensions.js';
+import { CompiledAtomic, extensionDeclarations, localIncludes } from '../analysis/compiled-extensions.js';
+import { compiledEntries } from '../analysis/compiled-reach.js';
+import type { SourceText } from '../analysis/c-functions.js';
 import type { Checker } from '../analysis/index.js';
+import { calledNamespaces, commonFolder, operatorLibraries } from './op-library-sources.js';
 
 export interface PythonFile {
   absolute: string;
@@ -19,13 +24,22 @@ const MAX_FILES = 400;
 const MAX_BYTES = 16 << 20;
 
 /**
- * `module.function` → the float atomic add it reaches, for every extension declared in `files`'
- * build scripts and imported by one of them. `display` names a source file in messages.
+ * `module.function` (and `torch.ops.ns.op`) → the float atomic add it reaches, for every extension
+ * declared in `files`' build scripts and imported by one of them, and every operator namespace
+ * they call. `display` names a source file in messages.
  */
 export function compiledExtensions(checker: Checker, files: readonly PythonFile[], display: (absolute: string) => string): Map<string, CompiledAtomic> {
   const out = new Map<string, CompiledAtomic>();
+  const namespaces = calledNamespaces(files.map((f) => f.text));
+  const registered = new Set<string>();
+  const addOps = (ops: ReadonlyMap<string, CompiledAtomic>) => {
+    for (const [op, atomic] of ops) {
+      const [ns, name] = op.split('::');
+      registered.add(ns!);
+      if (namespaces.has(ns!) && !out.has(`torch.ops.${ns}.${name}`)) out.set(`torch.ops.${ns}.${name}`, atomic);
+    }
+  };
   const scripts = files.filter((f) => BUILD_CALL.test(f.text));
-  if (scripts.length === 0) return out;
   const declared = scripts.flatMap((script) => {
     const tree = checker.parser.parse(script.text);
     try {
@@ -34,16 +48,24 @@ export function compiledExtensions(checker: Checker, files: readonly PythonFile[
       tree.delete();
     }
   });
-  if (declared.length === 0) return out;
-  const imported = importedModules(files, new Set(declared.map((d) => lastSegment(d.name))));
+  const imported = declared.length ? importedModules(files, new Set(declared.map((d) => lastSegment(d.name)))) : new Set<string>();
   for (const decl of declared) {
-    // A JIT `load(...)` builds the module where the script calls it; a setup.py's module must be imported.
-    if (!decl.jit && !imported.has(lastSegment(decl.name))) continue;
-    const sources = readSources(decl.dir, decl.sources, display);
-    for (const [fn, atomic] of compiledExports(sources)) {
-      const key = `${decl.name}.${fn}`;
-      if (!out.has(key)) out.set(key, atomic);
+    // A JIT `load(...)` builds the module where the script calls it; a setup.py's module must be
+    // imported, or load operators (`torch.ops.load_library`) that Python calls.
+    const isImported = decl.jit || imported.has(lastSegment(decl.name));
+    if (!isImported && namespaces.size === 0) continue;
+    const entries = compiledEntries(readSources(decl.dir, decl.sources, display));
+    if (isImported) {
+      for (const [fn, atomic] of entries.bound) {
+        const key = `${decl.name}.${fn}`;
+        if (!out.has(key)) out.set(key, atomic);
+      }
     }
+    addOps(entries.ops);
+  }
+  const unregistered = new Set([...namespaces].filter((ns) => !registered.has(ns)));
+  if (unregistered.size && files.length) {
+    for (const [, library] of operatorLibraries(commonFolder(files.map((f) => f.absolute)), unregistered)) addOps(compiledEntries(readSources('/', library, display)).ops);
   }
   return out;
 }

@@ -46,6 +46,8 @@ export interface CAtomic {
   emulated: boolean;
   /** Text of the C line holding the call (for `// bitexact: ignore[...]`). */
   line: string;
+  /** The argument holding the address, for a project's own wrapper (`atomAdd(grad + i, v)`); else the first. */
+  address?: number;
 }
 
 export interface ScannedSource {
@@ -68,6 +70,8 @@ export const ATOMIC_TRIGGERS = ['Add', 'Sub', 'Exch', 'Min', 'Max', 'Inc', 'Dec'
 
 const ADD_ATOMICS = new Set(['atomicAdd', 'atomicAdd_block', 'atomicAdd_system', 'gpuAtomicAdd', 'gpuAtomicAddNoReturn', 'fastAtomicAdd', 'unsafeAtomicAdd', 'atomicSub']);
 const ATOMIC_RE = /\b(atomic(?:Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)(?:_block|_system)?|gpuAtomicAdd(?:NoReturn)?|fastAtomicAdd|unsafeAtomicAdd)\s*\(/g;
+/** A sum, difference or product in a compare-and-swap's new value: a float op whose rounding depends on the order. */
+const FLOAT_ARITHMETIC = /[+-]|[\w)\]]\s*\*\s*[\w(]/;
 const BIT_CASTS = /__(double_as_longlong|float_as_u?int|half_as_u?short|bfloat16_as_u?short|longlong_as_double|u?int_as_float)\b/;
 const C_KEYWORDS = new Set(['return', 'else', 'case', 'goto', 'sizeof', 'new', 'delete', 'throw', 'do', 'if', 'while', 'for', 'switch', 'co_return']);
 const QUALIFIERS = /(?:\s|\*|&|\bconst\b|\b__restrict__\b|\b__restrict\b|\brestrict\b|\bvolatile\b)+$/;
@@ -105,8 +109,9 @@ export function collectSources(call: CallSite, ctx: RuleContext): CallSources | 
 /** The element type an add-like atomic accumulates: from the address, else from the value. */
 export function accumulatedType(atomic: CAtomic, typeOf: (name: string) => CType): CType {
   if (atomic.emulated) return 'float';
-  const [address, second, , fourth] = atomic.args;
-  const value = atomic.name === 'fastAtomicAdd' ? fourth : second;
+  const at = atomic.address ?? 0;
+  const address = atomic.args[at];
+  const value = atomic.name === 'fastAtomicAdd' ? atomic.args[3] : atomic.args[at + 1];
   const fromAddress = address === undefined ? 'unknown' : addressType(address, typeOf);
   if (fromAddress !== 'unknown') return fromAddress;
   return value === undefined ? 'unknown' : expressionType(value, typeOf);
@@ -216,10 +221,18 @@ function blankComments(code: string): string {
     .replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, (m) => m.replace(/[^\n]/g, ' '));
 }
 
-export function findAtomics(raw: string): CAtomic[] {
+/**
+ * The atomic calls in `raw`; `wrappers` adds a project's own add-like atomics (a device function
+ * or macro around `atomicAdd`, a compare-and-swap loop), by name, with the index of the argument
+ * that holds the address.
+ */
+export function findAtomics(raw: string, wrappers?: ReadonlyMap<string, number>): CAtomic[] {
   const code = blankComments(raw);
   const found: CAtomic[] = [];
-  for (const match of code.matchAll(ATOMIC_RE)) {
+  const patterns = [ATOMIC_RE];
+  // A wrapper may be a template: `spread_rows<Wide>(params)`.
+  if (wrappers?.size) patterns.push(new RegExp(`\\b(${[...wrappers.keys()].join('|')})\\s*(?:<[^;(){}<>]*(?:<[^;(){}<>]*>[^;(){}<>]*)*>\\s*)?\\(`, 'g'));
+  for (const match of patterns.flatMap((re) => [...code.matchAll(re)]).sort((a, b) => a.index! - b.index!)) {
     const start = match.index!;
     const open = start + match[0].length - 1;
     const close = matchingParen(code, open);
@@ -228,7 +241,8 @@ export function findAtomics(raw: string): CAtomic[] {
     if (isDeclaration(before)) continue;
     const name = match[1]!;
     const args = splitArgs(code.slice(open + 1, close));
-    const emulated = name.startsWith('atomicCAS') && BIT_CASTS.test(args[2] ?? '') && /[+-]/.test((args[2] ?? '').replace(/->/g, ''));
+    const emulated = name.startsWith('atomicCAS') && BIT_CASTS.test(args[2] ?? '') && FLOAT_ARITHMETIC.test((args[2] ?? '').replace(/->/g, ''));
+    const wrapped = wrappers?.get(name);
     const lineStart = raw.lastIndexOf('\n', start) + 1;
     const lineEnd = raw.indexOf('\n', start);
     found.push({
@@ -237,9 +251,10 @@ export function findAtomics(raw: string): CAtomic[] {
       end: close + 1,
       args,
       used: isUsed(before, code.slice(close + 1)),
-      adds: ADD_ATOMICS.has(name) || emulated,
+      adds: ADD_ATOMICS.has(name) || emulated || wrapped !== undefined,
       emulated,
       line: raw.slice(lineStart, lineEnd === -1 ? raw.length : lineEnd),
+      ...(wrapped !== undefined ? { address: wrapped } : {}),
     });
   }
   return found;
@@ -339,19 +354,25 @@ type Dispatch = 'float' | 'int' | 'unknown';
  * The element type of a name as C++ text declares it, with `scalar_t` as the AT_DISPATCH macros of
  * `dispatchCode` say (the compiled extensions of analysis/compiled-extensions.ts).
  */
-export function declaredTypeIn(code: string, dispatchCode: string): (name: string) => CType {
-  const dispatch = dispatchKind(dispatchCode);
+export function declaredTypeIn(code: string, dispatchCode: string, mixedIsFloat = false): (name: string) => CType {
+  const dispatch = dispatchKind(dispatchCode, mixedIsFloat);
   return (name) => {
     const declared = declaredType(code, name);
     return declared === undefined ? 'unknown' : classify(declared, dispatch);
   };
 }
 
-/** What `scalar_t` stands for, from the AT_DISPATCH macro in the sources. */
-function dispatchKind(code: string): Dispatch {
+/**
+ * What `scalar_t` stands for, from the AT_DISPATCH macro in the sources. `mixedIsFloat`: a dispatch
+ * over float and integer types reads as float (a compiled library's op adds floats for the float
+ * tensors it is given), where a single inline kernel's is unknown.
+ */
+function dispatchKind(code: string, mixedIsFloat = false): Dispatch {
   const floating = /AT_DISPATCH_(REDUCED_)?FLOATING_TYPES/.test(code);
   const integral = /AT_DISPATCH_INTEGRAL_TYPES/.test(code);
-  const mixed = /AT_DISPATCH_(ALL_TYPES|FLOATING_AND_COMPLEX|INDEX_TYPES|V2)/.test(code) || /AT_DISPATCH_FLOATING_TYPES_AND\w*\([^)]*(kInt|kLong|kBool|kByte|kChar|kShort)/.test(code);
+  const allTypes = /AT_DISPATCH_(ALL_TYPES|FLOATING_AND_COMPLEX|V2)/.test(code);
+  const mixed = allTypes || /AT_DISPATCH_INDEX_TYPES/.test(code) || /AT_DISPATCH_FLOATING_TYPES_AND\w*\([^)]*(kInt|kLong|kBool|kByte|kChar|kShort)/.test(code);
+  if (mixedIsFloat && (floating || allTypes)) return 'float';
   if (mixed || (floating && integral)) return 'unknown';
   return floating ? 'float' : integral ? 'int' : 'unknown';
 }
