@@ -7,7 +7,7 @@
 // compare-and-swap loop doing float arithmetic) is an atomic where it is called, typed there; an
 // ATen op that adds with atomics on CUDA (`grad.scatter_add_(...)`) counts in a backward, where its
 // operands are gradients. A kernel reached only through an autograd backward is marked so.
-import { accumulatedType, CType, declaredTypeIn, findAtomics } from './rules/kernels/cuda-scan.js';
+import { accumulatedType, CType, declaredTypeIn, findAtomics } from './rules/kernels/c-atomics.js';
 import { CFunction, codeText, CodeText, functionsOf, lineOf, macrosOf, matching, mentionsOf, SourceText } from './c-functions.js';
 import type { CompiledAtomic } from './compiled-extensions.js';
 import { dispatcherCalls, opRegistrations } from './op-registrations.js';

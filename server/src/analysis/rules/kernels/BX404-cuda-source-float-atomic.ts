@@ -1,5 +1,6 @@
 import { fitMessage, type ModeOutcome, type Outcomes, type Rule } from '../rule.js';
-import { accumulatedType, ATOMIC_TRIGGERS, atomicsToReport, CAtomic, CallSources, SOURCE_APIS } from './cuda-scan.js';
+import { accumulatedType, ATOMIC_TRIGGERS, CAtomic } from './c-atomics.js';
+import { atomicsToReport, CallSources, SOURCE_APIS } from './cuda-scan.js';
 
 const FIX_HINT = 'Accumulate per-block partials in a buffer and reduce it in a fixed order (or sort by destination and do a segmented sum).';
 

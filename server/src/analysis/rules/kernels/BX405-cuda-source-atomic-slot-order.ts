@@ -1,5 +1,6 @@
 import { always, Rule } from '../rule.js';
-import { ATOMIC_TRIGGERS, atomicsToReport, CAtomic, SOURCE_APIS } from './cuda-scan.js';
+import { ATOMIC_TRIGGERS, CAtomic } from './c-atomics.js';
+import { atomicsToReport, SOURCE_APIS } from './cuda-scan.js';
 
 const rule: Rule = {
   id: 'BX405',
