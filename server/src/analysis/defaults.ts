@@ -305,19 +305,20 @@ function returnsOf(fn: Node | undefined): Node[] {
 }
 
 /**
- * The switch that keeps code off the default path: the code stands in the body of `if flag:` (or
- * of `if not flag:` / its else) in its function, where `flag` is off by default (a parameter
+ * The switch that keeps code off the default path: the code stands in the body of `if flag:` or
+ * `elif flag:` (or of `if not flag:` / its else) in its function, where `flag` is off by default (a parameter
  * defaulting to False or None, a name or `self.flag` set so): it runs only when a caller turns the
  * switch on. Returns the switch's text, or undefined.
  */
 export function offByDefault(node: Node, ctx: DefaultsContext): string | undefined {
   let child = node;
   for (let parent = node.parent; parent && parent.type !== 'function_definition' && parent.type !== 'module'; child = parent, parent = parent.parent) {
-    if (parent.type !== 'if_statement') continue;
+    // `elif flag:` guards its own body as `if flag:` does: the body runs only when the flag is on.
+    if (parent.type !== 'if_statement' && parent.type !== 'elif_clause') continue;
     const condition = parent.childForFieldName('condition');
     if (!condition) continue;
     const inBody = parent.childForFieldName('consequence')?.equals(child) ?? false;
-    const inElse = child.type === 'else_clause' && !parent.namedChildren.some((c) => c.type === 'elif_clause');
+    const inElse = parent.type === 'if_statement' && child.type === 'else_clause' && !parent.namedChildren.some((c) => c.type === 'elif_clause');
     const negated = condition.type === 'not_operator';
     const flag = negated ? condition.childForFieldName('argument') : condition;
     if (!flag || (flag.type !== 'identifier' && flag.type !== 'attribute')) continue;
