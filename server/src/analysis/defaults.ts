@@ -305,26 +305,83 @@ function returnsOf(fn: Node | undefined): Node[] {
 }
 
 /**
- * The switch that keeps code off the default path: the code stands in the body of `if flag:` (or
- * of `if not flag:` / its else) in its function, where `flag` is off by default (a parameter
+ * The switch that keeps code off the default path: the code stands in the body of `if flag:` or
+ * `elif flag:` (or of `if not flag:` / its else) in its function, where `flag` is off by default (a parameter
  * defaulting to False or None, a name or `self.flag` set so): it runs only when a caller turns the
  * switch on. Returns the switch's text, or undefined.
  */
 export function offByDefault(node: Node, ctx: DefaultsContext): string | undefined {
   let child = node;
   for (let parent = node.parent; parent && parent.type !== 'function_definition' && parent.type !== 'module'; child = parent, parent = parent.parent) {
-    if (parent.type !== 'if_statement') continue;
+    // `elif flag:` guards its own body as `if flag:` does: the body runs only when the flag is on.
+    if (parent.type !== 'if_statement' && parent.type !== 'elif_clause') continue;
     const condition = parent.childForFieldName('condition');
     if (!condition) continue;
     const inBody = parent.childForFieldName('consequence')?.equals(child) ?? false;
-    const inElse = child.type === 'else_clause' && !parent.namedChildren.some((c) => c.type === 'elif_clause');
+    const inElse = parent.type === 'if_statement' && child.type === 'else_clause' && !parent.namedChildren.some((c) => c.type === 'elif_clause');
     const negated = condition.type === 'not_operator';
     const flag = negated ? condition.childForFieldName('argument') : condition;
     if (!flag || (flag.type !== 'identifier' && flag.type !== 'attribute')) continue;
     if ((inBody && !negated) || (inElse && negated)) {
       const value = defaultLiteral(flag, ctx);
-      if (value === false || value === null) return flag.text;
+      if ((value === false || value === null) && !turnedOnInFile(flag, ctx)) return flag.text;
     }
   }
   return undefined;
+}
+
+/** A parameter's name and position among a function's parameters, `self` left out for a method. */
+function parameterSlot(fn: Node, name: string): number | undefined {
+  const params = (fn.childForFieldName('parameters')?.namedChildren ?? []).map((p) => (p.type === 'identifier' ? p : p.childForFieldName('name') ?? p.namedChildren[0])?.text);
+  const position = params.indexOf(name);
+  if (position < 0) return undefined;
+  return params[0] === 'self' || params[0] === 'cls' ? position - 1 : position;
+}
+
+/** The class a method is defined in. */
+function classOfMethod(fn: Node): Node | undefined {
+  const holder = fn.parent?.type === 'decorated_definition' ? fn.parent.parent : fn.parent;
+  return holder?.type === 'block' && holder.parent?.type === 'class_definition' ? holder.parent : undefined;
+}
+
+/**
+ * The switch is a parameter (or `self.flag` that `__init__` copies from one) and some call in the
+ * file turns it on: `Block(dim, downsample=True)` for a layer whose `downsample` defaults to False,
+ * a call passing it from a variable, or one spreading `**kwargs`. Its default is then no evidence
+ * that the default run skips the code: the file's own model builds the layer with it on.
+ */
+function turnedOnInFile(flag: Node, ctx: DefaultsContext): boolean {
+  let fn = enclosingFunction(flag);
+  let name = flag.text;
+  if (flag.type === 'attribute') {
+    const object = flag.childForFieldName('object');
+    const klass = fn && classOfMethod(fn);
+    if (object?.text !== 'self' || !klass) return false;
+    name = flag.childForFieldName('attribute')?.text ?? '';
+    const init = methodOf(klass.childForFieldName('body') ?? klass, '__init__');
+    const copied = init?.descendantsOfType('assignment').find((a) => a.childForFieldName('left')?.text === `self.${name}`)?.childForFieldName('right');
+    if (!init || copied?.type !== 'identifier') return false;
+    fn = init;
+    name = copied.text;
+  }
+  if (!fn) return false;
+  const slot = parameterSlot(fn, name);
+  if (slot === undefined) return false;
+  const fnName = fn.childForFieldName('name')?.text;
+  const callee = fnName === '__init__' ? classOfMethod(fn)?.childForFieldName('name')?.text : fnName;
+  if (!callee) return false;
+  ctx.readsBeyondFunction?.();
+  for (const call of rootOf(flag).descendantsOfType('call')) {
+    const f = call.childForFieldName('function');
+    const called = f?.type === 'identifier' ? f.text : f?.type === 'attribute' ? f.childForFieldName('attribute')?.text : undefined;
+    if (called !== callee) continue;
+    const args = callArguments(call);
+    if (args.keywords.size === 0 && args.positional.length <= slot && !args.hasSplat) continue;
+    if (args.hasSplat) return true;
+    const passed = argument(args, slot, name);
+    if (!passed) continue;
+    const value = defaultLiteral(passed, ctx);
+    if (value !== false && value !== null) return true;
+  }
+  return false;
 }

@@ -59,6 +59,15 @@ export type AssignmentsWithin = (scope: Node) => readonly Node[];
 /** How deep one value's reading may nest; real code stays far below (tens). */
 const MAX_NESTING = 400;
 
+/**
+ * The ids `argsort` returns: a permutation of each row, so of a 1-D input (`x.flatten().argsort()`)
+ * a permutation of the whole tensor, whose entries stay distinct through views and a second
+ * argsort (its inverse permutation).
+ */
+function sortedIds(inputRank: number | undefined): 'flat' | 'rows' {
+  return inputRank === 1 ? 'flat' : 'rows';
+}
+
 export class ValueHints {
   /** Scope node id → name → bindings in source order; a scope's are built when it is first asked about. */
   private readonly bindings = new Map<number, Map<string, Binding[]>>();
@@ -381,7 +390,7 @@ export class ValueHints {
       const coords = origin === 'torch' && COORDINATE_MAKERS.has(name) ? coordinatesOf(args, this.of(args.positional[0]).rank) : undefined;
       if (coords) return { dtype: 'int', origin, ...coords };
       const grouped = origin === 'torch' && (name === 'tensor' || name === 'as_tensor') && isGroupOfPositions(args.positional[0] ?? node);
-      const unique = (origin === 'torch' && FLAT_UNIQUE_MAKERS.has(name)) || grouped ? 'flat' : origin === 'torch' && ROW_UNIQUE_MAKERS.has(name) ? 'rows' : keptUnique(EINOPS_KEEPS_UNIQUE.has(qualified) ? 'einops' : origin === 'torch' ? name : '', this.of(args.positional[0]).unique);
+      const unique = (origin === 'torch' && FLAT_UNIQUE_MAKERS.has(name)) || grouped ? 'flat' : origin === 'torch' && ROW_UNIQUE_MAKERS.has(name) ? sortedIds(this.of(args.positional[0]).rank) : keptUnique(EINOPS_KEEPS_UNIQUE.has(qualified) ? 'einops' : origin === 'torch' ? name : '', this.of(args.positional[0]).unique);
       const gradFree = (origin === 'torch' && isGradFreeFactory(name, args)) || undefined;
       const cpu = (origin === 'torch' && putsOnCpu(undefined, args)) || undefined;
       return { dtype: explicit ?? this.factoryDtype(name, args), origin, rank: factoryRank(name, args), sparse, unique, gradFree, cpu };
@@ -403,7 +412,7 @@ export class ValueHints {
     else if ((method === 'flatten' || method === 'ravel') && args.positional.length === 0 && args.keywords.size === 0) rank = 1;
     const coords = COORDINATE_MAKERS.has(method) ? coordinatesOf(args, base.rank) : undefined;
     if (coords) return { dtype: 'int', origin: base.origin, ...coords };
-    const unique = method === 'unique' || method === 'unique_consecutive' ? 'flat' : ROW_UNIQUE_MAKERS.has(method) ? 'rows' : keptUnique(method, base.unique);
+    const unique = method === 'unique' || method === 'unique_consecutive' ? 'flat' : ROW_UNIQUE_MAKERS.has(method) ? sortedIds(base.rank) : keptUnique(method, base.unique);
     const gradFree = method === 'detach' || (base.gradFree && methodKeepsGradFree(method)) || undefined;
     const cpu = putsOnCpu(method, args) || (base.cpu && methodKeepsGradFree(method) && method !== 'cuda' && method !== 'to') || undefined;
     return { dtype, origin: base.origin, rank, sparse: method === 'to_dense' ? undefined : base.sparse, unique, coordinates: unique === 'coords' ? base.coordinates : undefined, gradFree, cpu };

@@ -3,6 +3,7 @@
 // under torch.use_deterministic_algorithms(True). The severity logic of DESIGN.md lives here once.
 import type { Node } from 'web-tree-sitter';
 import { CallSite, callRange } from '../calls.js';
+import { offByDefault } from '../defaults.js';
 import type { Fix } from '../types.js';
 import { literalValue } from '../syntax.js';
 import { formatTorchVersion, inRange } from '../version.js';
@@ -130,6 +131,9 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
       const outcomes = outcomesFor(spec, { ...behaviour, byDefault }, opName(call, variant.label), formatTorchVersion(ctx.torchVersion), !!exact);
       if (Object.keys(outcomes).length === 0) return;
       if (outcomes.off?.severity === 'warning' && spec.evidence && !spec.evidence(call, ctx)) outcomes.off = { ...outcomes.off, severity: 'info' };
+      // Under `if self.resize_inputs:` with the flag off by default: an opt-in the default run skips.
+      const optIn = outcomes.off?.severity === 'warning' ? offByDefault(call.node, ctx) : undefined;
+      if (optIn && outcomes.off) outcomes.off = { ...outcomes.off, severity: 'info', detail: `This runs only when \`${optIn}\` is turned on; it is off by default.${outcomes.off.detail ? ` ${outcomes.off.detail}` : ''}` };
       // Made reproducible by the mode in the forward (a backward-only hazard would need it in the backward).
       if (outcomes.off && behaviour.underMode === 'deterministic' && !spec.backwardOnly && spec.modeAroundFix !== false) outcomes.off = { ...outcomes.off, fixes: [...(outcomes.off.fixes ?? []), ...deterministicAround(call, ctx)] };
       ctx.report({ node: call.node, range: callRange(call), outcomes, fixes: spec.fixes?.(call, ctx) ?? [] });

@@ -1,6 +1,7 @@
 import type { Node } from 'web-tree-sitter';
 import { callRange } from '../../calls.js';
 import { defaultLiteral } from '../../defaults.js';
+import { onForwardPath } from '../../members.js';
 import { literalValue } from '../../syntax.js';
 import { always, fitMessage, Rule, RuleContext } from '../rule.js';
 import { DATALOADERS, given, loaderArgument } from './dataloader-shared.js';
@@ -12,8 +13,9 @@ const LIGHTNING_SEED = /^(lightning|pytorch_lightning|lightning_fabric)(\.\w+)*\
 
 interface FileFacts {
   /**
-   * A call drawing from `random` or NumPy's global RNG, as written. torchvision's random transforms
-   * draw from torch's generator, which each worker seeds from the loader's base seed.
+   * A call drawing from `random` or NumPy's global RNG, as written, off a model's forward path.
+   * torchvision's random transforms draw from torch's generator, which each worker seeds from the
+   * loader's base seed.
    */
   draw?: string;
   /** The file seeds torch: the base seed, and so every worker's seeds, repeat between runs. */
@@ -23,6 +25,38 @@ interface FileFacts {
 }
 
 const facts = new WeakMap<RuleContext, FileFacts>();
+
+/** Methods a loader's workers run: a dataset's samples, a transform's `__call__`. */
+const WORKER_METHODS = new Set(['__getitem__', '__getitems__', '__iter__', '__next__', '__call__']);
+
+/**
+ * A draw on a module's forward path where gradients are recorded (`if random() < 0.5:` choosing
+ * self-conditioning in a diffusion model's loss) runs in the training process on the model, not in
+ * a loader's worker. Not so for a module the file puts in a worker: one named in a class with
+ * worker methods (a dataset's own augmentation) or in a `Compose([...])` pipeline, nor for a
+ * torchvision transform, whose methods run without gradients.
+ */
+function onModelPath(call: Node, root: Node, ctx: RuleContext): boolean {
+  const withoutGrad = (n: Node) => ctx.runsWithoutGrad(n);
+  if (withoutGrad(call) || !onForwardPath(call, withoutGrad)) return false;
+  let klass: Node | null = call.parent;
+  while (klass && klass.type !== 'class_definition') klass = klass.parent;
+  const name = klass?.childForFieldName('name')?.text;
+  return !!name && !usedInWorkers(root, name);
+}
+
+function usedInWorkers(root: Node, name: string): boolean {
+  for (const use of root.descendantsOfType('identifier')) {
+    if (use.text !== name) continue;
+    for (let at = use.parent; at; at = at.parent) {
+      if (at.type === 'call' && /(^|\.)Compose$/.test(at.childForFieldName('function')?.text ?? '')) return true;
+      if (at.type !== 'class_definition') continue;
+      const methods = at.childForFieldName('body')?.namedChildren.map((c) => (c.type === 'decorated_definition' ? c.childForFieldName('definition') : c)) ?? [];
+      if (methods.some((m) => m?.type === 'function_definition' && WORKER_METHODS.has(m.childForFieldName('name')?.text ?? ''))) return true;
+    }
+  }
+  return false;
+}
 
 function fileFacts(root: Node, ctx: RuleContext): FileFacts {
   const known = facts.get(ctx);
@@ -37,7 +71,7 @@ function fileFacts(root: Node, ctx: RuleContext): FileFacts {
     }
     if (result.draw) continue;
     const isDraw = (resolved.startsWith('random.') || resolved.startsWith('numpy.random.')) && !NOT_DRAWS.has(resolved);
-    if (isDraw) result.draw = call.childForFieldName('function')?.text ?? resolved;
+    if (isDraw && !onModelPath(call, root, ctx)) result.draw = call.childForFieldName('function')?.text ?? resolved;
   }
   facts.set(ctx, result);
   return result;
@@ -98,7 +132,10 @@ plain run (an argparse option defaulting to 0, a parameter's default) loads in t
 is not reported:
 
 - **warning** when the same file draws from \`random\` or \`numpy.random\` (it visibly applies
-  random augmentations) and never seeds torch;
+  random augmentations) and never seeds torch; a draw on a model's forward path (a module's
+  \`forward\` and the methods it calls where gradients are recorded) runs in the training process,
+  not in a worker, and does not count, unless the file puts that module in a worker (names it in a
+  dataset or transform class, or in a \`Compose([...])\`);
 - **info** otherwise: the dataset may live in another file, torchvision's \`Random*\` transforms
   draw from torch's generator (which each worker seeds from the base seed), and in a file that seeds
   torch the base seed repeats between runs, so the workers' seeds do too;

@@ -43,7 +43,7 @@ export function consumerOf(start: Node, ctx: RuleContext): Consumer {
     if (call?.type === 'call') {
       if (isSortingCall(call, ctx)) return { kind: 'sorted' };
       const builtin = builtinName(call, ctx);
-      if (builtin === 'sum') return { kind: 'summed', node: call };
+      if (builtin === 'sum') return integerSum(call, ctx) ? { kind: 'order-free' } : { kind: 'summed', node: call };
       if (builtin && ORDER_FREE.has(builtin)) return { kind: 'order-free' };
       if (builtin && ORDER_KEEPING.has(builtin)) {
         if (builtin === 'enumerate' || builtin === 'zip') indexed = true;
@@ -276,4 +276,53 @@ export function stringText(node: Node): string | undefined {
     .filter((c) => c.type === 'string_content' || c.type === 'interpolation')
     .map((c) => (c.type === 'string_content' ? c.text : ' '))
     .join('');
+}
+
+/** Builtins and methods that return a Python int: lengths, counts, positions. */
+const INT_BUILTINS = new Set(['len', 'int', 'ord']);
+const INT_METHODS = new Set(['count', 'index', 'find', 'rfind', 'bit_length']);
+const INT_OPERATORS = new Set(['+', '-', '*', '//', '%', '**', '<<', '>>', '&', '|', '^']);
+
+/**
+ * `sum(min(a.count(t), b.count(t)) for t in common)`: every term is a Python int (a count, a length,
+ * a comparison, an int literal, and sums, products and min/max of them), and so is the start. An
+ * integer sum is exact, so the order of the terms never reaches the result.
+ */
+function integerSum(call: Node, ctx: RuleContext): boolean {
+  const args = call.childForFieldName('arguments');
+  const generator = args?.type === 'generator_expression' ? args : args?.namedChildren.length === 1 && args.namedChildren[0]!.type === 'generator_expression' ? args.namedChildren[0]! : undefined;
+  if (!generator) return false;
+  return integerValued(generator.childForFieldName('body') ?? undefined, ctx);
+}
+
+function integerValued(node: Node | undefined, ctx: RuleContext): boolean {
+  if (!node) return false;
+  switch (node.type) {
+    case 'integer':
+    case 'true':
+    case 'false':
+    case 'comparison_operator':
+    case 'not_operator':
+      return true;
+    case 'parenthesized_expression':
+      return integerValued(node.namedChildren[0], ctx);
+    case 'unary_operator':
+      return integerValued(node.childForFieldName('argument') ?? undefined, ctx);
+    case 'binary_operator':
+      return INT_OPERATORS.has(node.childForFieldName('operator')?.text ?? '') && integerValued(node.childForFieldName('left') ?? undefined, ctx) && integerValued(node.childForFieldName('right') ?? undefined, ctx);
+    case 'conditional_expression': {
+      const [whenTrue, , whenFalse] = node.namedChildren;
+      return integerValued(whenTrue, ctx) && integerValued(whenFalse, ctx);
+    }
+    case 'call': {
+      const fn = node.childForFieldName('function');
+      const args = node.childForFieldName('arguments')?.namedChildren ?? [];
+      const builtin = builtinName(node, ctx);
+      if (builtin && INT_BUILTINS.has(builtin)) return true;
+      if (builtin === 'min' || builtin === 'max' || builtin === 'abs') return args.length > 0 && args.every((a) => integerValued(a, ctx));
+      return fn?.type === 'attribute' && INT_METHODS.has(fn.childForFieldName('attribute')?.text ?? '');
+    }
+    default:
+      return false;
+  }
 }

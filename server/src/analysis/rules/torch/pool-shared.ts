@@ -53,3 +53,38 @@ function divisorsAsserted(fn: Node): Set<string> {
   }
   return found;
 }
+
+/** A literal size per dimension (`2`, `(1, 2, 2)`), through a local binding or a parameter's default. */
+function sizes(node: Node | undefined, ctx: RuleContext, dims: number): number[] | undefined {
+  if (!node) return undefined;
+  const value = literalValue(node);
+  if (typeof value === 'number') return Array<number>(dims).fill(value);
+  if (node.type === 'tuple' || node.type === 'list') {
+    const each = node.namedChildren.map((c) => literalValue(c));
+    return each.length === dims && each.every((v) => typeof v === 'number') ? (each as number[]) : undefined;
+  }
+  if (node.type === 'identifier') {
+    const bound = ctx.values.definition(node);
+    return sizes(bound && !bound.unpacked ? bound.value : ctx.values.parameterDefault(node), ctx, dims);
+  }
+  return undefined;
+}
+
+/**
+ * Average pooling whose windows never overlap: the stride is omitted (it defaults to the kernel
+ * size), is the kernel size's own expression (`kernel_size=s, stride=s`), or is at least the kernel
+ * size in every dimension. Each input element then lies in one window at most and gets its
+ * gradient from one thread; padding and ceil_mode add no overlap.
+ */
+export function windowsDisjoint(call: CallSite, ctx: RuleContext, dims: number): boolean {
+  if (call.args.hasSplat) return false;
+  const functional = call.callee.startsWith('torch.nn.functional.');
+  const kernel = argument(call.args, functional ? 1 : 0, 'kernel_size');
+  const stride = argument(call.args, functional ? 2 : 1, 'stride');
+  if (!kernel) return false;
+  if (!stride || literalValue(stride) === null) return true;
+  if (kernel.text.replace(/\s+/g, '') === stride.text.replace(/\s+/g, '')) return true;
+  const k = sizes(kernel, ctx, dims);
+  const s = sizes(stride, ctx, dims);
+  return !!k && !!s && k.every((kd, i) => s[i]! >= kd);
+}
