@@ -34,6 +34,12 @@ type Candidate = FileAnalysis['candidates'][number];
 
 /** What the passes read of a program's files, each answer kept per SourceFile (one text of one file). */
 export class ProgramReader {
+  /**
+   * Work done, counted (the server's bitexact/stats): the passes' questions answered afresh (is a
+   * function only ever called without gradients, a kernel switch left off...), and the files read
+   * for an answer not yet kept, per kind (a parse for calls, uses, seeding or launches; a text search).
+   */
+  readonly counts = { questions: 0, calls: 0, uses: 0, seeds: 0, launches: 0, mentions: 0 };
   private readonly memo = new WeakMap<SourceFile, Map<string, unknown>>();
 
   constructor(private readonly analyzer: Analyzer) {}
@@ -49,12 +55,12 @@ export class ProgramReader {
 
   /** Does the file's text match `pattern` (a name's uses, a definition, a launch)? */
   mentions(file: SourceFile, pattern: RegExp): boolean {
-    return this.cached(file, `m\u0000${pattern.source}\u0000${pattern.flags}`, () => pattern.test(file.text));
+    return this.cached(file, `m\u0000${pattern.source}\u0000${pattern.flags}`, () => (this.counts.mentions++, pattern.test(file.text)));
   }
 
   /** The file's unconditional calls (program.ts); `known`: already read from a parse made anyway. */
   callsOf(file: SourceFile, known?: CallEdge[]): CallEdge[] {
-    return this.cached(file, 'calls', () => known ?? this.analyzer.callsOf(file.text));
+    return this.cached(file, 'calls', () => known ?? (this.counts.calls++, this.analyzer.callsOf(file.text)));
   }
 
   /** The uses of `name` in the file; one parse answers every name of `batch` the file mentions. */
@@ -63,17 +69,18 @@ export class ProgramReader {
     const answers = this.memo.get(file);
     if (answers?.has(key(name))) return answers.get(key(name)) as NameUses;
     const names = [...new Set([name, ...batch.filter((n) => this.mentions(file, new RegExp(`\\b${n}\\b`)))])].filter((n) => !answers?.has(key(n)));
+    this.counts.uses++;
     const uses = this.analyzer.usesOf(file.text, names);
     for (const n of names) this.cached(file, key(n), () => uses.get(n)!);
     return this.memo.get(file)!.get(key(name)) as NameUses;
   }
 
   functionSeedsTorch(file: SourceFile, name: string): FunctionSeeding {
-    return this.cached(file, `s\u0000${name}`, () => this.analyzer.functionSeedsTorch(file.text, name));
+    return this.cached(file, `s\u0000${name}`, () => (this.counts.seeds++, this.analyzer.functionSeedsTorch(file.text, name)));
   }
 
   launchSwitchValues(file: SourceFile, launch: LaunchSwitch): SwitchValue[] {
-    return this.cached(file, `l\u0000${launch.kernel}\u0000${launch.param}`, () => this.analyzer.launchSwitchValues(file.text, launch));
+    return this.cached(file, `l\u0000${launch.kernel}\u0000${launch.param}`, () => (this.counts.launches++, this.analyzer.launchSwitchValues(file.text, launch)));
   }
 }
 
@@ -224,7 +231,7 @@ function followCallers(reader: ProgramReader, analyses: Map<number, FileAnalysis
   const ask = (question: typeof runsOnlyWithoutGrad, file: number) => (name: string) => {
     const key = `${question === runsOnlyWithoutGrad ? 'grad' : 'test'}\u0000${file}\u0000${name}`;
     let answer = answers.get(key);
-    if (answer === undefined) answers.set(key, (answer = question(name, file, lookup)));
+    if (answer === undefined) answers.set(key, (answer = (reader.counts.questions++, question(name, file, lookup))));
     return answer;
   };
   for (const [i, analysis] of analyses) {
@@ -256,6 +263,7 @@ function quietOffByLaunch(reader: ProgramReader, analyses: Map<number, FileAnaly
     const key = `${launch.kernel}\u0000${launch.param}`;
     let answer = answers.get(key);
     if (answer === undefined) {
+      reader.counts.questions++;
       const word = new RegExp(`\\b${launch.kernel}\\s*\\[`);
       const values = launchers.filter((f) => !f.offPath && reader.mentions(f, word)).flatMap((f) => reader.launchSwitchValues(f, launch));
       answers.set(key, (answer = values.length > 0 && values.every((v) => v === 'off')));
@@ -294,6 +302,7 @@ function dropSeededByCallees(reader: ProgramReader, analyses: Map<number, FileAn
   };
   // Through the imported functions those call in turn, three files deep (setup -> default_setup's module -> ...).
   const seeds = (name: string): boolean => {
+    reader.counts.questions++;
     const seen = new Set([name]);
     let level = [name];
     for (let depth = 0; depth < 3 && level.length; depth++) {

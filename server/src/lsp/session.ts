@@ -6,6 +6,7 @@ import type { PairWatcher } from '../runs/pair-watch.js';
 import { CancellationToken, Connection, Diagnostic } from 'vscode-languageserver/node';
 import type { Tree } from 'web-tree-sitter';
 import { Checker, ResolveMemo } from '../analysis/index.js';
+import type { ProgramReader } from '../analysis/cross-file.js';
 import { showsTraining } from '../analysis/autograd.js';
 import { loneFileView } from '../analysis/program.js';
 import type { ProjectContext } from '../analysis/scope.js';
@@ -364,10 +365,10 @@ export class Session {
   }
 
   /** Work done so far, counted (requests/stats.ts). */
-  stats(): { conversions: number; findingsMade: number } & RunCounts & DocumentStore['parseCounts'] {
+  stats(): { conversions: number; findingsMade: number; crossFile: ProgramReader['counts'] } & RunCounts & DocumentStore['parseCounts'] {
     let findingsMade = this.closedMade;
     for (const memo of this.memos.values()) findingsMade += memo.made;
-    return { conversions: this.reports.conversions, findingsMade, ...this.runs.counts, ...this.docs.parseCounts };
+    return { conversions: this.reports.conversions, findingsMade, crossFile: { ...this.index.reader.counts }, ...this.runs.counts, ...this.docs.parseCounts };
   }
 
   /**
