@@ -6,7 +6,7 @@ import type { PairWatcher } from '../runs/pair-watch.js';
 import { CancellationToken, Connection, Diagnostic } from 'vscode-languageserver/node';
 import type { Tree } from 'web-tree-sitter';
 import { Checker, ResolveMemo } from '../analysis/index.js';
-import type { ProgramReader } from '../analysis/cross-file.js';
+import type { ProgramReader } from '../analysis/program-reader.js';
 import { showsTraining } from '../analysis/autograd.js';
 import { loneFileView } from '../analysis/program.js';
 import type { ProjectContext } from '../analysis/scope.js';
@@ -209,12 +209,15 @@ export class Session {
       // The quick analysis works from the chunk cache's layout (its last clean text): the edits since.
       const layout = entry.chunks?.layout;
       if (!layout || layout.text === text) entry.edits = [];
-      if (file && workspace.setProgramFacts(file, analysis, text, settings)) {
+      const factsChanged = !!file && workspace.setProgramFacts(file, analysis, text, settings, analysis === quick);
+      const offPath = workspace.isOffPath(file, settings);
+      const { analysis: finished, view, othersChanged } = this.index.finish(file, analysis, () => loneFileView({ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) }));
+      // Another file's findings change with this one's switches, training or calls, or with its text's
+      // answers to the cross-file questions that file asks (project-index.ts).
+      if (factsChanged || othersChanged) {
         this.generation++;
         this.refreshOthers(uri);
       }
-      const offPath = workspace.isOffPath(file, settings);
-      const { analysis: finished, view } = this.index.finish(file, analysis, () => loneFileView({ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) }));
       let memo = this.memos.get(uri);
       if (!memo) this.memos.set(uri, (memo = new ResolveMemo()));
       findings = checker.resolve(finished, text, settings, view, offPath, memo);
