@@ -106,8 +106,14 @@ export class ProgramQuestions {
    */
   renewed(files: readonly SourceFile[], launchers: readonly SourceFile[]): { questions: ProgramQuestions; changed: Set<number> } {
     const next = new ProgramQuestions(this.reader, files, launchers, this.capped);
-    for (const name of this.names) next.names.add(name);
     const changed = new Set<number>();
+    // Only the names still asked about are batched (a name typed and gone is not looked up again).
+    for (const keys of this.asked.values()) {
+      for (const key of keys) {
+        const { question } = this.answers.get(key)!;
+        if (question.kind === 'grad' || question.kind === 'test') next.names.add(question.name);
+      }
+    }
     for (const [asker, keys] of this.asked) {
       const kept = new Set<string>();
       next.asked.set(asker, kept);
