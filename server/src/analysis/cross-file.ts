@@ -143,12 +143,15 @@ export function crossFilePasses(questions: ProgramQuestions, targets: ReadonlyMa
     return passesOn(questions, i, c);
   };
   for (const [i, analysis] of targets) {
+    // A plain loop: on a dense file's pull this runs over a thousand candidates, nearly all decided already.
+    const decideHere = (c: Candidate) => decide(i, c);
     let changed = false;
-    const candidates = analysis.candidates.flatMap((c) => {
-      const kept = questions.outcome(i, c, () => decide(i, c));
+    const candidates: Candidate[] = [];
+    for (const c of analysis.candidates) {
+      const kept = questions.outcome(i, c, decideHere);
       if (kept !== c) changed = true;
-      return kept ? [kept] : [];
-    });
+      if (kept) candidates.push(kept);
+    }
     if (changed) analyses.set(i, { ...analysis, candidates });
   }
   return analyses;

@@ -75,7 +75,7 @@ export class ProgramQuestions {
    * What the passes make of candidate `c` of file `asker` (`decide`), kept: the same candidate
    * object is decided once for these files, and counts as asking again what it asked.
    */
-  outcome(asker: number, c: Candidate, decide: () => Candidate | undefined): Candidate | undefined {
+  outcome(asker: number, c: Candidate, decide: (c: Candidate) => Candidate | undefined): Candidate | undefined {
     let decided = this.outcomes.get(asker);
     if (!decided) this.outcomes.set(asker, (decided = new WeakMap()));
     const known = decided.get(c);
@@ -85,7 +85,7 @@ export class ProgramQuestions {
       return known.kept;
     }
     this.deciding = [];
-    const kept = decide();
+    const kept = decide(c);
     decided.set(c, { kept, keys: this.deciding });
     this.deciding = undefined;
     return kept;
