@@ -99,13 +99,15 @@ async function timeEdits(edits, target = uri) {
   // Work, not time: findings converted to diagnostics per edit (bitexact/stats).
   const after = await stats();
   const conversions = after && before ? (after.conversions - before.conversions) / edits.length : undefined;
-  return { p50: pct(50), p95: pct(95), max: latencies.at(-1), edits: edits.length, conversions };
+  // And the cross-file passes' questions answered afresh per edit (0 while the program's files stand as they were).
+  const questions = after?.crossFile && before?.crossFile ? (after.crossFile.questions - before.crossFile.questions) / edits.length : undefined;
+  return { p50: pct(50), p95: pct(95), max: latencies.at(-1), edits: edits.length, conversions, questions };
 }
 /** Times the edits, prints the figures and keeps them for --json. */
 async function report(id, label, edits, target, targetMs) {
   const t = await timeEdits(edits, target);
   result.latency.push({ id, label, ...t, targetMs });
-  const work = t.conversions === undefined ? '' : `, ${t.conversions.toFixed(1)} conversions/edit`;
+  const work = (t.conversions === undefined ? '' : `, ${t.conversions.toFixed(1)} conversions/edit`) + (t.questions === undefined ? '' : `, ${t.questions.toFixed(1)} cross-file questions/edit`);
   console.log(`edit -> diagnostics, ${label}: p50 ${t.p50.toFixed(1)} ms, p95 ${t.p95.toFixed(1)} ms, max ${t.max.toFixed(1)} ms${work}${targetMs ? ` (target p95 <= ${targetMs} ms)` : ''}`);
 }
 const typeAndDelete = (line, character) => [

@@ -11,52 +11,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ClientCapabilities,
-  Diagnostic,
-  DidChangeTextDocumentNotification,
-  DidChangeWatchedFilesNotification,
-  DidOpenTextDocumentNotification,
-  DocumentDiagnosticReport,
-  DocumentDiagnosticRequest,
-  FileChangeType,
-} from 'vscode-languageserver-protocol/node';
-import { copyFixture, runCli } from '../support/cli.js';
+import { DidChangeTextDocumentNotification, DidChangeWatchedFilesNotification, FileChangeType } from 'vscode-languageserver-protocol/node';
+import { copyFixture } from '../support/cli.js';
 import { LspSession, startLsp } from '../support/lsp.js';
+import { cliByFile, open, pull, PULL } from '../support/project-pulls.js';
 
-const PULL: ClientCapabilities = { textDocument: { diagnostic: { dynamicRegistration: false } }, workspace: { diagnostics: { refreshSupport: true } } };
 const FILES = ['models/head.py', 'models/layers.py', 'train.py', 'kit/native.py', 'models/blur.py', 'models/combine.py'];
-const SEVERITY: Record<number, string> = { 1: 'error', 2: 'warning', 3: 'info', 4: 'hint' };
 const RUNS = 5;
-
-interface CliDiagnostic {
-  path: string;
-  range: { start: { line: number; column: number } };
-  rule: string;
-  severity: string;
-  message: string;
-}
-
-/** `line:column rule severity message` of each finding `bitexact check ARGS` reports, by file. */
-function cliByFile(project: string, args: string[] = ['.']): Map<string, string[]> {
-  const report = JSON.parse(runCli(['check', '--format', 'json', ...args], project).stdout) as { diagnostics: CliDiagnostic[] };
-  const byFile = new Map<string, string[]>();
-  for (const d of report.diagnostics) byFile.set(d.path, [...(byFile.get(d.path) ?? []), `${d.range.start.line - 1}:${d.range.start.column - 1} ${d.rule} ${d.severity} ${d.message}`]);
-  return byFile;
-}
-
-const lspView = (items: Diagnostic[]) => items.map((d) => `${d.range.start.line}:${d.range.start.character} ${d.code} ${SEVERITY[d.severity!]} ${d.message}`);
-
-function open(s: LspSession, project: string, file: string): string {
-  const uri = pathToFileURL(path.join(project, file)).href;
-  void s.connection.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: 'python', version: 1, text: fs.readFileSync(path.join(project, file), 'utf8') } });
-  return uri;
-}
-
-async function pull(s: LspSession, uri: string): Promise<string[]> {
-  const report = (await s.connection.sendRequest(DocumentDiagnosticRequest.type, { textDocument: { uri } })) as DocumentDiagnosticReport;
-  return report.kind === 'full' ? lspView(report.items) : [];
-}
 
 let session: LspSession | undefined;
 afterEach(async () => {

@@ -4,78 +4,23 @@
 // ever called without gradients, kernel switches every launch leaves off, unseeded-program hits a
 // helper of another file seeds, and the program's mode, training and seeding facts. What the passes
 // read of the program's files (a word search, a parse for one name) is memoised per SourceFile
-// object by a ProgramReader: the server keeps one for as long as a file's text is unchanged.
-import type { Analyzer, FileAnalysis } from './engine.js';
-import type { Settings } from './config.js';
+// object by a ProgramReader (program-reader.ts), and what they ask of the program (is this function
+// only called without gradients...) per state of its files by ProgramQuestions (program-questions.ts):
+// the server keeps both between pulls.
+import type { FileAnalysis } from './engine.js';
 import { showsTraining } from './autograd.js';
 import { MODE_SWITCHES } from './facts.js';
 import type { CompiledAtomic } from './compiled-extensions.js';
-import { FileUses, NameUses, reachedOnlyFromTests, runsOnlyWithoutGrad } from './no-grad-callers.js';
 import { CallEdge, ProgramFile, ProgramView, programMode, programModeFor, programTrains, programUnseeded, reachedSwitches, runsOnItsOwn, showsSeeding } from './program.js';
 import { importsAlias, ProjectAliases } from './project-aliases.js';
 import type { ProjectContext } from './scope.js';
-import type { FunctionSeeding } from './seeding-functions.js';
-import type { SwitchValue } from './launch-switches.js';
-import type { LaunchSwitch, ModeOutcome, Outcomes } from './rules/rule.js';
+import type { ModeOutcome, Outcomes } from './rules/rule.js';
+import { ProgramReader, SourceFile } from './program-reader.js';
+import { ProgramQuestions } from './program-questions.js';
 
-export interface SourceFile {
-  path: string;
-  text: string;
-  settings: Settings;
-  /** A test, benchmark, docs or build file (roles.ts). */
-  offPath: boolean;
-  /** Its Python module from the project root (`pkg.layers.wrappers`; module-names.ts), if it has one. */
-  module?: string;
-  /** It is a package's `__init__.py`. */
-  isPackage?: boolean;
-}
+export { ProgramQuestions, ProgramReader, type SourceFile };
 
 type Candidate = FileAnalysis['candidates'][number];
-
-/** What the passes read of a program's files, each answer kept per SourceFile (one text of one file). */
-export class ProgramReader {
-  private readonly memo = new WeakMap<SourceFile, Map<string, unknown>>();
-
-  constructor(private readonly analyzer: Analyzer) {}
-
-  private cached<T>(file: SourceFile, key: string, make: () => T): T {
-    let answers = this.memo.get(file);
-    if (!answers) this.memo.set(file, (answers = new Map()));
-    if (answers.has(key)) return answers.get(key) as T;
-    const answer = make();
-    answers.set(key, answer);
-    return answer;
-  }
-
-  /** Does the file's text match `pattern` (a name's uses, a definition, a launch)? */
-  mentions(file: SourceFile, pattern: RegExp): boolean {
-    return this.cached(file, `m\u0000${pattern.source}\u0000${pattern.flags}`, () => pattern.test(file.text));
-  }
-
-  /** The file's unconditional calls (program.ts); `known`: already read from a parse made anyway. */
-  callsOf(file: SourceFile, known?: CallEdge[]): CallEdge[] {
-    return this.cached(file, 'calls', () => known ?? this.analyzer.callsOf(file.text));
-  }
-
-  /** The uses of `name` in the file; one parse answers every name of `batch` the file mentions. */
-  usesOf(file: SourceFile, name: string, batch: readonly string[]): NameUses {
-    const key = (n: string) => `u\u0000${n}`;
-    const answers = this.memo.get(file);
-    if (answers?.has(key(name))) return answers.get(key(name)) as NameUses;
-    const names = [...new Set([name, ...batch.filter((n) => this.mentions(file, new RegExp(`\\b${n}\\b`)))])].filter((n) => !answers?.has(key(n)));
-    const uses = this.analyzer.usesOf(file.text, names);
-    for (const n of names) this.cached(file, key(n), () => uses.get(n)!);
-    return this.memo.get(file)!.get(key(name)) as NameUses;
-  }
-
-  functionSeedsTorch(file: SourceFile, name: string): FunctionSeeding {
-    return this.cached(file, `s\u0000${name}`, () => this.analyzer.functionSeedsTorch(file.text, name));
-  }
-
-  launchSwitchValues(file: SourceFile, launch: LaunchSwitch): SwitchValue[] {
-    return this.cached(file, `l\u0000${launch.kernel}\u0000${launch.param}`, () => this.analyzer.launchSwitchValues(file.text, launch));
-  }
-}
 
 /** One file's program facts from its analysis and text (its calls are read later, where needed). */
 export function programFileOf(file: SourceFile, analysis: Pick<FileAnalysis, 'modeSettings'>): ProgramFile {
@@ -171,33 +116,56 @@ export function reachableFacts(reader: ProgramReader, program: ProgramOfFiles): 
  * cross-file passes on its analysis, and the program view its hits resolve with. The language
  * server's answer for an open document, equal to `bitexact check`'s for the same texts.
  */
-export function finishFile(reader: ProgramReader, program: ProgramOfFiles, index: number, analysis: FileAnalysis): { analysis: FileAnalysis; view: ProgramView } {
-  const facts = reachableFacts(reader, program);
-  const finished = crossFilePasses(reader, program.files, program.launchers, new Map([[index, analysis]])).get(index)!;
+export function finishFile(questions: ProgramQuestions, program: ProgramOfFiles, index: number, analysis: FileAnalysis): { analysis: FileAnalysis; view: ProgramView } {
+  const facts = reachableFacts(questions.reader, program);
+  const finished = crossFilePasses(questions, new Map([[index, analysis]])).get(index)!;
   return { analysis: finished, view: programViewFor(facts, index) };
 }
 
 /**
- * The cross-file passes over the analyses of `targets` (file index in `files` → its analysis):
- * every file for `bitexact check`, the open document for the server. Returns the targets' analyses
- * with the hits the program rules out dropped or quieted. `launchers`: every checked file, as a
- * sub-project (a framework's bindings with their own pyproject) launches its parent's kernels.
+ * The cross-file passes over the analyses of `targets` (file index in the questions' files → its
+ * analysis): every file for `bitexact check`, the open document for the server. Returns the targets'
+ * analyses with the hits the program rules out dropped or quieted. The questions' launchers: every
+ * checked file, as a sub-project (a framework's bindings with their own pyproject) launches its
+ * parent's kernels. Each pass decides of one candidate alone, so a candidate goes through the three
+ * in turn, and what they made of it is kept with the questions (an unchanged function's hits are not
+ * decided again while the program's files stay as they were).
  */
-export function crossFilePasses(reader: ProgramReader, files: readonly SourceFile[], launchers: readonly SourceFile[], targets: ReadonlyMap<number, FileAnalysis>): Map<number, FileAnalysis> {
+export function crossFilePasses(questions: ProgramQuestions, targets: ReadonlyMap<number, FileAnalysis>): Map<number, FileAnalysis> {
   const analyses = new Map(targets);
-  followCallers(reader, analyses, files);
-  quietOffByLaunch(reader, analyses, launchers);
-  dropSeededByCallees(reader, analyses, files);
+  for (const i of targets.keys()) questions.begin(i);
+  // At the first candidate to decide, the functions of every loud hit still undecided: their uses are
+  // read with one parse per file.
+  let expected = false;
+  const decide = (i: number, c: Candidate) => {
+    if (!expected) for (const [k, analysis] of targets) questions.expect(analysis.candidates.filter((d) => !questions.decided(k, d) && loudInFunctions(d)).flatMap((d) => d.functions!));
+    expected = true;
+    return passesOn(questions, i, c);
+  };
+  for (const [i, analysis] of targets) {
+    // A plain loop: on a dense file's pull this runs over a thousand candidates, nearly all decided already.
+    const decideHere = (c: Candidate) => decide(i, c);
+    let changed = false;
+    const candidates: Candidate[] = [];
+    for (const c of analysis.candidates) {
+      const kept = questions.outcome(i, c, decideHere);
+      if (kept !== c) changed = true;
+      if (kept) candidates.push(kept);
+    }
+    if (changed) analyses.set(i, { ...analysis, candidates });
+  }
   return analyses;
 }
 
 const loudWhere = (has: (c: Candidate) => boolean) => (c: Candidate) => has(c) && Object.values(c.outcomes).some((o) => o.severity !== 'info');
+const loudInFunctions = loudWhere((c) => !!c.functions);
+const loudUnderSwitch = loudWhere((c) => !!c.launchSwitch);
+const loudWhileUnseeded = loudWhere((c) => !!c.seededBy);
 
-function keepWhere(analyses: Map<number, FileAnalysis>, keep: (c: Candidate, file: number) => boolean): void {
-  for (const [i, analysis] of analyses) {
-    const kept = analysis.candidates.filter((c) => keep(c, i));
-    if (kept.length !== analysis.candidates.length) analyses.set(i, { ...analysis, candidates: kept });
-  }
+/** Candidate `c` of file `i` through the three passes: undefined when one drops it. */
+function passesOn(questions: ProgramQuestions, i: number, c: Candidate): Candidate | undefined {
+  const followed = followCallers(questions, i, c);
+  return followed && dropSeededByCallees(questions, i, quietOffByLaunch(questions, i, followed));
 }
 
 /**
@@ -205,42 +173,17 @@ function keepWhere(analyses: Map<number, FileAnalysis>, keep: (c: Candidate, fil
  * rules in functions every call of which runs without gradients, and caps at info any hit in code
  * that only test functions reach (a toy model a library module builds in its own `test_*`). Only the
  * names of such hits' functions are looked up, in the files on the training path that mention
- * them, and then their callers' names: most programs parse nothing more.
+ * them, and then their callers' names: most programs parse nothing more. A file is parsed once, for
+ * every name of the loud candidates it mentions (one parse per name made a program of many hazards
+ * quadratic: 200 files, 16,000 findings, 39 s).
  */
-function followCallers(reader: ProgramReader, analyses: Map<number, FileAnalysis>, files: readonly SourceFile[]): void {
-  const loud = loudWhere((c) => !!c.functions);
-  if (![...analyses.values()].some((a) => a.candidates.some(loud))) return;
-  // Parsed lazily, one file at a time, the defining file first: most names are ruled out by a use
-  // next to their definition (a call from module level, a reference passed on) before any other file
-  // is read. A file is parsed once, for every name of the loud candidates it mentions (one parse per
-  // name made a program of many hazards quadratic: 200 files, 16,000 findings, 39 s).
-  const names = [...new Set([...analyses.values()].flatMap((a) => a.candidates.filter(loud).flatMap((c) => c.functions!)))];
-  const lookup = function* (name: string, first: number): Generator<FileUses> {
-    const word = new RegExp(`\\b${name}\\b`);
-    const order = [first, ...files.keys()].filter((i, k) => k === 0 || i !== first);
-    for (const i of order) if (!files[i]!.offPath && reader.mentions(files[i]!, word)) yield { file: i, uses: reader.usesOf(files[i]!, name, names) };
-  };
-  const answers = new Map<string, boolean>();
-  const ask = (question: typeof runsOnlyWithoutGrad, file: number) => (name: string) => {
-    const key = `${question === runsOnlyWithoutGrad ? 'grad' : 'test'}\u0000${file}\u0000${name}`;
-    let answer = answers.get(key);
-    if (answer === undefined) answers.set(key, (answer = question(name, file, lookup)));
-    return answer;
-  };
-  for (const [i, analysis] of analyses) {
-    // A user who asks for test code reported (`test-code = "report"`) gets what tests reach too.
-    const capsTests = files[i]!.settings.testCode !== 'report';
-    let changed = false;
-    const candidates = analysis.candidates.flatMap((c) => {
-      if (!loud(c)) return [c];
-      if (c.rule.backwardOnly && c.functions!.some(ask(runsOnlyWithoutGrad, i))) return (changed = true), [];
-      const test = capsTests ? c.functions!.find(ask(reachedOnlyFromTests, i)) : undefined;
-      if (!test) return [c];
-      changed = true;
-      return [atMostInfo(c, `Only test functions reach \`${test}\` here, so this is test code.`)];
-    });
-    if (changed) analyses.set(i, { ...analysis, candidates });
-  }
+function followCallers(questions: ProgramQuestions, i: number, c: Candidate): Candidate | undefined {
+  if (!loudInFunctions(c)) return c;
+  if (c.rule.backwardOnly && c.functions!.some((name) => questions.noGradOnly(name, i, i))) return undefined;
+  // A user who asks for test code reported (`test-code = "report"`) gets what tests reach too.
+  const capsTests = questions.files[i]!.settings.testCode !== 'report';
+  const test = capsTests ? c.functions!.find((name) => questions.testOnly(name, i, i)) : undefined;
+  return test ? atMostInfo(questions, c, `Only test functions reach \`${test}\` here, so this is test code.`) : c;
 }
 
 /**
@@ -248,29 +191,9 @@ function followCallers(reader: ProgramReader, analyses: Map<number, FileAnalysis
  * which, across the training-path files, leaves it off by default (launch-switches.ts): the
  * default path takes the kernel's other branch. Only files naming the kernel are parsed.
  */
-function quietOffByLaunch(reader: ProgramReader, analyses: Map<number, FileAnalysis>, launchers: readonly SourceFile[]): void {
-  const loud = loudWhere((c) => !!c.launchSwitch);
-  if (![...analyses.values()].some((a) => a.candidates.some(loud))) return;
-  const answers = new Map<string, boolean>();
-  const offEverywhere = (launch: LaunchSwitch): boolean => {
-    const key = `${launch.kernel}\u0000${launch.param}`;
-    let answer = answers.get(key);
-    if (answer === undefined) {
-      const word = new RegExp(`\\b${launch.kernel}\\s*\\[`);
-      const values = launchers.filter((f) => !f.offPath && reader.mentions(f, word)).flatMap((f) => reader.launchSwitchValues(f, launch));
-      answers.set(key, (answer = values.length > 0 && values.every((v) => v === 'off')));
-    }
-    return answer;
-  };
-  for (const [i, analysis] of analyses) {
-    let changed = false;
-    const candidates = analysis.candidates.map((c) => {
-      if (!loud(c) || !offEverywhere(c.launchSwitch!)) return c;
-      changed = true;
-      return atMostInfo(c, `Every launch of \`${c.launchSwitch!.kernel}\` leaves \`${c.launchSwitch!.param}\` off by default, so this runs only when a caller turns it on.`);
-    });
-    if (changed) analyses.set(i, { ...analysis, candidates });
-  }
+function quietOffByLaunch(questions: ProgramQuestions, i: number, c: Candidate): Candidate {
+  if (!loudUnderSwitch(c) || !questions.launchOff(c.launchSwitch!, i)) return c;
+  return atMostInfo(questions, c, `Every launch of \`${c.launchSwitch!.kernel}\` leaves \`${c.launchSwitch!.param}\` off by default, so this runs only when a caller turns it on.`);
 }
 
 /**
@@ -279,44 +202,18 @@ function quietOffByLaunch(reader: ProgramReader, analyses: Map<number, FileAnaly
  * name in the training-path files (`def setup(`), calls a seed function (seeding-functions.ts),
  * itself or through the imported functions it calls. Only files defining such a name are parsed.
  */
-function dropSeededByCallees(reader: ProgramReader, analyses: Map<number, FileAnalysis>, files: readonly SourceFile[]): void {
-  const loud = loudWhere((c) => !!c.seededBy);
-  if (![...analyses.values()].some((a) => a.candidates.some(loud))) return;
-  // Each name's definitions (training-path files with a module-level `def name(`), read once.
-  const read = new Map<string, FunctionSeeding[]>();
-  const readName = (name: string): FunctionSeeding[] => {
-    let found = read.get(name);
-    if (!found) {
-      const def = new RegExp(`^(async\\s+)?def\\s+${name}\\s*\\(`, 'm');
-      read.set(name, (found = files.filter((f) => !f.offPath && reader.mentions(f, def)).map((f) => reader.functionSeedsTorch(f, name))));
-    }
-    return found;
-  };
-  // Through the imported functions those call in turn, three files deep (setup -> default_setup's module -> ...).
-  const seeds = (name: string): boolean => {
-    const seen = new Set([name]);
-    let level = [name];
-    for (let depth = 0; depth < 3 && level.length; depth++) {
-      const next: string[] = [];
-      for (const n of level) {
-        for (const found of readName(n)) {
-          if (found.seeds) return true;
-          for (const m of found.imported) if (!seen.has(m)) (seen.add(m), next.push(m));
-        }
-      }
-      level = next;
-    }
-    return false;
-  };
-  keepWhere(analyses, (c) => !loud(c) || !c.seededBy!.some(seeds));
+function dropSeededByCallees(questions: ProgramQuestions, i: number, c: Candidate): Candidate | undefined {
+  return loudWhileUnseeded(c) && c.seededBy!.some((name) => questions.seeds(name, i)) ? undefined : c;
 }
 
-/** A candidate capped at info in every mode, with why in its detail. */
-function atMostInfo(c: Candidate, note: string): Candidate {
-  const outcomes: Outcomes = {};
-  for (const [mode, o] of Object.entries(c.outcomes) as Array<[keyof Outcomes, ModeOutcome]>) {
-    const { whenProgramTrains: _trains, whenProgramUnseeded: _unseeded, ...rest } = o;
-    outcomes[mode] = { ...rest, severity: o.severity === 'hint' ? 'hint' : 'info', detail: o.detail ? `${o.detail} ${note}` : note };
-  }
-  return { ...c, outcomes };
+/** A candidate capped at info in every mode, with why in its detail (the same object for the same candidate and note). */
+function atMostInfo(questions: ProgramQuestions, c: Candidate, note: string): Candidate {
+  return questions.cap(c, note, () => {
+    const outcomes: Outcomes = {};
+    for (const [mode, o] of Object.entries(c.outcomes) as Array<[keyof Outcomes, ModeOutcome]>) {
+      const { whenProgramTrains: _trains, whenProgramUnseeded: _unseeded, ...rest } = o;
+      outcomes[mode] = { ...rest, severity: o.severity === 'hint' ? 'hint' : 'info', detail: o.detail ? `${o.detail} ${note}` : note };
+    }
+    return { ...c, outcomes };
+  });
 }

@@ -5,7 +5,7 @@ import type { Settings } from './config.js';
 import { Analyzer, AnalysisSteps, FileAnalysis } from './engine.js';
 import type { ModeSetting } from './facts.js';
 import { showsTraining } from './autograd.js';
-import { addCallEdges, crossFilePasses, programFileOf, programViewFor, programWideView, ProgramReader, projectOptionFor, SourceFile } from './cross-file.js';
+import { addCallEdges, crossFilePasses, programFileOf, programViewFor, programWideView, ProgramQuestions, ProgramReader, projectOptionFor, SourceFile } from './cross-file.js';
 import { CallEdge, ProgramView, programMode, programTrains } from './program.js';
 import type { Tree } from 'web-tree-sitter';
 import { GrammarFiles, PythonParser, TextChange } from './parse.js';
@@ -163,7 +163,7 @@ export class Checker {
     const program = analyses.map((a, i) => programFileOf(kept[i]!, a));
     const reader = this.reader();
     addCallEdges(reader, program, kept);
-    const finished = crossFilePasses(reader, kept, launchers ?? kept, new Map(analyses.entries()));
+    const finished = crossFilePasses(new ProgramQuestions(reader, kept, launchers ?? kept), new Map(analyses.entries()));
     finished.forEach((analysis, i) => (analyses[i] = analysis));
     const wide = programWideView(program);
     const checked = new Map(kept.map((file, i) => [file, {

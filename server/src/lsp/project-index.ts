@@ -10,7 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { CompiledAtomic } from '../analysis/compiled-extensions.js';
 import type { Settings } from '../analysis/config.js';
-import { finishFile, mayHaveModeSwitch, programFileOf, ProgramReader, programViewFor, projectOptionFor, reachableFacts } from '../analysis/cross-file.js';
+import { finishFile, mayHaveModeSwitch, programFileOf, ProgramQuestions, ProgramReader, programViewFor, projectOptionFor, reachableFacts } from '../analysis/cross-file.js';
 import type { FileAnalysis } from '../analysis/engine.js';
 import type { Checker, ProgramSource } from '../analysis/index.js';
 import { ProgramFile, ProgramView, programModeFor, unreachedSwitches } from '../analysis/program.js';
@@ -21,7 +21,7 @@ import { compiledExtensions } from '../workspace/extension-sources.js';
 import { readSource, sizeRefusal } from '../workspace/files.js';
 import type { DocumentStore } from './documents.js';
 import type { EditorSettings } from './settings.js';
-import type { WorkspaceModel } from './workspace.js';
+import type { IndexedProgram, WorkspaceModel } from './workspace.js';
 import type { AnalyseMany } from './workspace-scan.js';
 
 export interface IndexDeps {
@@ -60,6 +60,12 @@ export class ProjectIndex {
   private work: Promise<unknown> = Promise.resolve();
   /** The files the index holds, in the order `bitexact check` lists them. */
   private files: string[] = [];
+  /**
+   * Per project root, what its open files' passes asked and the files' state it was answered for
+   * (program-questions.ts): kept while no file of the program changes, so a pull after an edit that
+   * left the program's texts as they were answers nothing afresh.
+   */
+  private readonly asked = new Map<string, { paths: readonly string[]; questions: ProgramQuestions }>();
 
   constructor(private readonly deps: IndexDeps) {
     this.reader = deps.checker.reader();
@@ -119,15 +125,52 @@ export class ProjectIndex {
   /**
    * An open file's analysis finished in its project's program as `bitexact check` finishes it
    * (cross-file.ts finishFile), and the program view it resolves with; `alone`: the view of a file
-   * outside any folder, its own program.
+   * outside any folder, its own program. `othersChanged`: a file of the program changed since the
+   * last pull (this one's full analysis took its new text) and another file's questions got another
+   * answer: that file's findings are stale.
    */
-  finish(file: string | undefined, analysis: FileAnalysis, alone: () => ProgramView): { analysis: FileAnalysis; view: ProgramView } {
-    if (!file) return { analysis, view: alone() };
-    const { paths, program } = this.deps.workspace.programOf(file);
-    const index = paths.indexOf(file);
+  finish(file: string | undefined, analysis: FileAnalysis, alone: () => ProgramView): { analysis: FileAnalysis; view: ProgramView; othersChanged: boolean } {
+    if (!file) return { analysis, view: alone(), othersChanged: false };
+    const indexed = this.deps.workspace.programOf(file);
+    const index = indexed.paths.indexOf(file);
     // A test file the project's configuration skips is no part of its program.
-    if (index < 0) return { analysis, view: this.programView(file) };
-    return finishFile(this.reader, program, index, analysis);
+    if (index < 0) return { analysis, view: this.programView(file), othersChanged: false };
+    const { questions, changed } = this.questionsOf(indexed);
+    return { ...finishFile(questions, indexed.program, index, analysis), othersChanged: [...changed].some((p) => p !== file) };
+  }
+
+  /**
+   * The program's questions as its files stand: those kept if no file changed, else the same asked
+   * again of the new texts (or, when files came or went, none yet); and the paths of the files whose
+   * answers changed.
+   */
+  private questionsOf({ root, paths, program }: IndexedProgram): { questions: ProgramQuestions; changed: Set<string> } {
+    const held = this.asked.get(root);
+    const same = <T>(a: readonly T[], b: readonly T[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+    let questions: ProgramQuestions;
+    let changed = new Set<string>();
+    if (held && same(held.paths, paths)) {
+      if (same(held.questions.files, program.files) && same(held.questions.launchers, program.launchers)) questions = held.questions;
+      else {
+        const renewed = held.questions.renewed(program.files, program.launchers);
+        questions = renewed.questions;
+        changed = new Set([...renewed.changed].map((i) => paths[i]!));
+      }
+    } else {
+      questions = new ProgramQuestions(this.reader, program.files, program.launchers);
+      if (held) changed = new Set(held.questions.askers().map((i) => held.paths[i]!));
+    }
+    this.asked.set(root, { paths, questions });
+    return { questions, changed };
+  }
+
+  /** After a change of the index (every result is stale then): the questions asked again of the files as they now stand. */
+  private renewQuestions(): void {
+    for (const [root, held] of this.asked) {
+      const known = held.paths.find((p) => this.deps.workspace.sourceOf(p));
+      if (known) this.questionsOf(this.deps.workspace.programOf(known));
+      else this.asked.delete(root);
+    }
   }
 
   /** The program view of a file of the workspace as its project's files stand (a closed file's). */
@@ -160,6 +203,7 @@ export class ProjectIndex {
   private queue(step: () => Promise<void>): Promise<unknown> {
     const run = async () => {
       await step();
+      this.renewQuestions();
       this.deps.changed();
     };
     this.work = this.work.then(run, run);

@@ -4,16 +4,14 @@
 // notifications/) only translate between the protocol and this object.
 import type { PairWatcher } from '../runs/pair-watch.js';
 import { CancellationToken, Connection, Diagnostic } from 'vscode-languageserver/node';
-import type { Tree } from 'web-tree-sitter';
 import { Checker, ResolveMemo } from '../analysis/index.js';
+import type { ProgramReader } from '../analysis/program-reader.js';
 import { showsTraining } from '../analysis/autograd.js';
 import { loneFileView } from '../analysis/program.js';
-import type { ProjectContext } from '../analysis/scope.js';
-import type { Settings } from '../analysis/config.js';
-import type { AnalysisSteps, FileAnalysis } from '../analysis/engine.js';
 import type { Finding } from '../analysis/types.js';
 import { sizeRefusal } from '../workspace/files.js';
 import { AnalysisRuns, RunCounts } from './analysis-runs.js';
+import { fullAnalysis, FullAnalysisDeps } from './full-analysis.js';
 import { DocumentStore, OpenDocument } from './documents.js';
 import { NotebookStore } from './notebooks.js';
 import { PairDivergences } from './pair-divergence.js';
@@ -81,6 +79,8 @@ export class Session {
   private readonly settleTimers = new Map<string, NodeJS.Timeout>();
   /** Full analyses under way, interruptible (analysis-runs.ts). */
   private readonly runs = new AnalysisRuns();
+  /** What a full analysis of an open document works with (full-analysis.ts). */
+  private readonly full: FullAnalysisDeps;
   /** Rule errors (a bitexact bug) as diagnostics, each logged once per document. */
   private readonly ruleErrors = new RuleErrorLog((message) => this.log('error', message));
   /** Push mode: publish once per burst of changes (publish-queue.ts), never for a version that has moved on. */
@@ -99,6 +99,7 @@ export class Session {
     analyseMany?: AnalyseMany,
   ) {
     this.docs = new DocumentStore(checker.parser, (uri) => this.idle(uri), (uri) => this.runs.isRunning(uri));
+    this.full = { checker, docs: this.docs, runs: this.runs, workspace: this.workspace, debug: (message) => this.log('debug', message) };
     this.notebooks = new NotebookStore(checker, this.runs);
     this.scans = workspaceScans({
       connection,
@@ -193,7 +194,7 @@ export class Session {
       // A full analysis is what the settle would do: it is not needed then.
       if (quick) this.scheduleSettle(uri);
       else this.cancelSettle(uri);
-      const analysis = quick ?? (await this.fullAnalysis(entry, text, settings, file, project, token));
+      const analysis = quick ?? (await fullAnalysis(this.full, entry, text, settings, file, project, token));
       // Settings or program facts that changed while it ran: the result is kept as of before.
       if (this.generation !== generation) resultGeneration = generation;
       if (!analysis) {
@@ -208,54 +209,21 @@ export class Session {
       // The quick analysis works from the chunk cache's layout (its last clean text): the edits since.
       const layout = entry.chunks?.layout;
       if (!layout || layout.text === text) entry.edits = [];
-      if (file && workspace.setProgramFacts(file, analysis, text, settings)) {
+      const factsChanged = !!file && workspace.setProgramFacts(file, analysis, text, settings, analysis === quick);
+      const offPath = workspace.isOffPath(file, settings);
+      const { analysis: finished, view, othersChanged } = this.index.finish(file, analysis, () => loneFileView({ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) }));
+      // Another file's findings change with this one's switches, training or calls, or with its text's
+      // answers to the cross-file questions that file asks (project-index.ts).
+      if (factsChanged || othersChanged) {
         this.generation++;
         this.refreshOthers(uri);
       }
-      const offPath = workspace.isOffPath(file, settings);
-      const { analysis: finished, view } = this.index.finish(file, analysis, () => loneFileView({ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) }));
       let memo = this.memos.get(uri);
       if (!memo) this.memos.set(uri, (memo = new ResolveMemo()));
       findings = checker.resolve(finished, text, settings, view, offPath, memo);
     }
     this.results.set(uri, { version, generation: resultGeneration ?? this.generation, findings, ...(provisional ? { provisional } : {}), ...(ruleErrors ? { ruleErrors } : {}) });
     return findings;
-  }
-
-  /**
-   * The whole file analysed, in steps that stop when the document moves on (analysis-runs.ts); undefined
-   * then. Its calls are read only when they can matter, as the CLI reads them (Checker.addCallEdges):
-   * when this file or another of its project switches the mode (program.ts reachability). Reading them
-   * is a query over the whole file, as long as the rest of an analysis of an edit; a switch appearing
-   * later bumps the generation, and open files are analysed again.
-   */
-  private fullAnalysis(entry: OpenDocument, text: string, settings: Settings, file: string | undefined, project: ProjectContext | undefined, token?: CancellationToken): FileAnalysis | Promise<FileAnalysis | undefined> {
-    const { checker } = this;
-    // A project alias makes a file worth analysing that names no torch function itself.
-    if (!project && !checker.mayMatch(text)) return checker.analyze(text, settings);
-    const { uri, version } = entry.document;
-    let tree: Tree | undefined;
-    const steps = (): AnalysisSteps => {
-      this.log('debug', `bitexact: analysing ${uri} (version ${version}) in full`);
-      tree = this.docs.treeOf(entry);
-      return this.fullSteps(tree, entry, text, settings, file, project);
-    };
-    // Stale: closed or reopened, edited, or its tree freed (documents.ts). Another file's program facts
-    // (the generation) do not change this analysis, only how its hits resolve, after it.
-    const stale = () => this.docs.get(uri) !== entry || entry.document.version !== version || entry.tree !== tree;
-    const analysisSettings = JSON.stringify([settings.torchVersion, settings.guardNames, project]);
-    // A large document's first parse runs in slices, dropped as the analysis would be.
-    const between = async () => {
-      await new Promise((resolve) => setImmediate(resolve));
-      return this.docs.get(uri) === entry && entry.document.version === version && !token?.isCancellationRequested;
-    };
-    return this.docs.parseLarge(entry, between).then((parsed) => (parsed ? this.runs.analysis(uri, version, analysisSettings, steps, stale, token) : undefined));
-  }
-
-  private *fullSteps(tree: Tree, entry: OpenDocument, text: string, settings: Settings, file: string | undefined, project: ProjectContext | undefined): AnalysisSteps {
-    const analysis = yield* this.checker.analysisSteps(tree, text, settings, entry.chunks, false, project);
-    const callsMatter = !file || analysis.modeSettings.length > 0 || this.workspace.hasSwitches(file);
-    return { ...analysis, calls: callsMatter ? this.checker.callsOfTree(tree) : [] };
   }
 
   /**
@@ -364,10 +332,10 @@ export class Session {
   }
 
   /** Work done so far, counted (requests/stats.ts). */
-  stats(): { conversions: number; findingsMade: number } & RunCounts & DocumentStore['parseCounts'] {
+  stats(): { conversions: number; findingsMade: number; crossFile: ProgramReader['counts'] } & RunCounts & DocumentStore['parseCounts'] {
     let findingsMade = this.closedMade;
     for (const memo of this.memos.values()) findingsMade += memo.made;
-    return { conversions: this.reports.conversions, findingsMade, ...this.runs.counts, ...this.docs.parseCounts };
+    return { conversions: this.reports.conversions, findingsMade, crossFile: { ...this.index.reader.counts }, ...this.runs.counts, ...this.docs.parseCounts };
   }
 
   /**

@@ -82,7 +82,8 @@ export function workspaceScans(deps: ScanDeps): WorkspaceScans {
       // A file opened meanwhile has its own live analysis: its facts are the document's from then on.
       if (docs.get(job.uri)) return;
       analyses[i] = analysis;
-      changed = workspace.setProgramFacts(job.file, analysis, job.text, job.settings) || changed;
+      // As before the server told quick analyses apart: an analysis without calls keeps the file's last text and calls.
+      changed = workspace.setProgramFacts(job.file, analysis, job.text, job.settings, analysis.calls === undefined) || changed;
     };
     // A file no rule can match needs no parse: the text search settles it here at once.
     const heavy: number[] = [];
@@ -180,7 +181,7 @@ export function workspaceScans(deps: ScanDeps): WorkspaceScans {
     const job = await closedJob(file, uri);
     if (!job) return [];
     const analysis = checker.analyze(job.text, job.settings);
-    workspace.setProgramFacts(file, analysis, job.text, job.settings);
+    workspace.setProgramFacts(file, analysis, job.text, job.settings, analysis.calls === undefined);
     return resolveClosed(job, analysis);
   }
 

@@ -35,6 +35,8 @@ export interface ProgramEntry {
 
 /** A project's program as the cross-file passes take it, and its files' paths. */
 export interface IndexedProgram {
+  /** Its project root. */
+  root: string;
   paths: string[];
   program: ProgramOfFiles;
 }
@@ -88,14 +90,15 @@ export class WorkspaceModel {
 
   /**
    * Records a file's mode switches and calls; returns true when that changes what other files say.
-   * An analysis of one edited function has no calls: the file's last known calls are kept, and its
-   * last fully analysed text.
+   * An analysis of one edited function (`edited`) has no calls: the file's last known calls are kept,
+   * and its last fully analysed text.
    */
-  setProgramFacts(file: string, analysis: FileAnalysis, text: string, settings: Settings): boolean {
+  setProgramFacts(file: string, analysis: FileAnalysis, text: string, settings: Settings, edited: boolean): boolean {
     const before = this.programFiles.get(file)?.facts;
     // A quick analysis of one edited function keeps the file's last calls and training signs; the full
-    // analysis after the pause in typing reads both again.
-    const quick = analysis.calls === undefined && before !== undefined;
+    // analysis after the pause in typing reads both again. (A full one of a file that names no torch
+    // function has no calls either, but its text is the program's from then on.)
+    const quick = edited && before !== undefined;
     const source = quick ? this.programFiles.get(file)!.source : this.programSource(file, text, settings);
     const facts: ProgramFile = quick ? { ...before, modeSettings: analysis.modeSettings } : { ...programFileOf(source, analysis), calls: analysis.calls ?? [] };
     // Calls left unread (an empty list: no switch made them matter) are read by the passes if needed.
@@ -136,7 +139,7 @@ export class WorkspaceModel {
     if (!program) {
       const entries = [...this.programFiles].filter(([, e]) => e.source.root === root && !(e.facts.offPath && e.source.settings.testCode === 'skip'));
       const launchers = [...this.programFiles.values()].map((e) => e.source);
-      program = { paths: entries.map(([p]) => p), program: { files: entries.map(([, e]) => e.source), facts: entries.map(([, e]) => e.facts), launchers, calls: entries.map(([, e]) => e.calls) } };
+      program = { root, paths: entries.map(([p]) => p), program: { files: entries.map(([, e]) => e.source), facts: entries.map(([, e]) => e.facts), launchers, calls: entries.map(([, e]) => e.calls) } };
       this.programs.set(root, program);
     }
     return program;
