@@ -46,6 +46,46 @@ describe('incremental analysis', () => {
     );
   });
 
+  // Facts read from another function of the file (values.ts: what a module-level helper returns, a
+  // module-level cache a function fills, an element of the tuple a helper returns): the function
+  // asking keeps no cached hit, so editing only the helper changes the asking function's findings.
+  it('a hit that read another function of the file changes when only that function is edited', async () => {
+    const checker = await loadChecker();
+    const s = settings();
+    const cases: Array<{ text: string; from: string; to: string }> = [
+      {
+        text: ['import torch', '', '', 'def table_of(k, weight):', '    t = torch.empty(2, k)', '    t[:] = weight', '    return t', '', '', 'def pick(weight, k):', '    ids = torch.argmax(weight.view(-1, k), dim=1).unsqueeze(1).expand(-1, k)', '    return torch.gather(table_of(k, weight).cuda(), 0, ids)', ''].join('\n'),
+        from: '    t[:] = weight\n',
+        to: '',
+      },
+      {
+        text: ['import torch', '', 'cached = None', '', '', 'def table_of(k):', '    global cached', '    if cached is None:', '        cached = torch.ones(2, k)', '    return cached', '', '', 'def pick(weight, k):', '    ids = torch.argmax(weight.view(-1, k), dim=1).unsqueeze(1).expand(-1, k)', '    return torch.gather(table_of(k).cuda(), 0, ids)', ''].join('\n'),
+        from: 'cached = torch.ones(2, k)',
+        to: 'cached = torch.nn.Parameter(torch.ones(2, k))',
+      },
+      {
+        text: ['import torch', '', '', 'def order_of(x):', '    scores = x.sum(-1)', '    return scores, torch.arange(x.shape[0], device=x.device)', '', '', 'def pick(x, weight):', '    scores, ids = order_of(x)', '    return torch.gather(weight, 0, ids)', ''].join('\n'),
+        from: 'torch.arange(x.shape[0], device=x.device)',
+        to: 'torch.randint(0, 4, (x.shape[0],), device=x.device)',
+      },
+    ];
+    for (const { text, from, to } of cases) {
+      const doc = new EditedDocument(checker, text);
+      try {
+        const before = outcome(checker, doc.analyze(s), doc.text, s);
+        const at = text.indexOf(from);
+        doc.edit(at, at + from.length, to);
+        const incremental = outcome(checker, doc.analyze(s), doc.text, s);
+        const fresh = outcome(checker, checker.analyze(doc.text, s), doc.text, s);
+        // The edit matters (the case tests something), and the incremental answer is the fresh one.
+        expect(fresh, from).not.toBe(before);
+        expect(incremental, from).toBe(fresh);
+      } finally {
+        doc.dispose();
+      }
+    }
+  });
+
   it('analyses an edit inside one function without parsing the file, with the findings of a full analysis', async () => {
     const checker = await loadChecker();
     const s = settings();

@@ -102,12 +102,13 @@ type GradFreeOf = (node: Node) => boolean;
  * None: return table; ...; table = built`): grad-free when its module value and every value the
  * function stores in it are. `declared`: the names each function declares global, by node id.
  */
-export function globalGradFree(use: Node, gradFree: GradFreeOf, declared: Map<number, Set<string>>): boolean {
+export function globalGradFree(use: Node, gradFree: GradFreeOf, declared: Map<number, Set<string>>, readsBeyond: () => void): boolean {
   const fn = enclosingFunction(use);
   if (!fn) return false;
   let names = declared.get(fn.id);
   if (!names) declared.set(fn.id, (names = new Set(fn.descendantsOfType('global_statement').flatMap((g) => g.namedChildren.map((n) => n.text)))));
   if (!names.has(use.text)) return false;
+  readsBeyond();
   const stored = fn.descendantsOfType('assignment').filter((a) => a.childForFieldName('left')?.text === use.text).map((a) => a.childForFieldName('right'));
   const values = [moduleValue(use), ...stored];
   return values.every((v) => !!v && gradFree(v));
@@ -120,8 +121,9 @@ export function filledGradFree(use: Node, gradFree: GradFreeOf, memo: Map<string
 }
 
 /** `helper(m, n)` of a module-level function of this file: grad-free when everything it returns is. */
-export function returnsGradFree(call: Node, gradFree: GradFreeOf): boolean {
+export function returnsGradFree(call: Node, gradFree: GradFreeOf, readsBeyond: () => void): boolean {
   const fn = calledFunction(call, () => undefined);
+  if (fn) readsBeyond();
   const values = fn && returnedValues(fn);
   return !!values && values.every((v) => gradFree(v));
 }

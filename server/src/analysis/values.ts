@@ -167,7 +167,8 @@ export class ValueHints {
     switch (node.type) {
       case 'identifier': {
         const binding = this.definitionOf(node);
-        if (!binding && globalGradFree(node, this.gradFree, this.globals)) return { ...UNKNOWN, gradFree: true };
+        // A module-level cache the function fills reads its module value, outside the function.
+        if (!binding && globalGradFree(node, this.gradFree, this.globals, () => this.readsBeyondFunction())) return { ...UNKNOWN, gradFree: true };
         // By the naming conventions where the code shows nothing better (no definition, or an unknown dtype).
         const hint = this.ofBinding(binding);
         const named = hint.dtype === 'unknown' && !hint.unique ? namedOffsets(node.text, !!binding) : undefined;
@@ -276,6 +277,7 @@ export class ValueHints {
     const binding = this.definitionOf(identifier);
     if (binding?.position === undefined || binding.value?.type !== 'call') return undefined;
     const fn = calledFunction(binding.value, (n) => this.selfAttributeValue(n));
+    if (fn) this.readsBeyondFunction();
     return fn && returnedElement(fn, binding.position);
   }
 
@@ -397,7 +399,8 @@ export class ValueHints {
     }
     // `helper(m, n)` of a module-level function of this file: grad-free when everything it returns is
     // (a table of constants built once and cached).
-    if (fn.type === 'identifier') return returnsGradFree(node, this.gradFree) ? { ...UNKNOWN, gradFree: true } : UNKNOWN;
+    // (Read from another function: the language server's per-function cache must not keep the answer.)
+    if (fn.type === 'identifier') return returnsGradFree(node, this.gradFree, () => this.readsBeyondFunction()) ? { ...UNKNOWN, gradFree: true } : UNKNOWN;
     if (fn.type !== 'attribute') return UNKNOWN;
     const method = fn.childForFieldName('attribute')?.text ?? '';
     const base = this.of(fn.childForFieldName('object') ?? undefined);
