@@ -5,41 +5,21 @@
 // assignment in the same function; anything more is "unknown", never a guess.
 import type { Node } from 'web-tree-sitter';
 import type { ImportScope } from './scope.js';
-import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, isNumber, isRowMajorIndex, keptUnique, nonzeroCoordinate, repeatsByConstruction, ROW_UNIQUE_MAKERS, singletonDims } from './index-facts.js';
+import { callValue } from './call-values.js';
+import { UNKNOWN, type ValueHint } from './value-hint.js';
+import { isNumber, isRowMajorIndex, nonzeroCoordinate, repeatsByConstruction, singletonDims } from './index-facts.js';
 import { uniqueCoordinate } from './routing-masks.js';
 import { ScopeCache } from './scope-cache.js';
-import { isGroupOfPositions } from './grouped-positions.js';
 import { initOf, isBuffer } from './members.js';
 import { calledFunction, returnedElement } from './returns.js';
 import { namedOffsets } from './value-names.js';
-import { filledGradFree, globalGradFree, isGradFreeFactory, methodKeepsGradFree, putsOnCpu, returnsGradFree, writtenInPlace } from './grad-values.js';
+import { filledGradFree, globalGradFree, writtenInPlace } from './grad-values.js';
 import { isKnownTensor } from './tensor-evidence.js';
-import { factoryRank, shapeRank } from './shapes.js';
 import { isUniformFill } from './uniform-values.js';
 import { leastRank } from './min-rank.js';
-import { type DTypeClass, FLOAT_DTYPES, FLOAT_FACTORIES, FLOAT_METHODS, INT_DTYPES, INT_FACTORIES, INT_METHODS, LIKE_FACTORIES, listDtype, SHAPE_METHODS, SPARSE_MAKERS, UNIQUE_INDICES, VALUES_AND_INDICES } from './value-vocabulary.js';
-import { argument, callArguments, enclosingFunction, parameterDefault, unparenthesize } from './syntax.js';
+import { enclosingFunction, parameterDefault, unparenthesize } from './syntax.js';
+import { UNIQUE_INDICES, VALUES_AND_INDICES } from './value-vocabulary.js';
 
-export interface ValueHint {
-  dtype: DTypeClass;
-  /** 'numpy' for NumPy/pandas values: CPU, never a torch kernel. */
-  origin: 'torch' | 'numpy' | 'unknown';
-  rank?: number;
-  sparse?: boolean;
-  /**
-   * An index without repeated entries: 'flat' over all its elements (randperm, arange, unique),
-   * 'rows' along the dimension it was made for (argsort, sort and top-k indices per row), which a
-   * flatten or view breaks; 'coords': the rows of `nonzero()`, of an input of rank `coordinates`.
-   */
-  unique?: 'flat' | 'rows' | 'coords';
-  coordinates?: number;
-  /** Cannot require grad (grad-values.ts): a factory's leaf, a `.detach()`, a registered buffer, a number. */
-  gradFree?: boolean;
-  /** Put on the CPU by the code (`.cpu()`, `device="cpu"`). */
-  cpu?: boolean;
-}
-
-const UNKNOWN: ValueHint = { dtype: 'unknown', origin: 'unknown' };
 
 function isScopeNode(node: Node): boolean {
   return node.type === 'function_definition' || node.type === 'class_definition' || node.type === 'module' || node.type === 'lambda';
@@ -59,14 +39,6 @@ export type AssignmentsWithin = (scope: Node) => readonly Node[];
 /** How deep one value's reading may nest; real code stays far below (tens). */
 const MAX_NESTING = 400;
 
-/**
- * The ids `argsort` returns: a permutation of each row, so of a 1-D input (`x.flatten().argsort()`)
- * a permutation of the whole tensor, whose entries stay distinct through views and a second
- * argsort (its inverse permutation).
- */
-function sortedIds(inputRank: number | undefined): 'flat' | 'rows' {
-  return inputRank === 1 ? 'flat' : 'rows';
-}
 
 export class ValueHints {
   /** Scope node id → name → bindings in source order; a scope's are built when it is first asked about. */
@@ -83,7 +55,7 @@ export class ValueHints {
   /** Per function (by node id): the names it declares `global`. */
   private readonly globals = new Map<number, Set<string>>();
   /** Does `node`'s value never require grad (ValueHint.gradFree), for grad-values.ts's questions? */
-  private readonly gradFree = (node: Node): boolean => !!this.of(node).gradFree;
+  readonly gradFreeOf = (node: Node): boolean => !!this.of(node).gradFree;
   /** How many of() calls are under way (see MAX_NESTING). */
   private depth = 0;
 
@@ -92,7 +64,7 @@ export class ValueHints {
    * about: a file's analysis then reads only the functions whose values a rule needs.
    */
   constructor(
-    private readonly scope: ImportScope,
+    readonly scope: ImportScope,
     private readonly assignmentsWithin: AssignmentsWithin,
   ) {}
 
@@ -168,12 +140,12 @@ export class ValueHints {
       case 'identifier': {
         const binding = this.definitionOf(node);
         // A module-level cache the function fills reads its module value, outside the function.
-        if (!binding && globalGradFree(node, this.gradFree, this.globals, () => this.readsBeyondFunction())) return { ...UNKNOWN, gradFree: true };
+        if (!binding && globalGradFree(node, this.gradFreeOf, this.globals, () => this.readsBeyondFunction())) return { ...UNKNOWN, gradFree: true };
         // By the naming conventions where the code shows nothing better (no definition, or an unknown dtype).
         const hint = this.ofBinding(binding);
         const named = hint.dtype === 'unknown' && !hint.unique ? namedOffsets(node.text, !!binding) : undefined;
         if (named) return named;
-        return hint.gradFree && writtenInPlace(node, node.text, this.inPlace) && !filledGradFree(node, this.gradFree, this.itemWrites) ? { ...hint, gradFree: undefined } : hint;
+        return hint.gradFree && writtenInPlace(node, node.text, this.inPlace) && !filledGradFree(node, this.gradFreeOf, this.itemWrites) ? { ...hint, gradFree: undefined } : hint;
       }
       case 'conditional_expression': {
         // `a if c else b`: what both branches share.
@@ -194,7 +166,7 @@ export class ValueHints {
       case 'augmented_assignment':
         return this.binary(node);
       case 'call':
-        return this.call(node);
+        return callValue(node, this);
       case 'subscript':
         return this.subscript(node);
       case 'attribute':
@@ -377,70 +349,5 @@ export class ValueHints {
     const unique = rowMajor ? 'flat' : op === '+' || op === '-' ? (left.unique ?? right.unique) : undefined;
     const gradFree = (left.gradFree && right.gradFree) || undefined;
     return { dtype, origin: left.origin === 'unknown' ? right.origin : left.origin, rank: left.rank ?? right.rank, unique, gradFree };
-  }
-
-  private call(node: Node): ValueHint {
-    const fn = node.childForFieldName('function');
-    if (!fn) return UNKNOWN;
-    const args = callArguments(node);
-    const explicit = this.dtypeArgument(args.keywords.get('dtype'));
-    const qualified = this.scope.resolveExpression(fn);
-    if (qualified !== undefined) {
-      const origin = qualified.startsWith('torch.') ? 'torch' : this.scope.isNonTensorModule(qualified) ? 'numpy' : 'unknown';
-      const name = qualified.slice(qualified.lastIndexOf('.') + 1);
-      const sparse = SPARSE_MAKERS.test(qualified) || undefined;
-      const coords = origin === 'torch' && COORDINATE_MAKERS.has(name) ? coordinatesOf(args, this.of(args.positional[0]).rank) : undefined;
-      if (coords) return { dtype: 'int', origin, ...coords };
-      const grouped = origin === 'torch' && (name === 'tensor' || name === 'as_tensor') && isGroupOfPositions(args.positional[0] ?? node);
-      const unique = (origin === 'torch' && FLAT_UNIQUE_MAKERS.has(name)) || grouped ? 'flat' : origin === 'torch' && ROW_UNIQUE_MAKERS.has(name) ? sortedIds(this.of(args.positional[0]).rank) : keptUnique(EINOPS_KEEPS_UNIQUE.has(qualified) ? 'einops' : origin === 'torch' ? name : '', this.of(args.positional[0]).unique);
-      const gradFree = (origin === 'torch' && isGradFreeFactory(name, args)) || undefined;
-      const cpu = (origin === 'torch' && putsOnCpu(undefined, args)) || undefined;
-      return { dtype: explicit ?? this.factoryDtype(name, args), origin, rank: factoryRank(name, args), sparse, unique, gradFree, cpu };
-    }
-    // `helper(m, n)` of a module-level function of this file: grad-free when everything it returns is
-    // (a table of constants built once and cached).
-    // (Read from another function: the language server's per-function cache must not keep the answer.)
-    if (fn.type === 'identifier') return returnsGradFree(node, this.gradFree, () => this.readsBeyondFunction()) ? { ...UNKNOWN, gradFree: true } : UNKNOWN;
-    if (fn.type !== 'attribute') return UNKNOWN;
-    const method = fn.childForFieldName('attribute')?.text ?? '';
-    const base = this.of(fn.childForFieldName('object') ?? undefined);
-    if (SPARSE_MAKERS.test(method)) return { ...base, sparse: true };
-    let dtype: DTypeClass = explicit ?? base.dtype;
-    if (INT_METHODS.has(method)) dtype = 'int';
-    else if (FLOAT_METHODS.has(method)) dtype = 'float';
-    else if (method === 'to' || method === 'type') dtype = this.dtypeArgument(argument(args, 0, 'dtype')) ?? base.dtype;
-    let rank = base.rank;
-    if (SHAPE_METHODS.has(method)) rank = shapeRank(args);
-    else if (method === 'unsqueeze' && rank !== undefined) rank++;
-    else if ((method === 'flatten' || method === 'ravel') && args.positional.length === 0 && args.keywords.size === 0) rank = 1;
-    const coords = COORDINATE_MAKERS.has(method) ? coordinatesOf(args, base.rank) : undefined;
-    if (coords) return { dtype: 'int', origin: base.origin, ...coords };
-    const unique = method === 'unique' || method === 'unique_consecutive' ? 'flat' : ROW_UNIQUE_MAKERS.has(method) ? sortedIds(base.rank) : keptUnique(method, base.unique);
-    const gradFree = method === 'detach' || (base.gradFree && methodKeepsGradFree(method)) || undefined;
-    const cpu = putsOnCpu(method, args) || (base.cpu && methodKeepsGradFree(method) && method !== 'cuda' && method !== 'to') || undefined;
-    return { dtype, origin: base.origin, rank, sparse: method === 'to_dense' ? undefined : base.sparse, unique, coordinates: unique === 'coords' ? base.coordinates : undefined, gradFree, cpu };
-  }
-
-
-  private dtypeArgument(node: Node | undefined): DTypeClass | undefined {
-    if (!node) return undefined;
-    const qualified = this.scope.resolveExpression(node);
-    if (!qualified?.startsWith('torch.')) return undefined;
-    const name = qualified.slice('torch.'.length);
-    if (INT_DTYPES.test(name)) return 'int';
-    if (FLOAT_DTYPES.test(name)) return 'float';
-    return undefined;
-  }
-
-  private factoryDtype(name: string, args: ReturnType<typeof callArguments>): DTypeClass {
-    if (INT_FACTORIES.has(name)) return 'int';
-    if (FLOAT_FACTORIES.has(name)) return 'float';
-    if (LIKE_FACTORIES.has(name)) return this.of(args.positional[0]).dtype;
-    if (name === 'arange') {
-      return args.positional.every((a) => this.of(a).dtype === 'int') ? 'int' : 'unknown';
-    }
-    if (name === 'full') return this.of(argument(args, 1, 'fill_value')).dtype;
-    if (name === 'tensor' || name === 'as_tensor') return listDtype(args.positional[0]);
-    return 'unknown';
   }
 }
