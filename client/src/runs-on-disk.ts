@@ -2,23 +2,41 @@
 // bitexact.pair.runsDir), and when it redraws for them.
 import * as vscode from 'vscode';
 
+/** Redraws asked for this close together are one. */
+const COALESCE_MS = 150;
+
 /**
  * Redraws of the whole tree, each noting the reports on disk it is drawn from. A redraw re-creates
  * the rows' commands, and a click landing on a row drawn before it runs nothing (VS Code: "Actual
  * command not found"), so one change on disk gives one redraw: from whichever of the watcher, the
- * 2 s look and the launcher sees it first, never one from each. Looks run one at a time.
+ * 2 s look and the launcher sees it first, never one from each. Looks run one at a time, and the
+ * redraws asked for within COALESCE_MS are one (a pair ending gives its report and the launcher's
+ * end of the live row together).
  */
 export class RedrawsFromDisk {
   private drawnFrom: string | undefined;
   private looking: Promise<void> = Promise.resolve();
+  private pending: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly redraw: () => void) {}
 
   redrawAll(): Promise<void> {
     return this.afterLooks(async () => {
       this.drawnFrom = await reportsOnDisk();
-      this.redraw();
+      this.schedule();
     });
+  }
+
+  dispose(): void {
+    clearTimeout(this.pending);
+    this.pending = undefined;
+  }
+
+  private schedule(): void {
+    this.pending ??= setTimeout(() => {
+      this.pending = undefined;
+      this.redraw();
+    }, COALESCE_MS);
   }
 
   /** Redraws if the reports on disk changed since the last redraw (the first look only notes them). */
@@ -27,7 +45,7 @@ export class RedrawsFromDisk {
       const now = await reportsOnDisk();
       const changed = this.drawnFrom !== undefined && now !== this.drawnFrom;
       this.drawnFrom = now;
-      if (changed) this.redraw();
+      if (changed) this.schedule();
     });
   }
 

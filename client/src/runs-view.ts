@@ -53,7 +53,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
 
   /** One node per live pair, kept so that a progress update refreshes that row alone. */
   private readonly liveNodes = new Map<string, LiveNode>();
-  private readonly redraws = new RedrawsFromDisk(() => this.changed.fire(undefined));
+  readonly redraws = new RedrawsFromDisk(() => this.changed.fire(undefined));
 
   private constructor(
     private readonly launcher: PairLauncher,
@@ -139,6 +139,7 @@ export class RunsView implements vscode.TreeDataProvider<Node> {
       pyproject.onDidDelete(refresh),
       view.changed,
       { dispose: () => clearInterval(poll) },
+      view.redraws,
     ];
   }
 
