@@ -46,6 +46,17 @@ describe('cross-file answers kept between pulls', () => {
     renamed = cliWithLoader((text) => text.replace('"pos_embed"]', '"pos_embedding"]'));
   });
 
+  /** A fresh server on a copy of the fixture, layers.py and loader.py open, layers.py pulled first (as bitexact check reports it). */
+  async function openBoth() {
+    const dir = copyFixture('cross-file');
+    session = await startLsp(dir, PULL);
+    const stats = () => session!.connection.sendRequest('bitexact/stats') as Promise<Stats>;
+    const [layers, loader] = [open(session, dir, LAYERS), open(session, dir, LOADER)];
+    const first = await pullReport(session, layers);
+    expect(first.items).toEqual(before.get(LAYERS) ?? []);
+    return { dir, stats, layers, loader, first, lsp: session };
+  }
+
   it('the fixture shows it: a call with gradients in loader.py keeps the hit in layers.py; a renamed key changes nothing there', () => {
     expect(called.get(LAYERS)).not.toEqual(before.get(LAYERS));
     expect(renamed.get(LAYERS)).toEqual(before.get(LAYERS));
@@ -68,41 +79,31 @@ describe('cross-file answers kept between pulls', () => {
   });
 
   it("an edit of the other file that changes none of this file's answers leaves this file's report unchanged", async () => {
-    const dir = copyFixture('cross-file');
-    session = await startLsp(dir, PULL);
-    const stats = () => session!.connection.sendRequest('bitexact/stats') as Promise<Stats>;
-    const [layers, loader] = [open(session, dir, LAYERS), open(session, dir, LOADER)];
-    const first = await pullReport(session, layers);
-    expect(first.items).toEqual(before.get(LAYERS) ?? []);
-    expect(await pull(session, loader)).toEqual(before.get(LOADER) ?? []);
+    const { dir, stats, layers, loader, first, lsp } = await openBoth();
+    expect(await pull(lsp, loader)).toEqual(before.get(LOADER) ?? []);
     const asked = await stats();
     // loader.py names no torch function: each edit is analysed in full, and the program takes its text.
     const text = fs.readFileSync(path.join(dir, LOADER), 'utf8').replace('"pos_embed"]', '"pos_embedding"]');
-    await session.connection.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: loader, version: 2 }, contentChanges: [{ text }] });
-    expect(await pull(session, loader)).toEqual(renamed.get(LOADER) ?? []);
+    await lsp.connection.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: loader, version: 2 }, contentChanges: [{ text }] });
+    expect(await pull(lsp, loader)).toEqual(renamed.get(LOADER) ?? []);
     // layers.py's question (is grow_table only called without gradients?) was asked again of the new text.
     expect((await stats()).crossFile.questions).toBeGreaterThan(asked.crossFile.questions);
-    expect((await pullReport(session, layers, first.resultId)).kind).toBe('unchanged');
-    expect(await pull(session, layers)).toEqual(renamed.get(LAYERS) ?? []);
+    expect((await pullReport(lsp, layers, first.resultId)).kind).toBe('unchanged');
+    expect(await pull(lsp, layers)).toEqual(renamed.get(LAYERS) ?? []);
   });
 
   it('an edit inside a function body asks nothing afresh, and the findings stay once the edit is analysed in full', async () => {
-    const dir = copyFixture('cross-file');
-    session = await startLsp(dir, PULL);
-    const stats = () => session!.connection.sendRequest('bitexact/stats') as Promise<Stats>;
-    const [layers, loader] = [open(session, dir, LAYERS), open(session, dir, LOADER)];
-    const first = await pullReport(session, layers);
-    expect(first.items).toEqual(before.get(LAYERS) ?? []);
-    const other = await pullReport(session, loader);
+    const { dir, stats, layers, loader, first, lsp } = await openBoth();
+    const other = await pullReport(lsp, loader);
     const asked = await stats();
     // A word typed into the comment inside grow_table (a quick analysis of that function alone).
     const lines = fs.readFileSync(path.join(dir, LAYERS), 'utf8').split('\n');
     const line = lines.findIndex((l) => l.includes('# Called only'));
     const character = lines[line]!.length;
-    await session.connection.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: layers, version: 2 }, contentChanges: [{ range: { start: { line, character }, end: { line, character } }, text: ' Really.' }] });
-    expect((await pullReport(session, layers, first.resultId)).kind).toBe('unchanged');
+    await lsp.connection.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: layers, version: 2 }, contentChanges: [{ range: { start: { line, character }, end: { line, character } }, text: ' Really.' }] });
+    expect((await pullReport(lsp, layers, first.resultId)).kind).toBe('unchanged');
     expect((await stats()).crossFile.questions).toBe(asked.crossFile.questions);
-    expect((await pullReport(session, loader, other.resultId)).kind).toBe('unchanged');
+    expect((await pullReport(lsp, loader, other.resultId)).kind).toBe('unchanged');
     // The full analysis after the pause in typing takes layers.py's new text: the program's questions
     // are asked again of it, with the same answers, so the findings stay as they were.
     for (let t = 0; (await stats()).analysesCompleted === asked.analysesCompleted; t++) {
@@ -110,7 +111,7 @@ describe('cross-file answers kept between pulls', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect((await stats()).crossFile.questions).toBeGreaterThan(asked.crossFile.questions);
-    expect((await pullReport(session, layers, first.resultId)).kind).toBe('unchanged');
-    expect(await pull(session, layers)).toEqual(before.get(LAYERS) ?? []);
+    expect((await pullReport(lsp, layers, first.resultId)).kind).toBe('unchanged');
+    expect(await pull(lsp, layers)).toEqual(before.get(LAYERS) ?? []);
   });
 });
