@@ -9,6 +9,8 @@ probe to the one before:
   out      the probe installed, its window past the step (no module hooks): `bare` to `out` is
            what the probe costs outside its window
   hooks    the module hooks registered, recording nothing (Probe.record and record_many do nothing)
+  nograd   records made as in `records`, but no gradient hook registered on the module outputs (no
+           grad-output records): `nograd` to `records` is what the gradient hooks cost in the backward
   records  records made (occurrences, tuples, gradient hooks, the flush and its lines), but the
            digests replaced by one cached tensor (no kernel per record, none for the optimizer)
   lone     the module outputs', gradients' and loss's digests real, the optimizer's still replaced
@@ -33,7 +35,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from probe_overhead_steps import timed_step  # noqa: E402  (the same model, data and timed step)
 
-CONFIGS = ("bare", "out", "hooks", "records", "lone", "full")
+CONFIGS = ("bare", "out", "hooks", "nograd", "records", "lone", "full")
 
 
 def main():
@@ -91,13 +93,15 @@ def main():
 
     def configure(config):
         # Between steps: the window and the parts left out.
-        for name in ("record", "record_many"):
+        for name in ("record", "record_many", "_output"):
             probe.__dict__.pop(name, None)
         if config == "hooks":
             probe.record = nothing
             probe.record_many = nothing
-        bitexact_probe_digest.products = fake_products if config == "records" else real_products
-        setattr(batch_owner, batch_name, fake_batch if config in ("records", "lone") else real_batch)
+        if config == "nograd":
+            probe._output = lambda site, phase, tensor, index: probe.record("module-output", phase, site[0], tensor, index, site[1])
+        bitexact_probe_digest.products = fake_products if config in ("nograd", "records") else real_products
+        setattr(batch_owner, batch_name, fake_batch if config in ("nograd", "records", "lone") else real_batch)
         probe.low, probe.high = (10**9, 10**9) if config in ("bare", "out") else (1, float("inf"))
         probe.track_modules()
         torch.Tensor.backward = bare_backward if config == "bare" else probed_backward

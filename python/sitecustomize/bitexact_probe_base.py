@@ -80,7 +80,7 @@ class ProbeBase(object):
         self.param_names = {}
         self.sources = {}
         self.weights = {}
-        # A record's line format per the fields that repeat (_line), and each shape's JSON.
+        # A record's line format per the fields that repeat (_format), and each shape's JSON.
         self.formats = {}
         self.shapes = {}
         self.stack = []
@@ -99,7 +99,7 @@ class ProbeBase(object):
         """The record of `tensor` without its digest, numbered; None outside the window.
 
         A tuple of what the line will say (RECORD_FIELDS), made as cheaply as a hook allows: the
-        JSON is written at the step boundary (_line), where nothing waits for it.
+        JSON is written at the step boundary (_lines), where nothing waits for it.
         """
         if not (self.low <= self.step <= self.high) or not isinstance(tensor, self.torch.Tensor):
             return None
@@ -117,21 +117,25 @@ class ProbeBase(object):
         if record is None:
             return
         last, self.last = self.last, None
+        version = None
         if kind == "module-output":
             # A forward output is alive anyway while its parent's hook runs; no other tensor is held,
             # since a reference held past its hook changes what autograd may steal or reuse.
             try:
                 version = tensor._version
             except RuntimeError:  # an inference tensor keeps no version: never reused
-                version = None
+                pass
             if last is not None and last[0] is tensor and version is not None and last[1] == version:
                 self.records.append((record, last[2], last[3]))
                 self.last = last
                 return
-        sums = self._sums_of(tensor.device)
+        device = tensor.device
+        sums = self.sums.get(device)
+        if sums is None:
+            sums = self._sums_of(device)
         cell = []
         self.records.append((record, sums, cell))
-        if kind == "module-output" and version is not None:
+        if version is not None:
             self.last = (tensor, version, sums, cell)
         # Its products now (one kernel: the tensor may be written again later), summed with the step's
         # others at the step boundary.
@@ -144,18 +148,36 @@ class ProbeBase(object):
         return sums
 
     def record_many(self, kind, phase, named):
-        """Records (module, tensor) pairs of one kind at once, digested together per device (add_batch)."""
+        """Records (module, tensor) pairs of one kind at once, digested together per device (add_batch).
+
+        _new_record's work, done in one loop: the optimizer's hooks record every parameter twice a step.
+        """
+        if not (self.low <= self.step <= self.high):
+            return
+        torch = self.torch
+        Tensor = torch.Tensor
+        step, full_hash, occurrences, records = self.step, self.full_hash, self.occurrences, self.records
+        sequence = self.sequence
         by_device = {}
+        batch = device = None
         for module, tensor in named:
-            record = self._new_record(kind, phase, module, tensor, 0, None, None)
-            if record is not None:
-                batch = by_device.get(tensor.device)
+            if not isinstance(tensor, Tensor):
+                continue
+            key = (kind, module, 0)
+            occurrence = occurrences.get(key, 0)
+            occurrences[key] = occurrence + 1
+            sha = bitexact_probe_digest.sha256(torch, tensor) if full_hash else None
+            cell = []
+            if tensor.device != device:
+                device = tensor.device
+                batch = by_device.get(device)
                 if batch is None:
-                    batch = by_device[tensor.device] = (self._sums_of(tensor.device), [], [])
-                cell = []
-                self.records.append((record, batch[0], cell))
-                batch[1].append(tensor)
-                batch[2].append(cell)
+                    batch = by_device[device] = (self._sums_of(device), [], [])
+            records.append(((sequence, step, phase, kind, module, 0, occurrence, None, tensor.dtype, tensor.shape, None, sha), batch[0], cell))
+            sequence += 1
+            batch[1].append(tensor)
+            batch[2].append(cell)
+        self.sequence = sequence
         for sums, tensors, cells in by_device.values():
             sums.add_batch(tensors, cells)
 
@@ -187,36 +209,45 @@ class ProbeBase(object):
                     event.synchronize()
             self.in_flight.pop(0)
             values = {id(sums): host.tolist() for sums, host, _ in hosts if host is not None}
-            value = bitexact_probe_sums.value
-            self.file.write("".join([self._line(record, value(values[id(sums)], cell)) for record, sums, cell in records]))
+            self.file.write("".join(self._lines(records, values)))
         if self.file is not None:
             self.file.flush()
 
-    def _line(self, record, digest):
-        """A record's JSON line, as json.dumps(record dict, separators=(",", ":")) writes it.
+    def _lines(self, records, values):
+        """The JSON lines of a step's records (_format), their digests read from the host values."""
+        value = bitexact_probe_sums.value
+        formats, shapes, rank = self.formats, self.shapes, self.rank
+        lines = []
+        for record, sums, cell in records:
+            sequence, step, phase, kind, module, output, occurrence, source, dtype, shape, op, sha = record
+            key = (phase, kind, module, output, source and (source["path"], source["line"]), dtype, op, sha is None)
+            form = formats.get(key)
+            if form is None:
+                form = formats[key] = self._format(record)
+            shape_text = shapes.get(shape)
+            if shape_text is None:
+                shape_text = shapes[shape] = json.dumps(list(shape), separators=(",", ":"))
+            values_row = (sequence, rank, step, occurrence, shape_text, value(values[id(sums)], cell))
+            lines.append(form % (values_row if sha is None else values_row + (json.dumps(sha),)))
+        return lines
+
+    def _format(self, record):
+        """A record's line format, as json.dumps(record dict, separators=(",", ":")) writes it.
 
         The fields that stay the same from step to step (phase, kind, module, output, source, dtype,
-        op) are encoded once into a format (self.formats), which the rest fills in.
+        op) are encoded once into a format, which the rest fills in.
         """
         sequence, step, phase, kind, module, output, occurrence, source, dtype, shape, op, sha = record
-        key = (phase, kind, module, output, source and (source["path"], source["line"]), dtype, op, sha is None)
-        form = self.formats.get(key)
-        if form is None:
-            if len(self.formats) >= 1 << 16:  # bounded, however many sites a program has
-                self.formats.clear()
-                self.shapes.clear()
-            dtype_name = str(dtype).replace("torch.", "")
-            fixed = lambda value: json.dumps(value, separators=(",", ":")).replace("%", "%%")
-            form = self.formats[key] = "".join([
-                '{"sequence":%d,"rank":%d,"step":%d,"phase":', fixed(phase), ',"kind":', fixed(kind), ',"module":', fixed(module),
-                ',"output":', fixed(output), ',"occurrence":%d,"source":', fixed(source), ',"dtype":', fixed(dtype_name),
-                ',"shape":%s,"digest":"%016x"', "" if op is None else ',"op":' + fixed(op), "" if sha is None else ',"sha256":%s', "}\n",
-            ])
-        shape_text = self.shapes.get(shape)
-        if shape_text is None:
-            shape_text = self.shapes[shape] = json.dumps(list(shape), separators=(",", ":"))
-        values = (sequence, self.rank, step, occurrence, shape_text, digest)
-        return form % (values if sha is None else values + (json.dumps(sha),))
+        if len(self.formats) >= 1 << 16:  # bounded, however many sites a program has
+            self.formats.clear()
+            self.shapes.clear()
+        dtype_name = str(dtype).replace("torch.", "")
+        fixed = lambda value: json.dumps(value, separators=(",", ":")).replace("%", "%%")
+        return "".join([
+            '{"sequence":%d,"rank":%d,"step":%d,"phase":', fixed(phase), ',"kind":', fixed(kind), ',"module":', fixed(module),
+            ',"output":', fixed(output), ',"occurrence":%d,"source":', fixed(source), ',"dtype":', fixed(dtype_name),
+            ',"shape":%s,"digest":"%016x"', "" if op is None else ',"op":' + fixed(op), "" if sha is None else ',"sha256":%s', "}\n",
+        ])
 
     def close(self):
         self.flush(wait=True)

@@ -97,19 +97,41 @@ def products(torch, tensor, cache):
     The probe's hooks keep these and sum many tensors' at once (bitexact_probe_sums.py), one kernel per record
     fewer than digest() each.
     """
-    w = words(torch, tensor)
+    # words()'s view of the tensor itself, tried first (the common case: a float output or gradient).
+    w = None
+    size = _WORD_SIZES[0].get(tensor.dtype) if _WORD_SIZES else None
+    if size == 8 or (size is not None and tensor.dim() and tensor.shape[-1] * size % 8 == 0):
+        try:
+            w = tensor.view(torch.int64)
+        except RuntimeError:
+            pass
+    if w is None:
+        w = words(torch, tensor)
+    shape = w.shape
+    key = (shape, w.device)
+    weights = cache.get(key)
+    if weights is None:
+        weights = odd_weights(torch, shape, key[1], cache)
     # The weights first: the product takes their (contiguous) layout, which the step's sums join without a copy.
-    return odd_weights(torch, w.shape, w.device, cache) * w
+    return weights * w
 
 
-def joined_twice(torch, tensors, device, cache):
+def joined_twice(torch, tensors, device, cache, dtype=None):
     """[0, words of each tensor…, 0, words of each tensor…]: one flat int64 tensor of 2·(1 + Σ words).
 
     Tensors of one dtype whose bytes fill whole words are joined by one flatten (one copy, the views
     taken in C++), the list given twice; any other tensor, or a run of several dtypes, by its own
-    words(), joined once and the result repeated.
+    words(), joined once and the result repeated. `dtype`: the caller knows that every tensor is of
+    this dtype and fills whole words (a batch's plan, bitexact_probe_sums.py).
     """
     sizes = word_sizes(torch)
+    if dtype is not None:
+        with torch.no_grad():
+            zero = cache.get(("zero", dtype, device))
+            if zero is None:
+                zero = cache[("zero", dtype, device)] = torch.zeros(8 // sizes[dtype], dtype=dtype, device=device)
+            once = [zero] + list(tensors)
+            return torch._C._nn.flatten_dense_tensors(once + once).view(torch.int64)
     runs = []  # (dtype or None, [tensors]): consecutive tensors of one wordable dtype, or one other tensor
     for t in tensors:
         size = sizes.get(t.dtype)

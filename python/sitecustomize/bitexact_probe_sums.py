@@ -85,38 +85,72 @@ class DeviceSums(object):
         self.products, self.cells, self.held = [], [], 0
 
     def add_batch(self, tensors, cells):
-        """Many tensors of one kind at once (the optimizer's parameters and gradients), in chunks."""
-        chunk, counts, total = [], [], 0
-        for tensor, cell in zip(tensors, cells):
-            n = (tensor.numel() * tensor.element_size() + 7) // 8
-            if chunk and total + n > CHUNK_WORDS:
-                self._chunk(chunk, counts, total)
-                chunk, counts, total = [], [], 0
-            if n > CHUNK_WORDS:
-                self.add_products(digests.products(self.torch, tensor, self.cache), cell)
+        """Many tensors of one kind at once (the optimizer's parameters and gradients), in chunks.
+
+        The chunks depend only on each tensor's dtype and size, which repeat every step: they are
+        planned once per layout (_plan) and the step does only the device work and the cells.
+        """
+        key = ("plan", tuple([(t.dtype, t.numel()) for t in tensors]), self.device, CHUNK_WORDS)
+        plan = self.cache.get(key)
+        if plan is None:
+            plan = self._plan(tensors)
+            if len(self.cache) >= 4096:  # layouts that never repeat (dynamic shapes): start again
+                self.cache.clear()
+            self.cache[key] = plan
+        for lo, hi, counts, total, positions, dtype in plan:
+            if counts is None:  # a tensor larger than a chunk, digested alone
+                self.add_products(digests.products(self.torch, tensors[lo], self.cache), cells[lo])
             else:
-                chunk.append((tensor, cell))
+                self._chunk(tensors[lo:hi], cells[lo:hi], counts, total, positions, dtype)
+
+    def _plan(self, tensors):
+        """The chunks of a batch: (first, end, word counts, total, start positions, the one dtype or
+        None), or (index, None, None, …) for a tensor digested alone."""
+        sizes = digests.word_sizes(self.torch)
+        plan, lo, counts, total = [], 0, [], 0
+
+        def close(hi):
+            if counts:
+                positions, position = [], 1
+                for n in counts:
+                    positions.append(position)
+                    position += n
+                dtypes = {t.dtype for t in tensors[lo:hi]}
+                dtype = dtypes.pop() if len(dtypes) == 1 else None
+                # One flatten needs whole words in each tensor (joined_twice).
+                if dtype is None or sizes.get(dtype) is None or any(t.numel() * sizes[dtype] % 8 for t in tensors[lo:hi]):
+                    dtype = None
+                plan.append((lo, hi, tuple(counts), total, tuple(positions), dtype))
+
+        for i, tensor in enumerate(tensors):
+            n = (tensor.numel() * tensor.element_size() + 7) // 8
+            if counts and total + n > CHUNK_WORDS:
+                close(i)
+                lo, counts, total = i, [], 0
+            if n > CHUNK_WORDS:
+                plan.append((i, i + 1, None, None, None, None))
+                lo = i + 1
+            else:
                 counts.append(n)
                 total += n
-        if chunk:
-            self._chunk(chunk, counts, total)
+        close(len(tensors))
+        return plan
 
-    def _chunk(self, chunk, counts, total):
+    def _chunk(self, tensors, cells, counts, total, positions, dtype):
         torch = self.torch
-        tensors = [t for t, _ in chunk]
         length = total + 1
-        twice = digests.joined_twice(torch, tensors, self.device, self.cache)
+        twice = digests.joined_twice(torch, tensors, self.device, self.cache, dtype)
         weights = digests.odd_weights(torch, (length,), self.device, self.cache)
         twice[length:].mul_(weights)
         twice.cumsum_(0)
-        ends = self._ends(tuple(counts), length)
-        out, start = self._take(2 * (len(chunk) + 1))
+        ends = self._ends(counts, length)
+        n = len(tensors)
+        out, start = self._take(2 * (n + 1))
         torch.index_select(twice, 0, ends, out=out)
-        position = 1
-        for k, (_, cell) in enumerate(chunk):
-            # Σw at (start + k, +1), Σw·W at (start + len + 1 + k, +1); the tensor starts at `position`.
-            cell.append(("batch", start + k, start + len(chunk) + 1 + k, position))
-            position += counts[k]
+        second = start + n + 1
+        for k, cell in enumerate(cells):
+            # Σw at (start + k, +1), Σw·W at (second + k, +1); the tensor starts at positions[k].
+            cell.append(("batch", start + k, second + k, positions[k]))
 
     def _ends(self, counts, second):
         """The positions where the tensors of `counts` end (after a zero word), on the device, made once per

@@ -94,6 +94,28 @@ print(json.dumps(out))`;
     }
   });
 
+  it('digests through caches that persist across steps stay right when a layout changes', () => {
+    // The probe keeps, per process, each batch's chunk plan (by every tensor's dtype and size) and each
+    // lone tensor's weights (by its word shape): a batch of the same count but another dtype, or a
+    // tensor of the same size in another shape, must get its own plan and weights, not a stale one.
+    const script = `
+import json, torch, bitexact_probe as p, bitexact_probe_digest as pd, bitexact_probe_sums as ps
+torch.manual_seed(0)
+unsigned = lambda t: int(p.digest(torch, t)) & (2**64 - 1)
+cache = {}
+batches = [[torch.randn(15), torch.randn(4)], [torch.randn(15), torch.randn(4)], [torch.randn(15).to(torch.bfloat16), torch.randn(4)],
+           [torch.randn(4), torch.randn(15)], [torch.randn(5, 3), torch.randn(3, 5).t()], [torch.randn(15, dtype=torch.float64), torch.randn(4).to(torch.float16)]]
+plans = [ps.digests_of(torch, b, cache) == [unsigned(t) for t in b] for b in batches]
+weights = {}
+lone = [int(pd.products(torch, t, weights).sum()) & (2**64 - 1) == unsigned(t) for t in (torch.randn(6, 4), torch.randn(4, 6), torch.randn(24), torch.randn(6, 4).t(), torch.randn(24).to(torch.bfloat16))]
+print(json.dumps({"plans": plans, "lone": lone, "planned": sum(1 for k in cache if k[0] == "plan")}))`;
+    const result = JSON.parse(python(['-c', script])) as { plans: boolean[]; lone: boolean[]; planned: number };
+    expect(result.plans).toEqual([true, true, true, true, true, true]);
+    expect(result.lone).toEqual([true, true, true, true, true]);
+    // The first two batches share a layout, so one plan serves both; every other layout has its own.
+    expect(result.planned).toBe(5);
+  });
+
   it('records modules, gradients, parameters and the loss in execution order, the same in two runs', () => {
     const a = cleanRun();
     const b = probed();
