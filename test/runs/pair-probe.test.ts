@@ -8,12 +8,13 @@ import { ROOT } from '../support/checker.js';
 import { runCli } from '../support/cli.js';
 import { assertPresent, shouldSkip } from '../e2e/prereq.js';
 import { torchPrerequisite } from '../support/torch.js';
+import { observerValidity } from '../../server/src/runs/observer.js';
 
 const TRAINER = path.join(ROOT, 'test/fixtures/probe/tiny_trainer.py');
 const prereq = torchPrerequisite();
 
 describe.skipIf(shouldSkip('pair --probe', prereq))('bitexact pair --probe', { timeout: 240_000 }, () => {
-  it('records each run and names the first divergent record, here where run 2 is nudged', () => {
+  it('records each run and names the first divergent record, here where run 2 is nudged', async () => {
     assertPresent('pair --probe', prereq);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-pair-probe-'));
     const r = runCli(['pair', '--probe', 'modules', '--no-check', '--env-b', 'BITEXACT_TEST_PERTURB=1', '--format', 'json', '--out', 'runs', '--', 'python3', TRAINER], dir);
@@ -32,6 +33,18 @@ describe.skipIf(shouldSkip('pair --probe', prereq))('bitexact pair --probe', { t
     const text = fs.readFileSync(path.join(pairDir, 'report.txt'), 'utf8');
     expect(text).toContain(`narrowed: step 2 re-run twice with the ops probe (${path.join(pairDir, 'narrow')})`);
     expect(text).toContain('observer: without the probe the pair gives the same verdict');
+    // The observer re-run (observer.ts) in observer/: its own meta.json and logs, run without the probe,
+    // and the same verdict as the probed pair's logs give.
+    const observerDir = path.join(pairDir, 'observer');
+    expect(fs.readdirSync(observerDir).sort()).toEqual(['meta.json', 'run-1.log', 'run-2.log']);
+    const observerMeta = JSON.parse(fs.readFileSync(path.join(observerDir, 'meta.json'), 'utf8'));
+    expect(observerMeta.runs.map((run: { env: Record<string, string> }) => run.env['BITEXACT_PROBE'])).toEqual([undefined, undefined]);
+    const verdict = report.metrics.find((m: { name: string }) => m.name === 'loss').verdict;
+    expect(report.observer.withProbe).toMatchObject({ verdict, metrics: { loss: verdict } });
+    expect(report.observer.withoutProbe).toEqual(report.observer.withProbe);
+    expect(text).toContain(`observer: without the probe the pair gives the same verdict, ${verdict} (${observerDir})`);
+    // Earlier evidence is never replaced.
+    await expect(observerValidity({ argv: ['python3', TRAINER], cwd: dir, pairDir, sitecustomizeDir: path.join(ROOT, 'python/sitecustomize') })).rejects.toThrow(/observer exists already/);
   });
 
   it('with --preset det, the probe and the deterministic mode both apply; bad options are usage errors', () => {

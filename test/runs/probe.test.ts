@@ -50,6 +50,24 @@ function cleanRun(): ReturnType<typeof probed> {
   return clean;
 }
 
+let site: { records: ProbeRecord[]; stdout: string } | undefined;
+/** The same trainer probed through the sitecustomize hook alone (no code change, no launcher): made once. */
+function siteRun(): { records: ProbeRecord[]; stdout: string } {
+  if (!site) {
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-probe-site-'));
+    const stdout = python([TRAINER], { BITEXACT_TORCH_HOOKS: 'probe', BITEXACT_PROBE: 'modules', BITEXACT_PROBE_DIR: out });
+    site = { stdout, records: fs.readFileSync(path.join(out, 'rank_0.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ProbeRecord) };
+  }
+  return site;
+}
+
+let window2: ReturnType<typeof probed> | undefined;
+/** The probe's run of step 2 alone (--steps 2-2, digests): made once. */
+function step2Run(): ReturnType<typeof probed> {
+  window2 ??= probed({}, ['--steps', '2-2']);
+  return window2;
+}
+
 // Each test starts python3 and imports torch several times: generous limits for a busy 2-core machine.
 describe.skipIf(shouldSkip('probe', prereq))('the probe', { timeout: 240_000 }, () => {
   it('digests see one flipped bit anywhere and a swap of two elements, in every dtype', () => {
@@ -117,8 +135,9 @@ print(json.dumps({"plans": plans, "lone": lone, "planned": sum(1 for k in cache 
   });
 
   it('records modules, gradients, parameters and the loss in execution order, the same in two runs', () => {
+    // The second run is the one through the sitecustomize hook: the same records, however it is installed.
     const a = cleanRun();
-    const b = probed();
+    const b = siteRun();
     expect(a.stdout).toBe(b.stdout);
     expect(a.records.map((r) => r.sequence)).toEqual(a.records.map((_, i) => i));
     expect(a.records).toEqual(b.records);
@@ -150,15 +169,15 @@ print(json.dumps({"plans": plans, "lone": lone, "planned": sum(1 for k in cache 
   });
 
   it('--hash full adds each tensor\'s SHA-256, and the comparer reports a full-hash match', () => {
-    const clean = probed({}, ['--hash', 'full', '--steps', '1-2']);
-    const again = probed({ BITEXACT_PROBE_HASH: 'full' }, ['--steps', '1-2']);
-    const perturbed = probed({ BITEXACT_TEST_PERTURB: '1' }, ['--hash', 'full', '--steps', '1-2']);
+    const clean = probed({}, ['--hash', 'full', '--steps', '2-2']);
+    const again = probed({ BITEXACT_PROBE_HASH: 'full' }, ['--steps', '2-2']);
+    const perturbed = probed({ BITEXACT_TEST_PERTURB: '1' }, ['--hash', 'full', '--steps', '2-2']);
     expect(clean.records.every((r) => /^[0-9a-f]{64}$/.test(r.sha256 ?? ''))).toBe(true);
-    // The loss of step 1 is a float32 scalar: its SHA-256 is that of its 4 bytes, as the log prints it.
-    const loss = (JSON.parse(clean.stdout.split('\n')[0]!) as { loss: number }).loss;
+    // The loss of step 2 is a float32 scalar: its SHA-256 is that of its 4 bytes, as the log prints it.
+    const loss = (JSON.parse(clean.stdout.split('\n')[1]!) as { loss: number }).loss;
     const bytes = Buffer.alloc(4);
     bytes.writeFloatLE(loss);
-    expect(clean.records.find((r) => r.kind === 'loss' && r.step === 1)!.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+    expect(clean.records.find((r) => r.kind === 'loss' && r.step === 2)!.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
     const [same] = localiseDirectories(clean.dir, again.dir);
     expect(same!.divergence).toBeUndefined();
     expect(same).toMatchObject({ matchStrength: 'full-hash', compared: clean.records.length });
@@ -166,19 +185,16 @@ print(json.dumps({"plans": plans, "lone": lone, "planned": sum(1 for k in cache 
     expect(where).toMatchObject({ matchStrength: 'full-hash', divergence: { step: 2, phase: 'backward', kind: 'grad-output' } });
     expect(where!.divergence!.digests[0]).toMatch(/^[0-9a-f]{64}$/);
     // Without --hash full the same pair matches by digest only.
-    expect(localiseDirectories(probed({}, ['--steps', '1-2']).dir, clean.dir)[0]).toMatchObject({ matchStrength: 'digest' });
+    expect(localiseDirectories(step2Run().dir, clean.dir)[0]).toMatchObject({ matchStrength: 'digest' });
   });
 
   it('--steps keeps the window, and the sitecustomize hook installs it with no code change', () => {
-    const windowed = probed({}, ['--steps', '2-2']).records;
+    const windowed = step2Run().records;
     expect(new Set(windowed.map((r) => r.step))).toEqual(new Set([2]));
     expect(windowed.map((r) => r.sequence)).toEqual(windowed.map((_, i) => i));
-    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-probe-site-'));
     const plain = python([TRAINER]);
-    const viaSite = python([TRAINER], { BITEXACT_TORCH_HOOKS: 'probe', BITEXACT_PROBE: 'modules', BITEXACT_PROBE_DIR: out });
     // Observer validity on this program: the probe changes no printed value.
-    expect(viaSite).toBe(plain);
-    const records = fs.readFileSync(path.join(out, 'rank_0.jsonl'), 'utf8').trim().split('\n');
-    expect(records.length).toBe(cleanRun().records.length);
+    expect(siteRun().stdout).toBe(plain);
+    expect(siteRun().records.length).toBe(cleanRun().records.length);
   });
 });
