@@ -70,6 +70,17 @@ describe("a project's own names for torch functions", () => {
     expect(await headFindings({ ...files, 'kit/_triton.py': other }, ['BX401'], 'kit/ops/scatter.py')).toEqual([]);
   });
 
+  it("a library's own re-export of its function keeps the public name rules know it by", async () => {
+    // Inside a package whose name starts like torch's, `from .scatter import scatter_sum` is the
+    // project's function, not a torch alias: `torch_scatter.scatter_sum` stays what BX139 matches.
+    const files = {
+      'torch_scatter/__init__.py': 'from .scatter import scatter_sum\n',
+      'torch_scatter/scatter.py': 'def scatter_sum(src, index, dim=-1):\n    return src.new_zeros(src.shape).scatter_add_(dim, index, src)\n',
+      'torch_scatter/composite.py': 'import torch\nfrom torch_scatter import scatter_sum\n\n\ndef pooled(x, index):\n    return scatter_sum(x.float(), index, 0)\n',
+    };
+    expect(await headFindings(files, ['BX139'], 'torch_scatter/composite.py')).toEqual(['6:BX139 warning']);
+  });
+
   it('bitexact check reads them across sub-projects', () => {
     const project = fs.mkdtempSync(path.join(os.tmpdir(), 'bitexact-aliases-'));
     fs.mkdirSync(path.join(project, 'kit/ops'), { recursive: true });

@@ -36,7 +36,11 @@ export function projectAliases(files: readonly AliasSource[], parse: Parse, fina
   const names = [...finals].filter((f) => /^\w+$/.test(f)).join('|');
   if (!names) return aliases;
   const assigns = new RegExp(`^[A-Za-z_]\\w*\\s*=\\s*[A-Za-z_][\\w.]*\\.(?:${names})\\s*$`, 'm');
-  const wanted = (target: string) => target.startsWith('torch') && finals.has(target.slice(target.lastIndexOf('.') + 1));
+  // A library rooted like torch (torch, torchvision, torch_scatter), not the project's own modules:
+  // inside torch_scatter, `from .scatter import scatter_sum` re-exports the project's function, which
+  // rules know by its public name.
+  const own = new Set(files.flatMap((f) => (f.module ? [f.module.split('.')[0]!] : [])));
+  const wanted = (target: string) => target.startsWith('torch') && !own.has(target.split('.')[0]!) && finals.has(target.slice(target.lastIndexOf('.') + 1));
   for (const file of files) {
     if (!file.module) continue;
     for (const [local, target] of fromImports(file)) if (wanted(target)) aliases.set(`${file.module}.${local}`, target);
