@@ -13,14 +13,14 @@ const WRAPPERS = 'import torch.nn.functional as F\nfrom torch import nn\n\nresiz
 const INIT = 'from .wrappers import resize, BatchNorm\n';
 const HEAD = 'from torch import nn\nfrom kit.ops import resize\n\nclass Head(nn.Module):\n    def forward(self, x):\n        return resize(x, scale_factor=2, mode="bilinear", align_corners=False)\n';
 
-async function headFindings(files: Record<string, string>): Promise<string[]> {
+async function headFindings(files: Record<string, string>, select = ['BX123'], file = 'models/head.py'): Promise<string[]> {
   const checker = await loadChecker();
-  const s = settings({ select: ['BX123'] });
+  const s = settings({ select });
   const program = Object.entries(files).map(([file, text]) => {
     const m = moduleOfPath(file);
     return { path: file, text, settings: s, offPath: isOffPath(file), module: m?.module, isPackage: m?.isPackage };
   });
-  return checker.checkProgram(program).find((f) => f.path === 'models/head.py')!.findings.map((f) => `${f.range.start.line + 1}:${f.rule} ${f.severity}`);
+  return checker.checkProgram(program).find((f) => f.path === file)!.findings.map((f) => `${f.range.start.line + 1}:${f.rule} ${f.severity}`);
 }
 
 describe("a project's own names for torch functions", () => {
@@ -52,6 +52,33 @@ describe("a project's own names for torch functions", () => {
     expect(await headFindings({ 'kit/ops/wrappers.py': other, 'kit/ops/__init__.py': INIT, 'models/head.py': HEAD })).toEqual([]);
     // Not re-exported by the package: `kit.ops.resize` names nothing.
     expect(await headFindings({ 'kit/ops/wrappers.py': WRAPPERS, 'kit/ops/__init__.py': '', 'models/head.py': HEAD })).toEqual([]);
+  });
+
+  it("a kernel language imported once and re-exported is that language where it is imported", async () => {
+    // The compatibility module binds the real modules in `try:` and stubs in the handler.
+    const compat = 'try:\n    import triton\n    import triton.language as tl\nexcept ImportError:\n    triton = None\n    tl = object()\n';
+    const kernel = 'from kit._triton import tl, triton\n\n@triton.jit\ndef scatter_kernel(out_ptr, x_ptr, idx_ptr, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    x = tl.load(x_ptr + offs).to(tl.float32)\n    idx = tl.load(idx_ptr + offs)\n    tl.atomic_add(out_ptr + idx, x)\n';
+    const files = { 'kit/_triton.py': compat, 'kit/__init__.py': '', 'kit/ops/scatter.py': kernel };
+    expect(await headFindings(files, ['BX401'], 'kit/ops/scatter.py')).toEqual(['8:BX401 warning']);
+    // Relatively, and through a package that re-exports it.
+    const relative = kernel.replace('from kit._triton import', 'from .._triton import');
+    expect(await headFindings({ ...files, 'kit/ops/scatter.py': relative }, ['BX401'], 'kit/ops/scatter.py')).toEqual(['8:BX401 warning']);
+    const viaPackage = kernel.replace('from kit._triton import', 'from kit import');
+    expect(await headFindings({ ...files, 'kit/__init__.py': 'from ._triton import tl, triton\n', 'kit/ops/scatter.py': viaPackage }, ['BX401'], 'kit/ops/scatter.py')).toEqual(['8:BX401 warning']);
+    // A project module whose `tl` is something else is not Triton.
+    const other = 'class _Lang:\n    pass\n\ntl = _Lang()\ntriton = _Lang()\n';
+    expect(await headFindings({ ...files, 'kit/_triton.py': other }, ['BX401'], 'kit/ops/scatter.py')).toEqual([]);
+  });
+
+  it("a library's own re-export of its function keeps the public name rules know it by", async () => {
+    // Inside a package whose name starts like torch's, `from .scatter import scatter_sum` is the
+    // project's function, not a torch alias: `torch_scatter.scatter_sum` stays what BX139 matches.
+    const files = {
+      'torch_scatter/__init__.py': 'from .scatter import scatter_sum\n',
+      'torch_scatter/scatter.py': 'def scatter_sum(src, index, dim=-1):\n    return src.new_zeros(src.shape).scatter_add_(dim, index, src)\n',
+      'torch_scatter/composite.py': 'import torch\nfrom torch_scatter import scatter_sum\n\n\ndef pooled(x, index):\n    return scatter_sum(x.float(), index, 0)\n',
+    };
+    expect(await headFindings(files, ['BX139'], 'torch_scatter/composite.py')).toEqual(['6:BX139 warning']);
   });
 
   it('bitexact check reads them across sub-projects', () => {

@@ -58,9 +58,13 @@ function withoutLayoutFallbacks(node: Node, bindings: Array<[string, string]>): 
   if (!body) return bindings;
   const tried = new Map(body.namedChildren.filter((c) => c.type === 'import_statement' || c.type === 'import_from_statement').flatMap((c) => importBindingsOf(c)));
   const last = (name: string) => name.slice(name.lastIndexOf('.') + 1);
+  const home = (name: string) => name.slice(0, name.lastIndexOf('.'));
+  // Also one function renamed between versions of its module (`from flash_attn.flash_attn_interface
+  // import flash_attn_unpadded_func`, else its later name `flash_attn_varlen_func as
+  // flash_attn_unpadded_func`): the try's import is the one the installed version binds.
   return bindings.filter(([local, target]) => {
     const first = tried.get(local);
-    return first === undefined || first === target || last(first) !== last(target);
+    return first === undefined || first === target || (last(first) !== last(target) && (!first.includes('.') || home(first) !== home(target)));
   });
 }
 

@@ -2,6 +2,7 @@
 // device and uniqueness, a method's effect on its receiver's (casts, views, detach), what a
 // module-level helper of the file returns.
 import type { Node } from 'web-tree-sitter';
+import { reducedSource } from './group-index.js';
 import { isGroupOfPositions } from './grouped-positions.js';
 import { COORDINATE_MAKERS, coordinatesOf, EINOPS_KEEPS_UNIQUE, FLAT_UNIQUE_MAKERS, keptUnique, ROW_UNIQUE_MAKERS } from './index-facts.js';
 import { isGradFreeFactory, methodKeepsGradFree, putsOnCpu, returnsGradFree } from './grad-values.js';
@@ -42,7 +43,9 @@ export function callValue(node: Node, values: CallValues): ValueHint {
     if (coords) return { dtype: 'int', origin, ...coords };
     const grouped = origin === 'torch' && (name === 'tensor' || name === 'as_tensor') && isGroupOfPositions(args.positional[0] ?? node);
     const unique = (origin === 'torch' && FLAT_UNIQUE_MAKERS.has(name)) || grouped ? 'flat' : origin === 'torch' && ROW_UNIQUE_MAKERS.has(name) ? sortedIds(values.of(args.positional[0]).rank) : keptUnique(EINOPS_KEEPS_UNIQUE.has(qualified) ? 'einops' : origin === 'torch' ? name : '', values.of(args.positional[0]).unique);
-    const gradFree = (origin === 'torch' && isGradFreeFactory(name, args)) || undefined;
+    // A group reduction of a grad-free source (`scatter(src.detach(), index, reduce="max")`) has no gradient.
+    const reduced = origin === 'torch' ? undefined : reducedSource(node, values.scope);
+    const gradFree = (origin === 'torch' && isGradFreeFactory(name, args)) || (!!reduced && values.of(reduced).gradFree) || undefined;
     const cpu = (origin === 'torch' && putsOnCpu(undefined, args)) || undefined;
     return { dtype: explicit ?? factoryDtype(values, name, args), origin, rank: factoryRank(name, args), sparse, unique, gradFree, cpu };
   }

@@ -3,6 +3,7 @@
 // construction. ValueHints (values.ts) answers through these; rules ask ValueHints.
 import type { Node } from 'web-tree-sitter';
 import { callSiteArguments } from './call-site-args.js';
+import { groupsByIndex } from './group-index.js';
 import type { ImportScope } from './scope.js';
 import { argument, callArguments, literalValue, unparenthesize } from './syntax.js';
 import { relativePositions } from './relative-positions.js';
@@ -125,6 +126,8 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
       // A graph's conventional index names repeat whatever fallback defines them (`batch = x.new_zeros(n)`
       // under `if batch is None:`), unless the values show them distinct.
       if (isGraphIndexName(expr.text) && !values.of(expr).unique) return true;
+      // The group index of a reduction in the same function (group-index.ts) maps many entries to one.
+      if (groupsByIndex(expr, scope) && !values.of(expr).unique) return true;
       const def = values.definition(expr);
       // A parameter: what every call of its function in the file passes for it (call-site-args.ts).
       if (!def) {

@@ -6,6 +6,7 @@
 // the files that import them are analysed with it (Checker.checkProgram, `bitexact check` only).
 // Cheap where there is nothing: only files with a module-level `name = a.b` line are parsed.
 import type { Node } from 'web-tree-sitter';
+import { importBindingsOf } from './binding-statements.js';
 import { canonicalName, ImportScope } from './scope.js';
 import { absoluteName } from './module-names.js';
 import { dottedParts } from './syntax.js';
@@ -35,11 +36,16 @@ export function projectAliases(files: readonly AliasSource[], parse: Parse, fina
   const names = [...finals].filter((f) => /^\w+$/.test(f)).join('|');
   if (!names) return aliases;
   const assigns = new RegExp(`^[A-Za-z_]\\w*\\s*=\\s*[A-Za-z_][\\w.]*\\.(?:${names})\\s*$`, 'm');
-  const wanted = (target: string) => target.startsWith('torch') && finals.has(target.slice(target.lastIndexOf('.') + 1));
+  // A library rooted like torch (torch, torchvision, torch_scatter), not the project's own modules:
+  // inside torch_scatter, `from .scatter import scatter_sum` re-exports the project's function, which
+  // rules know by its public name.
+  const own = new Set(files.flatMap((f) => (f.module ? [f.module.split('.')[0]!] : [])));
+  const wanted = (target: string) => target.startsWith('torch') && !own.has(target.split('.')[0]!) && finals.has(target.slice(target.lastIndexOf('.') + 1));
   for (const file of files) {
     if (!file.module) continue;
     for (const [local, target] of fromImports(file)) if (wanted(target)) aliases.set(`${file.module}.${local}`, target);
     if (assigns.test(file.text)) for (const [name, target] of assignedNames(file, parse)) if (wanted(target)) aliases.set(name, target);
+    if (KERNEL_IMPORT.test(file.text)) for (const [local, target] of kernelModuleImports(file, parse)) aliases.set(`${file.module}.${local}`, target);
   }
   if (aliases.size === 0) return aliases;
   // Re-exports of those names (`from .wrappers import interpolate` in a package's __init__.py), in rounds.
@@ -59,6 +65,35 @@ export function projectAliases(files: readonly AliasSource[], parse: Parse, fina
     if (!added) break;
   }
   return aliases;
+}
+
+/**
+ * Kernel languages a project imports once and re-exports (`try: import triton.language as tl` /
+ * `except ImportError: tl = MagicMock()` in `pkg/_triton.py`, then `from pkg._triton import tl,
+ * triton` in each kernel file): the module the import binds. A stub assigned in the failure branch
+ * is no rebinding of the real module: only import statements are read.
+ */
+const KERNEL_MODULE = /^triton(\.language)?$/;
+const KERNEL_IMPORT = /^[ \t]*(?:import[ \t]+triton\b|from[ \t]+triton[ \t]+import[ \t])/m;
+
+/** The module-level (also under `try:` / `if`) imports of a kernel language's modules, as [local name, module]. */
+function kernelModuleImports(file: AliasSource, parse: Parse): Array<[string, string]> {
+  const tree = parse(file.text);
+  try {
+    const out: Array<[string, string]> = [];
+    for (const statement of tree.rootNode.descendantsOfType(['import_statement', 'import_from_statement'])) {
+      if (insideDefinition(statement)) continue;
+      for (const [local, target] of importBindingsOf(statement)) if (KERNEL_MODULE.test(target)) out.push([local, target]);
+    }
+    return out;
+  } finally {
+    tree.delete();
+  }
+}
+
+function insideDefinition(node: Node): boolean {
+  for (let p = node.parent; p; p = p.parent) if (p.type === 'function_definition' || p.type === 'class_definition') return true;
+  return false;
 }
 
 /** The modules and packages holding an alias, per alias map. */

@@ -187,8 +187,12 @@ export class ImportScope {
   private qualify(base: string, rest: readonly string[]): string {
     const qualified = canonicalName([base, ...rest].join('.'));
     if (!this.project) return qualified;
+    const aliases = this.project.aliases;
     const absolute = absoluteName(qualified, this.project.module, this.project.isPackage);
-    return (absolute !== undefined && Object.hasOwn(this.project.aliases, absolute) ? this.project.aliases[absolute] : undefined) ?? qualified;
+    if (absolute !== undefined && Object.hasOwn(aliases, absolute)) return aliases[absolute]!;
+    // A project name for a library module (`from pkg._triton import tl`): its attributes are the module's.
+    const module = rest.length ? absoluteName(canonicalName(base), this.project.module, this.project.isPackage) : undefined;
+    return module !== undefined && Object.hasOwn(aliases, module) ? canonicalName([aliases[module]!, ...rest].join('.')) : qualified;
   }
 
   /**

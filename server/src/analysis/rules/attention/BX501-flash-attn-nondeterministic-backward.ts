@@ -72,6 +72,14 @@ const FA2_BACKWARD: Record<string, number> = { _flash_attn_backward: 14, _flash_
 /** `flash_attn.modules.mha` imports the entry points from flash_attn and is imported from in turn. */
 const FA2_MODULES = ['flash_attn', 'flash_attn.flash_attn_interface', 'flash_attn.modules.mha'];
 
+/**
+ * transformers' own flash-attn entry point (`modeling_flash_attention_utils`, read at 4.43-4.46 and
+ * later): `deterministic=None` (its thirteenth parameter) falls back to the environment,
+ * `FLASH_ATTENTION_DETERMINISTIC == "1"`, off unless set; transformers' `enable_full_determinism()`
+ * sets it, torch's deterministic mode does not.
+ */
+const TRANSFORMERS_WRAPPER = 'transformers.modeling_flash_attention_utils._flash_attention_forward';
+
 const FIRST_POSITION = new Map<string, number>([
   ...Object.entries(FA2).flatMap(([name, i]) => FA2_MODULES.map((module) => [`${module}.${name}`, i] as [string, number])),
   ...Object.entries(FA3).flatMap(([name, i]) => FA3_MODULES.map((module) => [`${module}.${name}`, i] as [string, number])),
@@ -79,6 +87,7 @@ const FIRST_POSITION = new Map<string, number>([
   ...Object.entries(RING_FA).map(([name, i]) => [`ring_flash_attn.${name}`, i] as [string, number]),
   ...Object.entries(FA1).map(([name, i]) => [`flash_attn.flash_attn_interface.${name}`, i] as [string, number]),
   ...Object.entries(FA2_BACKWARD).map(([name, i]) => [`flash_attn.flash_attn_interface.${name}`, i] as [string, number]),
+  [TRANSFORMERS_WRAPPER, 12],
 ]);
 /**
  * flash-attn 2's Triton implementation (`flash_attn.flash_attn_triton`): no `deterministic` flag;
@@ -149,6 +158,11 @@ function report(call: CallSite, ctx: RuleContext, flag?: Node): void {
     message: message(', even under the mode'),
     detail: `flash-attn does not look at \`torch.use_deterministic_algorithms\`, so the mode leaves it nondeterministic without a word. ${why} ${fix}`,
   };
+  // transformers' wrapper reads FLASH_ATTENTION_DETERMINISTIC, which enable_full_determinism() sets:
+  // under a mode bitexact cannot tell from that call, it may be deterministic.
+  const wrapperUnderMode: ModeOutcome | undefined = call.callee === TRANSFORMERS_WRAPPER
+    ? { severity: 'info', message: message(' unless FLASH_ATTENTION_DETERMINISTIC=1'), detail: `transformers reads \`deterministic=None\` from the environment (FLASH_ATTENTION_DETERMINISTIC=1, which \`enable_full_determinism()\` sets); \`torch.use_deterministic_algorithms(True)\` alone leaves it off. ${why} ${fix}` }
+    : undefined;
   const title = 'Pass deterministic=True (slower backward, more memory)';
   const quickFix = flag
     ? flag.type === 'false' ? { title, safety: 'unsafe' as const, edits: [{ range: rangeOf(flag), newText: 'True' }] } : undefined
@@ -156,7 +170,7 @@ function report(call: CallSite, ctx: RuleContext, flag?: Node): void {
   ctx.report({
     node: call.node,
     range: callRange(call),
-    outcomes: { off: { severity: 'warning', message: message(''), detail: `${why} ${fix}` }, on: underMode, warn: underMode },
+    outcomes: { off: { severity: 'warning', message: message(''), detail: `${why} ${fix}` }, on: wrapperUnderMode ?? underMode, warn: wrapperUnderMode ?? underMode },
     fixes: quickFix ? [quickFix] : [],
   });
 }
@@ -217,7 +231,7 @@ const rule: Rule = {
     { torch: '', source: 'docs', text: 'ring-flash-attn (zhuzilin/ring-flash-attention) ring_flash_attn/*.py: every `*_flash_attn*_func` takes `deterministic=False` and its autograd backward passes it to flash-attn\'s `_flash_attn_backward` on each ring step' },
     { torch: '', source: 'docs', text: 'flash-attn 2 flash_attn/flash_attn_triton.py: the backward kernel is autotuned over SEQUENCE_PARALLEL False and True, and the SEQUENCE_PARALLEL one adds dq with tl.atomic_add; the module has no deterministic argument' },
   ],
-  triggers: [...Object.keys(FA2), ...Object.keys(FA1), ...Object.keys(FA2_BACKWARD), ...Object.keys(RING_FA), 'flash_attn', 'flash_attn_interface', 'ring_flash_attn', 'bwd', 'varlen_bwd'],
+  triggers: [...Object.keys(FA2), ...Object.keys(FA1), ...Object.keys(FA2_BACKWARD), ...Object.keys(RING_FA), 'flash_attn', 'flash_attn_interface', 'ring_flash_attn', 'bwd', 'varlen_bwd', '_flash_attention_forward'],
   calls: [...FIRST_POSITION.keys(), ...TRITON_ENTRY_POINTS, ...COMPILED_BACKWARD.keys()],
   onCall(call, ctx) {
     if (TRITON_ENTRY_POINTS.has(call.callee)) {
@@ -253,7 +267,10 @@ or \`flash_attn.modules.mha\`, under any alias, or through a lazy-import shim \`
 that imports one and returns \`impl(*args, **kwargs)\`), FlashAttention-3's \`flash_attn_interface\`
 functions, flash-attn 1's \`flash_attn_unpadded_func\` and its packed and split variants (1.0 gave
 them the same \`deterministic=False\` flag), and flash-attn 2's backward kernels \`_flash_attn_backward\` / \`_flash_attn_varlen_backward\`
-(which ring attention calls from its own backward: they are the backward, wherever they stand), where
+(which ring attention calls from its own backward: they are the backward, wherever they stand), and
+transformers' \`modeling_flash_attention_utils._flash_attention_forward\` (whose \`deterministic=None\`
+reads \`FLASH_ATTENTION_DETERMINISTIC\`, unset by default; information under a deterministic mode, as
+\`enable_full_determinism()\` sets that variable), where
 \`deterministic\` is missing, \`False\` or \`None\`, or a value that is off on the default path: a local
 name bound to one of those, a parameter or \`self.x\` whose default is False, an environment lookup
 whose fallback is off (\`os.getenv("FLASH_ATTENTION_DETERMINISTIC", "0") == "1"\`), or the key a
