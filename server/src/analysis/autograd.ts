@@ -6,6 +6,7 @@
 import type { Node } from 'web-tree-sitter';
 import { parentOf } from './parents.js';
 import type { ImportScope } from './scope.js';
+import { contradictsTrainingAssert } from './training-asserts.js';
 
 /**
  * Signs that a file trains: a backward call, an optimizer, a Trainer, `.train()`. A program trains
@@ -37,6 +38,7 @@ export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {
   for (let current = parentOf(node), child = node; current; child = current, current = parentOf(current)) {
     const parent = parentOf(current);
     if (current.type === 'block' && assertsNoGradBefore(current, child)) return true;
+    if (current.type === 'block' && contradictsTrainingAssert(current)) return true;
     if (current.type === 'block' && parent?.type === 'if_statement' && parent.childForFieldName('consequence')?.id === current.id) {
       if (assertsInference(parent.childForFieldName('condition'))) return true;
     } else if (current.type === 'block' && parent?.type === 'else_clause' && parentOf(parent)?.type === 'if_statement') {
