@@ -1,11 +1,12 @@
 // Whether code runs with gradients off: backward-only hazards (gather, index_select, pooling
 // backward...) cannot happen under `with torch.no_grad():`, in an `@torch.inference_mode()` function,
 // inside a custom `torch.autograd.Function`'s forward or backward (autograd records nothing there:
-// the Function's own backward decides), in a torchvision transform (data augmentation), in generation, sampling and decoding functions, and in the
+// the Function's own backward decides), in a torchvision transform (data augmentation) or a dataset's methods, in generation, sampling and decoding functions, and in the
 // hooks that adapt a checkpoint while it loads (`checkpoint_filter_fn`, `load_state_dict` hooks).
 import type { Node } from 'web-tree-sitter';
 import { parentOf } from './parents.js';
 import type { ImportScope } from './scope.js';
+import { contradictsTrainingAssert } from './training-asserts.js';
 
 /**
  * Signs that a file trains: a backward call, an optimizer, a Trainer, `.train()`. A program trains
@@ -37,6 +38,7 @@ export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {
   for (let current = parentOf(node), child = node; current; child = current, current = parentOf(current)) {
     const parent = parentOf(current);
     if (current.type === 'block' && assertsNoGradBefore(current, child)) return true;
+    if (current.type === 'block' && contradictsTrainingAssert(current)) return true;
     if (current.type === 'block' && parent?.type === 'if_statement' && parent.childForFieldName('consequence')?.id === current.id) {
       if (assertsInference(parent.childForFieldName('condition'))) return true;
     } else if (current.type === 'block' && parent?.type === 'else_clause' && parentOf(parent)?.type === 'if_statement') {
@@ -51,7 +53,7 @@ export function runsWithoutGrad(node: Node, scope: ImportScope): boolean {
     } else if (current.type === 'function_definition') {
       const name = current.childForFieldName('name')?.text ?? '';
       if (NO_BACKWARD_NAME.test(name) || BACKWARD_NAME.test(name) || (AUTOGRAD_METHODS.has(name) && methodOf(current, scope, AUTOGRAD_FUNCTION))) return true;
-      if (methodOf(current, scope, DATA_TRANSFORM)) return true;
+      if (methodOf(current, scope, DATA_TRANSFORM) || methodOf(current, scope, DATASET)) return true;
       const decorated = parentOf(current);
       if (decorated?.type !== 'decorated_definition') return false;
       return decorated.namedChildren.some(
@@ -159,6 +161,11 @@ const AUTOGRAD_FUNCTION = /^torch\.autograd(\.function)?\.(Function|InplaceFunct
  * carry no gradient (`torch.distributions.Transform`, differentiated, is another class).
  */
 const DATA_TRANSFORM = /^torchvision\.transforms(\.v2)?\.Transform$/;
+/**
+ * Dataset base classes: their methods (`__getitem__`, a graph dataset's `process`) load and prepare
+ * samples in the loader or once before training, with no gradient recorded for anything they compute.
+ */
+const DATASET = /^(torch\.utils\.data(\.dataset)?\.(Dataset|IterableDataset)|torch_geometric\.data(\.(in_memory_)?dataset)?\.(Dataset|InMemoryDataset))$/;
 
 /** A method of a class deriving directly from a base `base` matches (torch.autograd.Function, a torchvision Transform). */
 function methodOf(method: Node, scope: ImportScope, base: RegExp): boolean {

@@ -94,7 +94,12 @@ function isPythonData(node: Node | undefined): boolean {
   return node.type === 'call' && ['sorted', 'list', 'tuple', 'range'].includes(node.childForFieldName('function')?.text ?? '');
 }
 
-/** Does a node's value never require grad? (ValueHints answers; the functions below ask it of the values they find.) */
+/**
+ * Does a node's value never require grad? (ValueHints answers; the functions below ask it of the
+ * values they find.) A `None` is no evidence by itself: a name bound to None in one branch and to a
+ * tensor in another is the tensor where an op reads it; only a cache filled later, or a helper's
+ * other returns, say what the value is.
+ */
 type GradFreeOf = (node: Node) => boolean;
 
 /**
@@ -111,7 +116,7 @@ export function globalGradFree(use: Node, gradFree: GradFreeOf, declared: Map<nu
   readsBeyond();
   const stored = fn.descendantsOfType('assignment').filter((a) => a.childForFieldName('left')?.text === use.text).map((a) => a.childForFieldName('right'));
   const values = [moduleValue(use), ...stored];
-  return values.every((v) => !!v && gradFree(v));
+  return values.every((v) => !!v && (v.type === 'none' || gradFree(v)));
 }
 
 /** Only item assignments of grad-free values write into this name (`table[:] = rows` of a constant table). */
@@ -125,5 +130,5 @@ export function returnsGradFree(call: Node, gradFree: GradFreeOf, readsBeyond: (
   const fn = calledFunction(call, () => undefined);
   if (fn) readsBeyond();
   const values = fn && returnedValues(fn);
-  return !!values && values.every((v) => gradFree(v));
+  return !!values && values.some((v) => v.type !== 'none') && values.every((v) => v.type === 'none' || gradFree(v));
 }

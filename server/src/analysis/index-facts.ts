@@ -176,6 +176,8 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
       // keeps the receiver's entries once (unless its rank is known to be lower: `repeat` then adds
       // leading dimensions and tiles the entries themselves).
       if (name === 'repeat' && receiver && tilesOtherDims(values, receiver, callArguments(expr).positional)) return next(receiver);
+      // `ids[k].item()`, `int(j)`: one Python number names one position, which a store cannot repeat.
+      if (name === 'item' || (fn?.type === 'identifier' && SCALAR_CASTS.has(fn.text))) return false;
       if ((name && REPEATING_MAKERS.has(name) && !einops) || relativePositions(values, scope, expr)) return true;
       // Flattening per-row distinct indices (top-k expert ids of every token) repeats them across rows.
       if (receiver && name && VIEWS.has(name) && values.of(receiver).unique === 'rows') return true;
@@ -187,6 +189,8 @@ export function repeatsByConstruction(values: IndexValues, scope: ImportScope, n
       return false;
   }
 }
+
+const SCALAR_CASTS = new Set(['int', 'float', 'bool']);
 
 /** `x.repeat(1, a, ...)` on a tensor of as many dimensions as factors (or of a rank not shown). */
 function tilesOtherDims(values: IndexValues, receiver: Node, factors: Node[]): boolean {

@@ -28,11 +28,50 @@ function ownsSelf(fn: Node): boolean {
   return !!fn.childForFieldName('parameters')?.namedChildren.some((p) => (p.type === 'identifier' ? p : p.childForFieldName('name') ?? p.namedChildren[0])?.text === 'self');
 }
 
-/** `self.x` that its class's `__init__` registers as a buffer (`self.register_buffer("x", ...)`): no grad. */
+/**
+ * `self.x` that its class's `__init__` registers as a buffer (`self.register_buffer("x", ...)`): no
+ * grad. A class of the same file it derives from counts too (the base registers the table, the
+ * subclass reads it), unless a class nearer to the use assigns `self.x` in its `__init__`.
+ */
 export function isBuffer(node: Node): boolean {
   const name = node.childForFieldName('attribute')?.text;
-  const init = initOf(node);
-  return !!init && !!name && init.descendantsOfType('call').some((c) => c.childForFieldName('function')?.text === 'self.register_buffer' && literalValue(callArguments(c).positional[0]) === name);
+  const klass = enclosingClass(node);
+  if (!name || !klass) return false;
+  const seen = new Set<number>();
+  for (const c of [klass, ...baseClassesOf(klass)]) {
+    if (seen.has(c.id)) continue;
+    seen.add(c.id);
+    const init = methodsOf(c).get('__init__');
+    if (!init) continue;
+    if (init.descendantsOfType('call').some((call) => call.childForFieldName('function')?.text === 'self.register_buffer' && literalValue(callArguments(call).positional[0]) === name)) return true;
+    if (init.descendantsOfType('assignment').some((a) => a.childForFieldName('left')?.text === `self.${name}`)) return false;
+  }
+  return false;
+}
+
+/** The classes of the same file that `klass` derives from, nearest first (by base name). */
+function baseClassesOf(klass: Node): Node[] {
+  const classes = classesOfFile(klass);
+  const found: Node[] = [];
+  const pending = [klass];
+  while (pending.length && found.length < 16) {
+    const current = pending.shift()!;
+    for (const base of current.childForFieldName('superclasses')?.namedChildren ?? []) {
+      const match = classes.find((c) => c.childForFieldName('name')?.text === base.text.replace(/^.*\./, ''));
+      if (match && match.id !== klass.id && !found.some((f) => f.id === match.id)) {
+        found.push(match);
+        pending.push(match);
+      }
+    }
+  }
+  return found;
+}
+
+/** The module-level classes of the file holding `klass`. */
+function classesOfFile(klass: Node): Node[] {
+  const file = klass.parent?.type === 'module' ? klass.parent : klass.parent?.parent?.type === 'module' ? klass.parent.parent : undefined;
+  if (!file) return [];
+  return file.namedChildren.map((c) => (c.type === 'decorated_definition' ? c.childForFieldName('definition') : c)).filter((c): c is Node => c?.type === 'class_definition');
 }
 
 /** `forward` and the names a module delegates its forward to (`_forward`, `forward_features`). */
@@ -62,9 +101,7 @@ function selfCallees(fn: Node, methods: Map<string, Node[]>, withoutGrad: (node:
 
 /** The classes of the same file that derive from `klass`, directly or through each other (by base name). */
 function subclassesOf(klass: Node): Node[] {
-  const file = klass.parent?.type === 'module' ? klass.parent : klass.parent?.parent?.type === 'module' ? klass.parent.parent : undefined;
-  if (!file) return [];
-  const classes = file.namedChildren.map((c) => (c.type === 'decorated_definition' ? c.childForFieldName('definition') : c)).filter((c): c is Node => c?.type === 'class_definition');
+  const classes = classesOfFile(klass);
   const names = new Set([klass.childForFieldName('name')?.text ?? '']);
   const found: Node[] = [];
   for (let grew = true; grew; ) {

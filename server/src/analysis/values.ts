@@ -159,9 +159,6 @@ export class ValueHints {
         return { dtype: 'int', origin: 'unknown', gradFree: true };
       case 'float':
         return { dtype: 'float', origin: 'unknown', gradFree: true };
-      case 'none':
-        // No tensor, no gradient: `cache = None` at module level, a cache a helper fills once.
-        return { ...UNKNOWN, gradFree: true };
       case 'binary_operator':
       case 'augmented_assignment':
         return this.binary(node);

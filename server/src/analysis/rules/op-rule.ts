@@ -122,7 +122,7 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
       const behaviour = variant.behaviours.find((b) => inRange(ctx.torchVersion, b.torch));
       if (!behaviour) return;
       if (spec.backwardOnly && (ctx.runsWithoutGrad(call.node) || noBackward(spec, call, ctx))) return;
-      if (spec.gradInput && ctx.isConstant(spec.gradInput(call))) return;
+      if (spec.gradInput && noGradInto(spec.gradInput(call), ctx)) return;
       if (spec.index && ctx.values.of(spec.index(call)).unique) return;
       if (spec.index && spec.dim && onePerRow(spec, call, ctx)) return;
       const exact = spec.accumulator && ctx.values.of(spec.accumulator(call)).dtype === 'int';
@@ -149,6 +149,15 @@ export function defineOpRule(spec: OpRuleSpec): Rule {
 function noBackward(spec: OpRuleSpec, call: CallSite, ctx: RuleContext): boolean {
   const source = spec.accumulator ? ctx.values.of(spec.accumulator(call)) : undefined;
   return !!source?.gradFree || !!source?.cpu || (!!spec.index && !!ctx.values.of(spec.index(call)).cpu);
+}
+
+/**
+ * The input whose gradient the atomics add up cannot require grad: made in the function from host
+ * data or sizes (devices.ts), or grad-free by the core's value facts (a buffer, a `.detach()`, a
+ * factory's leaf; grad-values.ts).
+ */
+function noGradInto(input: Node | undefined, ctx: RuleContext): boolean {
+  return !!input && (ctx.isConstant(input) || !!ctx.values.of(input).gradFree);
 }
 
 /**

@@ -87,7 +87,8 @@ Seeding means any of: \`torch.manual_seed\`, \`torch.random.manual_seed\`, Light
 \`seed_everything\` (also \`fabric.seed_everything\`), \`transformers.set_seed\` /
 \`enable_full_determinism\`, constructing a \`transformers.Trainer\` (it calls \`set_seed(args.seed)\`),
 \`accelerate.utils.set_seed\`, Megatron's \`initialize_megatron\` / \`pretrain\`, torchtitan's
-\`set_determinism\`, or a helper defined in the file whose body does one of these.
+\`set_determinism\`, ColossalAI's \`launch\` / \`launch_from_torch\` (seed 1024 by default), or a helper
+defined in the file whose body does one of these.
 \`torch.cuda.manual_seed_all\` alone does not count: it leaves the CPU generator, which drives the
 DataLoader shuffle, unseeded. A helper defined in the file that seeds only \`random\` and NumPy is
 named in the finding's detail. A seed call under a condition on the seed (\`if args.seed is not None:\`)

@@ -109,11 +109,24 @@ function trainedModel(call: Node, statements: Node[], ctx: RuleContext): string 
     const left = assignment?.childForFieldName('left')?.text;
     const right = assignment?.childForFieldName('right');
     if (!left || !right) continue;
-    if (right.type === 'call' && argsOf(right).some((a) => a.type === 'identifier' && holders.has(a.text))) holders.add(left);
+    if (right.type === 'call' && movesReceiver(right)) {
+      // `model = model.to(device)` keeps holding it; `x = build().to(model)` names it as a device only.
+      const receiver = right.childForFieldName('function')?.childForFieldName('object');
+      if (receiver?.type === 'identifier' && holders.has(receiver.text)) holders.add(left);
+      else holders.delete(left);
+    } else if (right.type === 'call' && argsOf(right).some((a) => a.type === 'identifier' && holders.has(a.text))) holders.add(left);
     else holders.delete(left);
   }
   const optimizes = [...holders].some((h) => optimized.has(h));
   return optimizes ? `\`${fn?.text.split('(')[0] ?? target}(...)\` builds the weights the optimizer trains` : undefined;
+}
+
+/** Methods whose result is their receiver moved or cast: `Build(...).to(device)` holds the build, not `device`. */
+const RECEIVER_MOVES = new Set(['to', 'cuda', 'cpu', 'type', 'half', 'float', 'double', 'bfloat16', 'to_empty']);
+
+function movesReceiver(call: Node): boolean {
+  const fn = call.childForFieldName('function');
+  return fn?.type === 'attribute' && RECEIVER_MOVES.has(fn.childForFieldName('attribute')?.text ?? '');
 }
 
 /**

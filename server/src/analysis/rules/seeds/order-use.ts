@@ -158,8 +158,16 @@ export function loopDependsOnOrder(loop: Node, indexed: boolean, keyedIsOrderFre
   if (!body) return false;
   const within = (type: string) => ownDescendants(body, type);
   if (within('yield').length > 0 || within('return_statement').length > 0 || within('break_statement').length > 0) return true;
-  // `total += x` folds in loop order, unless the caller knows the update exact (integer sums).
-  if (within('augmented_assignment').some((update) => !exactUpdate?.(update))) return true;
+  // `total += x` folds in loop order, unless the caller knows the update exact (integer sums), or
+  // the body starts the value afresh for each item (`count = 0` before it): nothing carries across items.
+  const assignments = within('assignment');
+  const perItem = (update: Node) => {
+    const name = update.childForFieldName('left');
+    if (name?.type !== 'identifier') return false;
+    const mentions = new RegExp(`(?<![\\w.])${name.text}(?!\\w)`);
+    return assignments.some((a) => a.startIndex < update.startIndex && a.childForFieldName('left')?.text === name.text && !mentions.test(a.childForFieldName('right')?.text ?? name.text));
+  };
+  if (within('augmented_assignment').some((update) => !exactUpdate?.(update) && !perItem(update))) return true;
   for (const call of within('call')) {
     const fn = call.childForFieldName('function');
     const name = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
@@ -170,9 +178,9 @@ export function loopDependsOnOrder(loop: Node, indexed: boolean, keyedIsOrderFre
     const left = assignment.childForFieldName('left');
     if (!keyedIsOrderFree && left?.type === 'subscript') return true;
     // A running value rebuilt from itself (`acc = acc + x`, `grad = [g + p for g, p in zip(grad, part)]`)
-    // folds the items in loop order, like `+=`.
+    // folds the items in loop order, like `+=` (not one the item started afresh: `im = load(p)`, then `im = im / 255`).
     const right = assignment.childForFieldName('right');
-    if (left?.type === 'identifier' && right && new RegExp(`(?<![\\w.])${left.text}(?!\\w)`).test(right.text)) return true;
+    if (left?.type === 'identifier' && right && new RegExp(`(?<![\\w.])${left.text}(?!\\w)`).test(right.text) && !perItem(assignment)) return true;
   }
   return false;
 }

@@ -259,6 +259,10 @@ export const TORCH_SEEDERS = new Set([
   'megatron.training.pretrain', 'megatron.training.training.pretrain', 'megatron.training.initialize._set_random_seed',
   'torchtitan.distributed.utils.set_determinism', 'composer.utils.reproducibility.seed_all', 'composer.utils.seed_all',
   'ignite.utils.manual_seed',
+  // ColossalAI's launchers call set_seed(seed) unconditionally, seed=1024 by default (colossalai/initialize.py).
+  'colossalai.launch', 'colossalai.launch_from_torch', 'colossalai.launch_from_slurm', 'colossalai.launch_from_openmpi',
+  'colossalai.initialize.launch', 'colossalai.initialize.launch_from_torch', 'colossalai.initialize.launch_from_slurm',
+  'colossalai.initialize.launch_from_openmpi',
 ]);
 
 /**

@@ -1,7 +1,7 @@
 import type { CallSite } from '../../calls.js';
 import { ATOMIC_BACKWARD, defineOpRule } from '../op-rule.js';
 import type { RuleContext } from '../rule.js';
-import { windowsDisjoint } from './pool-shared.js';
+import { windowsDisjoint, windowsInView } from './pool-shared.js';
 
 // Windows that do not overlap take the backward kernel without atomics (one writer per input
 // element); the mode still raises on it, whatever the windows.
@@ -19,6 +19,8 @@ export default defineOpRule({
     'pool with non-overlapping windows expressed as a reshape and `.mean()` over the window axes, or use a fixed-weight `conv3d` (deterministic under the mode)',
   backwardOnly: true,
   variant,
+  // Overlapping windows are the hazard: where the windows come from callers elsewhere, information.
+  evidence: windowsInView,
   variants: {
     disjoint: {
       label: 'windows that do not overlap',
@@ -54,7 +56,8 @@ bf16, padding 1 with ceil_mode, and stride 3 over kernel 2 each gave 1 input gra
 against 20 in 20 for kernel 3 stride 2 and for (2, 3, 3) over stride 2; the mode raised on every
 one of them. So these are not reported by default, and are an error under the mode. The kernel
 source (\`AveragePool3d.cu\`: \`kernelsOverlap\` picks the atomic kernel) says the same of earlier
-versions.
+versions. A wrapper that passes everything on (\`nn.AvgPool3d(*args, **kwargs)\`) gets its windows
+from callers the code here does not show, so it is reported as information.
 
 **Deterministic alternative.** For non-overlapping windows, reshape the volume into blocks and take
 \`.mean()\` over the block axes; for overlapping ones, a \`conv3d\` with a fixed averaging kernel

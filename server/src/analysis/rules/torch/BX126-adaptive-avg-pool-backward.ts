@@ -27,6 +27,9 @@ export default defineOpRule({
     'when the output size divides the input size, use `avg_pool` with kernel = stride = input/output (or a reshape and `.mean()`); global pooling to size 1 is already deterministic',
   backwardOnly: true,
   variant,
+  // 2-D (and 1-D, the 2-D kernel): whether it varies depends on the input size, rarely in the
+  // code (bench/device/adaptive_pool2d_sizes.h200.jsonl): information. The 3-D op is a warning.
+  evidence: (call) => call.callee.toLowerCase().endsWith('3d'),
   variants: {
     tiled: {
       label: 'windows that tile the input',
@@ -61,6 +64,13 @@ in 20 runs; 3-D 16³ → 5³ 20 of 20; 2-D 64×64 → 7×7 was bitwise stable. A
 mode. A follow-up check on the same stack showed that global pooling (\`AdaptiveAvgPool2d(1)\`,
 \`(1, 1)\`, \`AdaptiveAvgPool3d(1)\`) is computed as a plain mean: stable and no raise, so it is not
 reported. An output size of \`None\` in any dimension is not global.
+Whether a 2-D pool varies depends on how much it shrinks the input
+(\`bench/device/adaptive_pool2d_sizes.h200.jsonl\`, 20 runs each): 13×13 → 6×6 and 33×33 → 32×32
+gave 20 distinct gradients, as did growing 7×7 → 13×13; 64×64 → 7×7, 56×56 → 6×6, 100×100 → 3×3,
+60×60 → 7×7 in bf16, channels-last 64×64 → 7×7 and 24×24 → 4×4 (which divides) gave 1. The input
+size is rarely in the code, and the pools real code writes mostly reduce a feature map several
+times over (0 of 2 labelled warnings were real), so a 2-D or 1-D pool is information without the
+mode, an error under it; the 3-D op, which varied shrinking 16³ → 5³, stays a warning.
 Output sizes the function asserts the input divides by (\`assert H % n == 0\`) give windows that
 tile the input, one gradient per element: reported only under the mode.
 

@@ -76,6 +76,15 @@ function sizes(node: Node | undefined, ctx: RuleContext, dims: number): number[]
  * size in every dimension. Each input element then lies in one window at most and gets its
  * gradient from one thread; padding and ceil_mode add no overlap.
  */
+/**
+ * Are the windows in view? A wrapper that hands all it gets on (`nn.AvgPool3d(*args, **kwargs)`)
+ * takes its kernel and stride from callers elsewhere: the code here cannot tell whether they overlap.
+ */
+export function windowsInView(call: CallSite): boolean {
+  if (!call.args.hasSplat) return true;
+  return !!argument(call.args, call.callee.startsWith('torch.nn.functional.') ? 1 : 0, 'kernel_size');
+}
+
 export function windowsDisjoint(call: CallSite, ctx: RuleContext, dims: number): boolean {
   if (call.args.hasSplat) return false;
   const functional = call.callee.startsWith('torch.nn.functional.');
