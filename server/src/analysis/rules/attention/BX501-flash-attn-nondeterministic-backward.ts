@@ -161,7 +161,7 @@ function report(call: CallSite, ctx: RuleContext, flag?: Node): void {
   // transformers' wrapper reads FLASH_ATTENTION_DETERMINISTIC, which enable_full_determinism() sets:
   // under a mode bitexact cannot tell from that call, it may be deterministic.
   const wrapperUnderMode: ModeOutcome | undefined = call.callee === TRANSFORMERS_WRAPPER
-    ? { severity: 'info', message: message(' unless FLASH_ATTENTION_DETERMINISTIC=1'), detail: `transformers reads \`deterministic=None\` from the environment (FLASH_ATTENTION_DETERMINISTIC=1, which \`enable_full_determinism()\` sets); \`torch.use_deterministic_algorithms(True)\` alone leaves it off. ${why} ${fix}` }
+    ? { severity: 'info', message: fitMessage(`${name} adds dQ, dK and dV with atomics unless FLASH_ATTENTION_DETERMINISTIC=1`, 'This flash-attn wrapper adds dQ, dK and dV with atomics unless FLASH_ATTENTION_DETERMINISTIC=1'), detail: `transformers reads \`deterministic=None\` from the environment (FLASH_ATTENTION_DETERMINISTIC=1, which \`enable_full_determinism()\` sets); \`torch.use_deterministic_algorithms(True)\` alone leaves it off. ${why} ${fix}` }
     : undefined;
   const title = 'Pass deterministic=True (slower backward, more memory)';
   const quickFix = flag
