@@ -36,7 +36,7 @@ function groupIndexOf(call: Node, scope: ImportScope): Node | undefined {
   const qualified = scope.resolveExpression(fn);
   // `torch.distributed.scatter(tensor, scatter_list)`: a collective, no index.
   if (qualified?.startsWith('torch.distributed')) return undefined;
-  const name = fn.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn.type === 'identifier' ? fn.text : undefined;
+  const name = calleeName(fn);
   if (!name) return undefined;
   const args = callArguments(call);
   // `scatter(..., reduce="add")` combines; without a reduce it overwrites (no group).
@@ -57,8 +57,13 @@ export function reducedSource(call: Node, scope: ImportScope): Node | undefined 
   if (!fn) return undefined;
   const qualified = scope.resolveExpression(fn);
   if (qualified?.startsWith('torch.') || (fn.type === 'attribute' && qualified === undefined)) return undefined;
-  const name = fn.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn.type === 'identifier' ? fn.text : undefined;
+  const name = calleeName(fn);
   return name && GROUPING_FUNCTION.test(name) ? argument(callArguments(call), 0, 'src') : undefined;
+}
+
+/** The called name: `scatter_max` of `scatter_max(...)` and of `ts.scatter_max(...)`. */
+function calleeName(fn: Node): string | undefined {
+  return fn.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn.type === 'identifier' ? fn.text : undefined;
 }
 
 /** The name an index expression is made from: `index`, `index.view(-1, 1)`, `broadcast(index, src, dim)`. */

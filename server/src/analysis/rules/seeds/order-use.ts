@@ -164,8 +164,7 @@ export function loopDependsOnOrder(loop: Node, indexed: boolean, keyedIsOrderFre
   const perItem = (update: Node) => {
     const name = update.childForFieldName('left');
     if (name?.type !== 'identifier') return false;
-    const mentions = new RegExp(`(?<![\\w.])${name.text}(?!\\w)`);
-    return assignments.some((a) => a.startIndex < update.startIndex && a.childForFieldName('left')?.text === name.text && !mentions.test(a.childForFieldName('right')?.text ?? name.text));
+    return assignments.some((a) => a.startIndex < update.startIndex && a.childForFieldName('left')?.text === name.text && !mentionsName(a.childForFieldName('right')?.text ?? name.text, name.text));
   };
   if (within('augmented_assignment').some((update) => !exactUpdate?.(update) && !perItem(update))) return true;
   for (const call of within('call')) {
@@ -174,15 +173,20 @@ export function loopDependsOnOrder(loop: Node, indexed: boolean, keyedIsOrderFre
     if (name === 'write' && writesItsOwnFile(call, body)) continue;
     if (name && ['append', 'extend', 'insert', 'appendleft', 'put', 'put_nowait', 'write', 'add_sample'].includes(name)) return true;
   }
-  for (const assignment of within('assignment')) {
+  for (const assignment of assignments) {
     const left = assignment.childForFieldName('left');
     if (!keyedIsOrderFree && left?.type === 'subscript') return true;
     // A running value rebuilt from itself (`acc = acc + x`, `grad = [g + p for g, p in zip(grad, part)]`)
     // folds the items in loop order, like `+=` (not one the item started afresh: `im = load(p)`, then `im = im / 255`).
     const right = assignment.childForFieldName('right');
-    if (left?.type === 'identifier' && right && new RegExp(`(?<![\\w.])${left.text}(?!\\w)`).test(right.text) && !perItem(assignment)) return true;
+    if (left?.type === 'identifier' && right && mentionsName(right.text, left.text) && !perItem(assignment)) return true;
   }
   return false;
+}
+
+/** Does Python source `text` name the identifier `name` (not as an attribute, not inside a longer name)? */
+function mentionsName(text: string, name: string): boolean {
+  return new RegExp(`(?<![\\w.])${name}(?!\\w)`).test(text);
 }
 
 /**
