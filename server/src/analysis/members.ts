@@ -37,10 +37,8 @@ export function isBuffer(node: Node): boolean {
   const name = node.childForFieldName('attribute')?.text;
   const klass = enclosingClass(node);
   if (!name || !klass) return false;
-  const seen = new Set<number>();
+  // baseClassesOf lists each base once and never `klass` itself.
   for (const c of [klass, ...baseClassesOf(klass)]) {
-    if (seen.has(c.id)) continue;
-    seen.add(c.id);
     const init = methodsOf(c).get('__init__');
     if (!init) continue;
     if (init.descendantsOfType('call').some((call) => call.childForFieldName('function')?.text === 'self.register_buffer' && literalValue(callArguments(call).positional[0]) === name)) return true;
