@@ -25,6 +25,22 @@ describe('notebooks', () => {
     expect(maskIPython('%%time\nf()')).toBe('...   \nf()');
   });
 
+  it("masks a shell line's continuations, help lines and automagic, and leaves Python that looks alike", () => {
+    // Shell and magic lines go on after a trailing backslash; the continuation is blanked whole, as
+    // an indented `...` would be a statement of its own.
+    const masked = (source: string, kept: (line: string, i: number) => string) => source.split('\n').map(kept).join('\n');
+    const dots = (l: string) => l.replace(/\S.*$/, (rest) => '...'.padEnd(rest.length));
+    const spaces = (l: string) => ' '.repeat(l.length);
+    const shell = '!python prep.py \\\n  --out data \\\n  --n 2\nx = 1';
+    expect(maskIPython(shell)).toBe(masked(shell, (l, i) => (i === 0 ? dots(l) : i < 3 ? spaces(l) : l)));
+    const magic = '%run -i s.py \\\n a=1\nb = 2 \\\n  + 3';
+    expect(maskIPython(magic)).toBe(masked(magic, (l, i) => (i === 0 ? dots(l) : i === 1 ? spaces(l) : l)));
+    const help = 'fn?\n??np.add\nif q:  # why?\n  pass';
+    expect(maskIPython(help)).toBe(masked(help, (l, i) => (i < 2 ? dots(l) : l)));
+    const automagic = 'pip install peft\ncd ms-swift\nls ./out/\npip = 3\ncd.x()\nls[0]';
+    expect(maskIPython(automagic)).toBe(masked(automagic, (l, i) => (i < 3 ? dots(l) : l)));
+  });
+
   it('joins code cells and maps ranges back to 1-based cells with relative lines', () => {
     const read = readNotebook(notebook([['markdown', '# t'], ['code', 'import torch\nx = 1\n'], ['raw', 'r'], ['code', ['y = 2\n', 'z = 3']]]));
     if (!read.ok) throw new Error(read.reason);

@@ -1,6 +1,6 @@
 // Jupyter notebooks (.ipynb) as one Python source: the code cells in order, one after another, as a
 // kernel runs them top to bottom. IPython syntax that is not Python (line magics `%x`, shell lines
-// `!x`, `x = !cmd`, cell magics `%%bash`) is masked with text of the same length, so every position
+// `!x` and their `\` continuations, `x = !cmd`, cell magics `%%bash`, `obj?` help, automagic `pip install`) is masked with text of the same length, so every position
 // in the joined source is the same position in its cell: findings and fixes map back by subtracting
 // the cell's first line, nothing else.
 import { z } from 'zod';
@@ -159,12 +159,32 @@ export function maskIPython(source: string): string {
     if (!PYTHON_CELL_MAGICS.has(cellMagic[1]!)) return lines.map((l) => ' '.repeat(l.length)).join('\n');
     lines[0] = blank(lines[0]!);
   }
-  return lines.map((l) => (isIPythonLine(l) ? blank(l) : l)).join('\n');
+  let continued = false;
+  return lines
+    .map((l) => {
+      // A shell line or magic ending in `\` goes on in the next line (IPython joins them, as a shell
+      // does): the continuation is part of the masked line, so it is blanked whole (a `...` there
+      // would be an indented statement of its own).
+      const masked = continued ? ' '.repeat(l.length) : isIPythonLine(l) ? blank(l) : undefined;
+      continued = masked !== undefined && l.trimEnd().endsWith('\\');
+      return masked ?? l;
+    })
+    .join('\n');
 }
+
+/**
+ * Line magics and the shell aliases IPython defines on POSIX, which it runs without their `%`
+ * (automagic, on by default): `pip install x`, `cd dir`, `ls ./out/`. Followed by an argument, none is
+ * Python a notebook would mean.
+ */
+const AUTOMAGIC = /^(pip|conda|mamba|cd|ls|cat|mkdir|rmdir|rm|cp|mv)\s+[\w.~/-]/;
 
 function isIPythonLine(line: string): boolean {
   const text = line.trimStart();
   if (text.startsWith('%') || text.startsWith('!')) return true;
+  // `obj?`, `obj??`, `?obj`: IPython's help on an object.
+  if (/^\?{0,2}[A-Za-z_][\w.]*\?{1,2}\s*$|^\?{1,2}[A-Za-z_][\w.]*\s*$/.test(text)) return true;
+  if (AUTOMAGIC.test(text)) return true;
   // `files = !ls`, `t = %timeit -o f()`: an assignment from a shell line or a magic.
   return /^[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[!%]/.test(text);
 }
