@@ -416,15 +416,19 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         // the folded Divergence view, which marks the first divergent step the engine wrote in
         // report.json, the one `bitexact compare` prints for the same runs.
         const lateConfig = rows.filter({ hasText: /^\s*late\s*python3 train\.py 40 12/ }).first();
-        for (let attempt = 0; pairsWhere((m) => m.runConfig === 'late').length === 0; attempt++) {
+        // (Clicked again only if nothing started: no live row of it, no directory of it.)
+        const lateStarted = async () => pairsWhere((m) => m.runConfig === 'late').length > 0 || (await rows.filter({ hasText: /^\s*late\s*(starting…|run [12] of 2)/ }).count()) > 0;
+        for (let attempt = 0; !(await lateStarted()); attempt++) {
           expect(attempt, 'run configuration clicks').toBeLessThan(5);
           await lateConfig.hover({ timeout: 10_000 }).catch(() => undefined);
           await lateConfig.locator('.action-label[aria-label="Run this configuration"]').click({ timeout: 3_000 }).catch(() => undefined);
-          for (let i = 0; i < 20 && pairsWhere((m) => m.runConfig === 'late').length === 0; i++) await page.waitForTimeout(250);
+          for (let i = 0; i < 20 && !(await lateStarted()); i++) await page.waitForTimeout(250);
         }
         const lateRow = rows.filter({ hasText: 'python3 train.py 40 12' }).filter({ hasText: /^\s*DIFFERS from step \d+/ }).first();
         await lateRow.waitFor({ timeout: 90_000 });
-        const [lateDir] = pairsWhere((m) => m.runConfig === 'late');
+        const lateDirs = pairsWhere((m) => m.runConfig === 'late');
+        expect(lateDirs).toHaveLength(1);
+        const lateDir = lateDirs[0];
         const lateReport = JSON.parse(fs.readFileSync(path.join(lateDir!, 'report.json'), 'utf8')) as JsonReport & { verdict: string; headline: string };
         expect(lateReport.verdict).toBe('differs');
         expect(plain(await lateRow.innerText())).toContain(lateReport.headline);
