@@ -8,9 +8,11 @@
 //
 // In the same code-server session (one start for both tests), run control from the Runs view: a run
 // configuration launched from the view's title (a real python3 pair through the language server),
-// its live progress row and status-bar item, its verdict row; an ad-hoc command typed in, a re-run
+// its live progress row and status-bar item, its verdict row; a configuration that diverges, launched
+// from its own row, its verdict node clicked and its first divergent step in the Divergence view
+// checked against report.json and `bitexact compare`; an ad-hoc command typed in, a re-run
 // of the first pair beside it, the ad-hoc one cancelled (its row says `cancelled`, as report.json
-// does) and deleted; then the diverging pair's suspect (BX308) pair-run with its fix from its inline
+// does), the tree shot in dark and light, and the cancelled pair deleted; then the diverging pair's suspect (BX308) pair-run with its fix from its inline
 // action, the same pair again picked first, which the engine finds bitwise: "fix proven"; and the
 // finding in the editor, from the light bulb's "Pair-run with this fixed (BX308)" with a typed command;
 // last, a probed pair recorded on an H200, its first divergent line in the Divergence view and drawn
@@ -36,6 +38,7 @@ const SHOTS = {
   contrast: path.join(ROOT, 'test/e2e/artifacts/sidebar-divergence-high-contrast.png'),
   running: path.join(ROOT, 'test/e2e/artifacts/sidebar-runs-running.png'),
   runs: path.join(ROOT, 'test/e2e/artifacts/sidebar-runs-dark.png'),
+  runsLight: path.join(ROOT, 'test/e2e/artifacts/sidebar-runs-light.png'),
   place: path.join(ROOT, 'test/e2e/artifacts/divergent-line-dark.png'),
 };
 /** The side bar and the status bar's left end (the Runs screenshots). */
@@ -344,7 +347,9 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
       const mark = (what: string) => marks.push(`${what} ${((Date.now() - t0) / 1000).toFixed(1)} s`);
       const folder = workspace();
       fs.copyFileSync(path.join(ROOT, 'test/fixtures/runs/slow_steps.py'), path.join(folder, 'slow.py'));
-      fs.writeFileSync(path.join(folder, 'pyproject.toml'), '[tool.bitexact.runs.steady]\ncommand = ["python3", "slow.py", "6", "0.25"]\n');
+      // Two configurations: one that reproduces (slow enough to watch), one that diverges part-way
+      // (the first test's trainer, switching to completion order at step 12).
+      fs.writeFileSync(path.join(folder, 'pyproject.toml'), '[tool.bitexact.runs.steady]\ncommand = ["python3", "slow.py", "6", "0.25"]\n\n[tool.bitexact.runs.late]\ncommand = ["python3", "train.py", "40", "12"]\n');
       // Ad-hoc defaults in the workspace's settings, read by the client when it launches one.
       fs.mkdirSync(path.join(folder, '.vscode'), { recursive: true });
       fs.writeFileSync(path.join(folder, '.vscode/settings.json'), JSON.stringify({ 'bitexact.pair.env': { FROM_SETTINGS: 'yes' }, 'bitexact.pair.timeout': 300 }));
@@ -407,6 +412,43 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         await expect.poll(() => page.locator('.statusbar-item').filter({ hasText: /bitexact: (run|\d+ pairs)/ }).count(), { timeout: 15_000 }).toBe(0);
         mark('verdict row');
 
+        // The diverging configuration, launched from its own row's ▶: its verdict node, clicked, opens
+        // the folded Divergence view, which marks the first divergent step the engine wrote in
+        // report.json, the one `bitexact compare` prints for the same runs.
+        const lateConfig = rows.filter({ hasText: /^\s*late\s*python3 train\.py 40 12/ }).first();
+        // (Clicked again only if nothing started: no live row of it, no directory of it.)
+        const lateStarted = async () => pairsWhere((m) => m.runConfig === 'late').length > 0 || (await rows.filter({ hasText: /^\s*late\s*(starting…|run [12] of 2)/ }).count()) > 0;
+        for (let attempt = 0; !(await lateStarted()); attempt++) {
+          expect(attempt, 'run configuration clicks').toBeLessThan(5);
+          await lateConfig.hover({ timeout: 10_000 }).catch(() => undefined);
+          await lateConfig.locator('.action-label[aria-label="Run this configuration"]').click({ timeout: 3_000 }).catch(() => undefined);
+          for (let i = 0; i < 20 && !(await lateStarted()); i++) await page.waitForTimeout(250);
+        }
+        const lateRow = rows.filter({ hasText: 'python3 train.py 40 12' }).filter({ hasText: /^\s*DIFFERS from step \d+/ }).first();
+        await lateRow.waitFor({ timeout: 90_000 });
+        const lateDirs = pairsWhere((m) => m.runConfig === 'late');
+        expect(lateDirs).toHaveLength(1);
+        const lateDir = lateDirs[0];
+        const lateReport = JSON.parse(fs.readFileSync(path.join(lateDir!, 'report.json'), 'utf8')) as JsonReport & { verdict: string; headline: string };
+        expect(lateReport.verdict).toBe('differs');
+        expect(plain(await lateRow.innerText())).toContain(lateReport.headline);
+        const lateCompared = JSON.parse((await cliAsync(['compare', '--format', 'json', lateDir!], folder)).stdout) as JsonReport;
+        expect(lateCompared.firstDivergence).toEqual(lateReport.firstDivergence);
+        const lateView = divergenceFrame(page);
+        const lateMarkers = lateView.locator(`.first-divergence[data-step="${lateReport.firstDivergence!.step}"]`);
+        for (let attempt = 0; (await lateMarkers.count().catch(() => 0)) < 3; attempt++) {
+          expect(attempt, 'diverging pair clicks').toBeLessThan(5);
+          await lateRow.click({ timeout: 10_000 }).catch(() => undefined);
+          for (let i = 0; i < 20 && (await lateMarkers.count().catch(() => 0)) < 3; i++) await page.waitForTimeout(250);
+        }
+        expect(await lateView.locator('#metric').inputValue()).toBe(lateReport.firstDivergence!.metric);
+        expect(await lateView.locator('.first-divergence').count()).toBe(3);
+        expect(await lateView.locator(`#verdicts tr[data-metric="${lateReport.firstDivergence!.metric}"] td.first`).innerText()).toBe(String(lateReport.firstDivergence!.step));
+        // Folded again: the Runs tree keeps the side bar's height.
+        await divergenceHeader.click();
+        await expect.poll(() => divergenceHeader.getAttribute('aria-expanded')).toBe('false');
+        mark('configured diverging pair in the Divergence view');
+
         // An ad-hoc command, typed in; then the first pair again beside it.
         await runPair('Ad hoc command…');
         const input = page.locator('.quick-input-widget input');
@@ -451,6 +493,16 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         await page.mouse.move(5, 500);
         await page.waitForTimeout(300);
         await page.screenshot({ path: SHOTS.runs, clip: SIDE });
+        // The same tree in the light theme, picked as a person would; then dark again (the editor's screenshot below is dark).
+        await pickTheme(page, 'Light Modern');
+        await expect.poll(() => page.locator('.monaco-workbench.vs-dark').count(), { timeout: 15_000 }).toBe(0);
+        await expect.poll(() => page.locator('.monaco-workbench.vs').count(), { timeout: 15_000 }).toBe(1);
+        await page.mouse.move(5, 500);
+        await page.waitForTimeout(500);
+        await page.screenshot({ path: SHOTS.runsLight, clip: SIDE });
+        await pickTheme(page, 'Default Dark Modern');
+        await expect.poll(() => page.locator('.monaco-workbench.vs-dark').count(), { timeout: 15_000 }).toBe(1);
+        mark('runs screenshots, dark and light');
 
         // Delete the cancelled pair from its context menu, after the confirmation.
         // (The menu is opened again if a click on it ran nothing: the tree re-drew under it.)
