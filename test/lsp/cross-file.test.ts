@@ -3,8 +3,9 @@
 // change with another file (checked alone, the CLI reports otherwise) — an alias re-exported by a
 // package, a function only a checkpoint loader calls, an entry point seeded by a helper of another
 // file, a compiled extension, an operator another build registers (ops_lib/) and a project
-// function calling it, and the deterministic mode that a test helper's switch leaves off and the
-// training entry point's, once saved, turns on. Each file is pulled as soon as it is opened (the
+// function calling it, a token table the entry point compiles with its model, and the
+// deterministic mode that a test helper's switch leaves off and the training entry point's, once
+// saved, turns on. Each file is pulled as soon as it is opened (the
 // index must be complete by then), in five runs with a fresh server each: a race shows as one run
 // that differs.
 import fs from 'node:fs';
@@ -16,7 +17,7 @@ import { copyFixture } from '../support/cli.js';
 import { LspSession, startLsp } from '../support/lsp.js';
 import { cliByFile, open, pull, PULL } from '../support/project-pulls.js';
 
-const FILES = ['models/head.py', 'models/layers.py', 'train.py', 'kit/native.py', 'models/blur.py', 'models/combine.py'];
+const FILES = ['models/head.py', 'models/layers.py', 'train.py', 'kit/native.py', 'models/blur.py', 'models/combine.py', 'models/tokens.py'];
 const RUNS = 5;
 
 let session: LspSession | undefined;

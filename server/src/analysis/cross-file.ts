@@ -17,6 +17,7 @@ import type { ProjectContext } from './scope.js';
 import type { ModeOutcome, Outcomes } from './rules/rule.js';
 import { ProgramReader, SourceFile } from './program-reader.js';
 import { ProgramQuestions } from './program-questions.js';
+import { namesCompiled } from './compiled-program.js';
 
 export { ProgramQuestions, ProgramReader, type SourceFile };
 
@@ -82,14 +83,26 @@ export function addCallEdges(reader: ProgramReader, program: ProgramFile[], file
   }
 }
 
+/**
+ * What a whole-model compile on the training path builds: everything in the files that compile one
+ * by default (compiled-models.ts; only those naming a `.compile(` call are parsed), and the classes
+ * and functions they import from the project's other files (compiled-program.ts).
+ */
+export function addCompiledModels(reader: ProgramReader, program: ProgramFile[], files: readonly SourceFile[]): void {
+  const compiling = files.map((file, i) => !program[i]!.offPath && reader.compilesWholeModel(file));
+  namesCompiled(files, compiling).forEach((names, i) => {
+    if (names && !program[i]!.offPath) program[i] = { ...program[i]!, compiled: names };
+  });
+}
+
 /** The facts of a whole program (after addCallEdges): its mode, whether it trains, whether it is unseeded. */
 export function programWideView(program: readonly ProgramFile[]): ProgramView {
   return { mode: programMode(program), trains: programTrains(program), unseeded: programUnseeded(program) };
 }
 
-/** The program facts file `index` resolves its hits with: an own-run script adds its own switches. */
+/** The program facts file `index` resolves its hits with: an own-run script adds its own switches; a compile reaching it (addCompiledModels). */
 export function programViewFor(program: readonly ProgramFile[], index: number, wide = programWideView(program)): ProgramView {
-  return { ...wide, mode: programModeFor(program, index, wide.mode) };
+  return { ...wide, mode: programModeFor(program, index, wide.mode), ...(program[index]?.compiled ? { compiles: program[index]!.compiled } : {}) };
 }
 
 /** A program as the language server holds it (lsp/project-index.ts): every file of its project. */
@@ -108,6 +121,7 @@ export function reachableFacts(reader: ProgramReader, program: ProgramOfFiles): 
   // As the CLI: no calls until reachability asks for them (a deep chain is cut where the CLI's is).
   const facts = program.facts.map((f) => ({ ...f, calls: [] }));
   addCallEdges(reader, facts, program.files);
+  addCompiledModels(reader, facts, program.files);
   return facts;
 }
 

@@ -14,6 +14,7 @@ import { CALL_NAME_PATTERN, CallEdge, callEdgesOf } from './program.js';
 import type { LaunchSwitch, Outcomes, Rule } from './rules/rule.js';
 import { launchSwitchValues, type SwitchValue } from './launch-switches.js';
 import { functionSeedsTorch, type FunctionSeeding } from './seeding-functions.js';
+import { compilesWholeModel } from './compiled-models.js';
 import { fallbackStarts, importBindingsOf } from './binding-statements.js';
 import { aliasTriggers } from './scope.js';
 import { Suppression, parseSuppressions } from './suppressions.js';
@@ -204,6 +205,16 @@ export class Analyzer {
       this.imports ??= this.parser.query('(import_statement) @import (import_from_statement) @import');
       const scope = scopeFrom([{ imports: this.imports.captures(tree.rootNode).flatMap((c) => importBindingsOf(c.node)), aliases: [] }]);
       return usesOf(tree.rootNode, names, scope);
+    } finally {
+      tree.delete();
+    }
+  }
+
+  /** Does a file compile a whole model on its default path (compiled-models.ts)? */
+  compilesWholeModel(text: string): boolean {
+    const tree = this.parser.parse(text);
+    try {
+      return compilesWholeModel(tree.rootNode, text);
     } finally {
       tree.delete();
     }

@@ -5,7 +5,7 @@ import type { Settings } from './config.js';
 import { Analyzer, AnalysisSteps, FileAnalysis } from './engine.js';
 import type { ModeSetting } from './facts.js';
 import { showsTraining } from './autograd.js';
-import { addCallEdges, crossFilePasses, programFileOf, programViewFor, programWideView, ProgramQuestions, ProgramReader, projectOptionFor, SourceFile } from './cross-file.js';
+import { addCallEdges, addCompiledModels, crossFilePasses, programFileOf, programViewFor, programWideView, ProgramQuestions, ProgramReader, projectOptionFor, SourceFile } from './cross-file.js';
 import { CallEdge, ProgramView, programMode, programTrains } from './program.js';
 import type { Tree } from 'web-tree-sitter';
 import { GrammarFiles, PythonParser, TextChange } from './parse.js';
@@ -92,6 +92,11 @@ export class Checker {
     return this.analyzer.analyzeText(text, { torchVersion: settings.torchVersion, guardNames: settings.guardNames, callEdges: false, ...(project ? { project } : {}) });
   }
 
+  /** Does a text compile a whole model by default (compiled-models.ts)? For a file that is its own program (program.ts loneFileView). */
+  compilesWholeModel(text: string): boolean {
+    return text.includes('.compile') && this.analyzer.compilesWholeModel(text);
+  }
+
   /** What the cross-file passes read of a program's files, memoised per SourceFile (cross-file.ts). */
   reader(): ProgramReader {
     return new ProgramReader(this.analyzer);
@@ -99,7 +104,7 @@ export class Checker {
 
   /** With a `memo` kept per document, unchanged candidates give the same Finding objects as last time. */
   resolve(analysis: FileAnalysis, text: string, settings: Settings, program: ProgramView, offPath: boolean, memo?: ResolveMemo): Finding[] {
-    return resolveFindings(analysis, text, { settings, mode: effectiveMode(settings, program.mode), programTrains: program.trains, programUnseeded: program.unseeded === true, rules: this.rules, offPath }, memo);
+    return resolveFindings(analysis, text, { settings, mode: effectiveMode(settings, program.mode), programTrains: program.trains, ...(program.compiles ? { compiled: program.compiles } : {}), programUnseeded: program.unseeded === true, rules: this.rules, offPath }, memo);
   }
 
   /** The project names for torch functions that `files` define (project-aliases.ts), for checkProgram. */
@@ -163,6 +168,7 @@ export class Checker {
     const program = analyses.map((a, i) => programFileOf(kept[i]!, a));
     const reader = this.reader();
     addCallEdges(reader, program, kept);
+    addCompiledModels(reader, program, kept);
     const finished = crossFilePasses(new ProgramQuestions(reader, kept, launchers ?? kept), new Map(analyses.entries()));
     finished.forEach((analysis, i) => (analyses[i] = analysis));
     const wide = programWideView(program);

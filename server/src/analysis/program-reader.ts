@@ -31,7 +31,7 @@ export class ProgramReader {
    * function only ever called without gradients, a kernel switch left off...), and the files read
    * for an answer not yet kept, per kind (a parse for calls, uses, seeding or launches; a text search).
    */
-  readonly counts = { questions: 0, calls: 0, uses: 0, seeds: 0, launches: 0, mentions: 0 };
+  readonly counts = { questions: 0, calls: 0, uses: 0, seeds: 0, launches: 0, compiles: 0, mentions: 0 };
   private readonly memo = new WeakMap<SourceFile, Map<string, unknown>>();
 
   constructor(private readonly analyzer: Analyzer) {}
@@ -75,6 +75,12 @@ export class ProgramReader {
     const uses = this.analyzer.usesOf(file.text, names);
     for (const n of names) this.cached(file, key(n), () => uses.get(n)!);
     return this.memo.get(file)!.get(key(name)) as NameUses;
+  }
+
+  /** Does the file compile a whole model on its default path? Parsed only when it names a compile call. */
+  compilesWholeModel(file: SourceFile): boolean {
+    if (!this.mentions(file, /\.compile\s*\(/)) return false;
+    return this.cached(file, 'compiles', () => (this.counts.compiles++, this.analyzer.compilesWholeModel(file.text)));
   }
 
   functionSeedsTorch(file: SourceFile, name: string): FunctionSeeding {

@@ -90,6 +90,12 @@ export interface ProgramFile {
   calls: readonly CallEdge[];
   /** The file shows training (autograd.ts showsTraining). */
   trains: boolean;
+  /**
+   * The file's top-level classes and functions a whole-model compile of the program builds: all
+   * (`*`) in a file that compiles one by default (compiled-models.ts), else those such a file
+   * imports from it (compiled-program.ts). Set by addCompiledModels.
+   */
+  compiled?: ReadonlySet<string>;
   /** The file may seed torch (showsSeeding); undefined where the file's text was not read for it. */
   seeds?: boolean;
   /**
@@ -104,6 +110,8 @@ export interface ProgramView {
   mode: DeterministicMode;
   /** A file of the program on the training path trains: backward-only hazards in the others run. */
   trains: boolean;
+  /** This file's top-level names a whole-model compile on the program's training path builds (ProgramFile.compiled). */
+  compiles?: ReadonlySet<string>;
   /**
    * No file of the program on the training path shows a sign of seeding (programUnseeded): every
    * file was read for it, and none calls anything named like a seed function. Undefined (not known)
@@ -115,6 +123,7 @@ export interface ProgramView {
 export function programTrains(files: readonly ProgramFile[]): boolean {
   return files.some((f) => f.trains && !f.offPath);
 }
+
 
 /**
  * Signs that a file may seed torch: a call of anything named like a seed function (`manual_seed`,
@@ -137,7 +146,7 @@ export function programUnseeded(files: readonly ProgramFile[]): boolean {
 
 /** The view of a file that is its own program (a notebook, a document outside any folder). */
 export function loneFileView(file: ProgramFile): ProgramView {
-  return { mode: programMode([file]), trains: programTrains([file]), unseeded: programUnseeded([file]) };
+  return { mode: programMode([file]), trains: programTrains([file]), ...(file.compiled && !file.offPath ? { compiles: file.compiled } : {}), unseeded: programUnseeded([file]) };
 }
 
 const MAIN_GUARD = /^if\s+__name__\s*==\s*['"]__main__['"]\s*:/m;

@@ -1,6 +1,7 @@
 // Candidates → findings: pick each hit's outcome for the program's deterministic mode and its guard,
 // apply rule selection and severity overrides, honour suppressions and report the ones that are
 // unknown or unused, and offer a suppression fix on every finding.
+import { ALL_NAMES } from './compiled-program.js';
 import { isRuleEnabled, Settings } from './config.js';
 import type { Candidate, FileAnalysis } from './engine.js';
 import type { ModeOutcome, Rule } from './rules/rule.js';
@@ -15,6 +16,8 @@ export interface ResolveOptions {
   mode: DeterministicMode;
   /** Another file of the program trains (program.ts programTrains). */
   programTrains: boolean;
+  /** The file's top-level names a whole-model compile of the program builds (program.ts ProgramFile.compiled). */
+  compiled?: ReadonlySet<string>;
   /** No file of the program seeds torch (program.ts programUnseeded); false where not known. */
   programUnseeded?: boolean;
   rules: ReadonlyMap<string, Rule>;
@@ -99,7 +102,7 @@ export function resolveFindings(analysis: FileAnalysis, text: string, options: R
       findings.push(kept);
       continue;
     }
-    const outcome = pickOutcome(candidate, options.mode, options.programTrains, options.programUnseeded === true);
+    const outcome = pickOutcome(candidate, options.mode, options.programTrains, options.programUnseeded === true, options.compiled);
     if (!outcome) continue;
     const override = settings.severity[candidate.rule.id];
     const severity = override && override !== 'off' ? override : outcome.severity;
@@ -135,10 +138,11 @@ export function resolveFindings(analysis: FileAnalysis, text: string, options: R
   return findings.sort((a, b) => compareRanges(a.range, b.range) || a.rule.localeCompare(b.rule));
 }
 
-function pickOutcome(candidate: Candidate, mode: DeterministicMode, programTrains: boolean, programUnseeded: boolean): ModeOutcome | undefined {
+function pickOutcome(candidate: Candidate, mode: DeterministicMode, programTrains: boolean, programUnseeded: boolean, compiled: ReadonlySet<string> | undefined): ModeOutcome | undefined {
   const outcomeIn = (m: DeterministicMode): ModeOutcome | undefined => {
     const outcome = candidate.outcomes[m];
     if (outcome?.onlyWhenProgramUnseeded && !programUnseeded) return undefined;
+    if (outcome?.onlyWhenCompiled !== undefined && !(compiled?.has(ALL_NAMES) || compiled?.has(outcome.onlyWhenCompiled))) return undefined;
     if (programUnseeded && outcome?.whenProgramUnseeded) return { ...outcome, ...outcome.whenProgramUnseeded };
     return programTrains && outcome?.whenProgramTrains ? { ...outcome, ...outcome.whenProgramTrains } : outcome;
   };

@@ -13,6 +13,7 @@ import { showsTraining } from '../analysis/autograd.js';
 import type { AnalysisSteps, FileAnalysis } from '../analysis/engine.js';
 import type { AnalysisRuns } from './analysis-runs.js';
 import { loneFileView } from '../analysis/program.js';
+import { ALL_NAMES } from '../analysis/compiled-program.js';
 import type { Finding } from '../analysis/types.js';
 
 /** The notebook types whose Python cells the server checks (VS Code's built-in .ipynb support). */
@@ -55,7 +56,7 @@ export class NotebookStore {
       // Dropped: the cells changed meanwhile; the caller asks again for the new state.
       if (!analysis) return cached?.byCell ?? byCell;
       // A notebook is its own program: nothing imports it, and its mode switch is its own.
-      const own = loneFileView({ offPath: how.offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) });
+      const own = loneFileView({ offPath: how.offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text), ...(this.checker.compilesWholeModel(text) ? { compiled: new Set([ALL_NAMES]) } : {}) });
       const findings = this.checker.resolve(analysis, text, how.settings, own, how.offPath);
       for (const [index, found] of findingsByCell(joined.source, findings)) byCell.set(joined.cellUris[index]!, found);
     }

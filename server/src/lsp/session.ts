@@ -8,6 +8,7 @@ import { Checker, ResolveMemo } from '../analysis/index.js';
 import type { ProgramReader } from '../analysis/program-reader.js';
 import { showsTraining } from '../analysis/autograd.js';
 import { loneFileView } from '../analysis/program.js';
+import { ALL_NAMES } from '../analysis/compiled-program.js';
 import type { Finding } from '../analysis/types.js';
 import { sizeRefusal } from '../workspace/files.js';
 import { AnalysisRuns, RunCounts } from './analysis-runs.js';
@@ -211,7 +212,7 @@ export class Session {
       if (!layout || layout.text === text) entry.edits = [];
       const factsChanged = !!file && workspace.setProgramFacts(file, analysis, text, settings, analysis === quick);
       const offPath = workspace.isOffPath(file, settings);
-      const { analysis: finished, view, othersChanged } = this.index.finish(file, analysis, () => loneFileView({ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text) }));
+      const { analysis: finished, view, othersChanged } = this.index.finish(file, analysis, () => loneFileView({ offPath, modeSettings: analysis.modeSettings, calls: analysis.calls ?? [], trains: showsTraining(text), ...(this.checker.compilesWholeModel(text) ? { compiled: new Set([ALL_NAMES]) } : {}) }));
       // Another file's findings change with this one's switches, training or calls, or with its text's
       // answers to the cross-file questions that file asks (project-index.ts).
       if (factsChanged || othersChanged) {

@@ -95,6 +95,7 @@ export class WorkspaceModel {
    */
   setProgramFacts(file: string, analysis: FileAnalysis, text: string, settings: Settings, edited: boolean): boolean {
     const before = this.programFiles.get(file)?.facts;
+    const beforeText = this.programFiles.get(file)?.source.text;
     // A quick analysis of one edited function keeps the file's last calls and training signs; the full
     // analysis after the pause in typing reads both again. (A full one of a file that names no torch
     // function has no calls either, but its text is the program's from then on.)
@@ -108,6 +109,9 @@ export class WorkspaceModel {
     // Whether the project trains (or seeds) changes what hits in its other files say.
     const trained = (f: ProgramFile | undefined) => !!f && f.trains && !f.offPath;
     if (trained(before) !== trained(facts) || before?.seeds !== facts.seeds) return true;
+    // A compile call written, changed or removed (or the imports of a file with one) may change which
+    // files a whole-model compile reaches (compiled-models.ts, compiled-program.ts), which their hits ask.
+    if (!quick && compileLines(beforeText) !== compileLines(text)) return true;
     // New calls matter only where something switches the mode (typing calls must not refresh every file).
     // A quick analysis keeps the same calls array: nothing to compare (the file's calls are many).
     return before?.calls !== facts.calls && JSON.stringify(before?.calls ?? []) !== JSON.stringify(facts.calls) && this.hasSwitches(file);
@@ -151,4 +155,9 @@ export class WorkspaceModel {
     for (const [other, { facts }] of this.programFiles) if (facts.modeSettings.length && this.projects.projectRoot(other) === root) return true;
     return false;
   }
+}
+
+/** A text's `.compile(` lines and, when it has one, its imports, joined: what decides which files its compile reaches. */
+function compileLines(text: string | undefined): string {
+  return text?.includes('.compile') ? text.split('\n').filter((l) => /\.compile\s*\(|^\s*(from|import)\s/.test(l)).join('\n') : '';
 }

@@ -47,6 +47,11 @@ export interface ModeOutcome {
   whenProgramUnseeded?: { severity: Severity; message: string; detail?: string };
   /** The hit holds only when no file of the program seeds torch (a seed may live in another file). */
   onlyWhenProgramUnseeded?: boolean;
+  /**
+   * The hit holds only when a whole-model compile of the program builds the file's top-level class
+   * or function named here ('' for module-level code; program.ts ProgramFile.compiled).
+   */
+  onlyWhenCompiled?: string;
 }
 
 export type Outcomes = Partial<Record<DeterministicMode, ModeOutcome>>;

@@ -17,5 +17,6 @@ import BX115 from './BX115-bincount-weights.js';
 import BX116 from './BX116-histc-cuda.js';
 import BX117 from './BX117-median-indices.js';
 import BX139 from './BX139-scatter-wrapper.js';
+import BX140 from './BX140-compiled-embedding-backward.js';
 
-export const ACCUMULATION_RULES = [BX101, BX102, BX103, BX104, BX105, BX106, BX107, BX108, BX109, BX110, BX111, BX112, BX113, BX114, BX115, BX116, BX117, BX139];
+export const ACCUMULATION_RULES = [BX101, BX102, BX103, BX104, BX105, BX106, BX107, BX108, BX109, BX110, BX111, BX112, BX113, BX114, BX115, BX116, BX117, BX139, BX140];
