@@ -117,10 +117,34 @@ function subclassesOf(klass: Node): Node[] {
   return found;
 }
 
+/**
+ * A module-level function that is a layer's forward: `*_forward(module, query, ...)` (transformers'
+ * attention-interface functions), or a forward-named function taking `self`, written to replace a
+ * layer's forward (`layer.forward = MethodType(sdpa_forward, layer)`, a monkeypatch).
+ */
 function moduleForward(fn: Node): boolean {
   const first = fn.childForFieldName('parameters')?.namedChildren[0];
-  const name = first?.type === 'identifier' ? first.text : first?.childForFieldName('name')?.text ?? first?.namedChildren[0]?.text;
-  return /_forward$/.test(fn.childForFieldName('name')?.text ?? '') && name === 'module';
+  const param = first?.type === 'identifier' ? first.text : first?.childForFieldName('name')?.text ?? first?.namedChildren[0]?.text;
+  const name = fn.childForFieldName('name')?.text ?? '';
+  return (/_forward$/.test(name) && param === 'module') || (FORWARD_NAME.test(name.replace(/^\w+?_(?=forward$)/, '')) && param === 'self');
+}
+
+/** How many module-level callers deep a helper is followed back to a forward path. */
+const HELPER_DEPTH = 4;
+
+/**
+ * A module-level helper (`def attention(q, k, v)`) that a forward path of the same file calls by
+ * name, outside code that runs without gradients, directly or through other such helpers.
+ */
+function calledFromForward(fn: Node, withoutGrad: (node: Node) => boolean, depth: number): boolean {
+  const name = fn.childForFieldName('name')?.text;
+  if (!name || depth >= HELPER_DEPTH) return false;
+  return fn.tree.rootNode.descendantsOfType('call').some((call) => {
+    const callee = call.childForFieldName('function');
+    if (callee?.type !== 'identifier' || callee.text !== name || withoutGrad(call)) return false;
+    const caller = enclosingFunction(call);
+    return !!caller && !caller.equals(fn) && onForwardPath(call, withoutGrad, depth + 1);
+  });
 }
 
 /**
@@ -129,13 +153,14 @@ function moduleForward(fn: Node): boolean {
  * delegates to)? A model's layers train unless shown otherwise, so their forward path is training code.
  * A module-level `*_forward(module, query, key, value, ...)` is a layer's forward written outside
  * its class (transformers' attention-interface functions, picked by the layer's configured
- * implementation).
+ * implementation), and so is a patch `def sdpa_forward(self, ...)`; a module-level helper is on the
+ * path when such code of the same file calls it.
  */
-export function onForwardPath(node: Node, withoutGrad: (node: Node) => boolean): boolean {
+export function onForwardPath(node: Node, withoutGrad: (node: Node) => boolean, depth = 0): boolean {
   const fn = enclosingFunction(node);
   let klass: Node | null | undefined = fn?.parent;
   if (klass?.type === 'decorated_definition') klass = klass.parent;
-  if (fn && klass?.type === 'module') return moduleForward(fn);
+  if (fn && klass?.type === 'module') return moduleForward(fn) || calledFromForward(fn, withoutGrad, depth);
   klass = klass?.type === 'block' ? klass.parent : undefined;
   if (!fn || klass?.type !== 'class_definition') return false;
   // A base class's helpers run from its subclasses' forward (an abstract `forward` in the base,
