@@ -377,9 +377,20 @@ export async function editorText(editor: Locator): Promise<string> {
 }
 
 /** Picks the Code Action menu (Ctrl+.) entry whose text contains `title`, with the arrow keys and Enter. */
-export async function pickAction(page: Page, title: string): Promise<void> {
+export async function pickAction(page: Page, title: string, reopen?: () => Promise<void>): Promise<void> {
   const rows = page.locator('.action-widget .monaco-list-row');
-  await rows.filter({ hasText: title }).first().waitFor({ timeout: 15_000 });
+  // A menu opened before the server answered the code-action request lists the editor's own
+  // entries only; with `reopen` (what opened it) it is closed and opened again, as a user would.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await rows.filter({ hasText: title }).first().waitFor({ timeout: 15_000 });
+      break;
+    } catch (error) {
+      if (!reopen || attempt === 3) throw error;
+      await page.keyboard.press('Escape');
+      await reopen();
+    }
+  }
   const count = await rows.count();
   for (let i = 0; i <= count; i++) {
     const focused = await page.locator('.action-widget .monaco-list-row.focused').first().innerText().catch(() => '');

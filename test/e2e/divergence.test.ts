@@ -556,7 +556,7 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         await goTo(page, 53, 24);
         await trainEditor.locator('.squiggly-warning, .squiggly-error').first().waitFor({ timeout: 30_000 });
         await page.keyboard.press('Control+.');
-        await pickAction(page, 'Pair-run with this fixed (BX308)');
+        await pickAction(page, 'Pair-run with this fixed (BX308)', () => page.keyboard.press('Control+.'));
         const firstPick = page.locator('.quick-input-list .monaco-list-row').first();
         await expect.poll(() => firstPick.innerText().then(plain).catch(() => ''), { timeout: 15_000 }).toContain('Ad hoc command…');
         await page.keyboard.press('Enter');
@@ -733,7 +733,7 @@ describe('VS Code (code-server): the bitexact container and its Divergence view'
         await notebook.locator('.squiggly-warning').first().waitFor({ timeout: 30_000 });
         mark('notebook finding');
         await page.keyboard.press('Control+.');
-        await pickAction(page, 'Pair-run with this fixed (BX308)');
+        await pickAction(page, 'Pair-run with this fixed (BX308)', () => page.keyboard.press('Control+.'));
         // The first pick is the notebook itself, run as a program.
         const firstPick = page.locator('.quick-input-list .monaco-list-row').first();
         await expect.poll(() => firstPick.innerText().then(plain).catch(() => ''), { timeout: 15_000 }).toContain(`its code cells in order`);
