@@ -118,12 +118,23 @@ function readByPosition(target: Node, statement: Node, ctx: RuleContext): boolea
     const read = use.parent;
     if (read?.type !== 'subscript' || !read.childForFieldName('value')?.equals(use)) return false;
     const index = read.childrenForFieldName('subscript');
-    return index.length === 1 && COMPUTED_POSITION.has(index[0]!.type);
+    if (index.length !== 1) return false;
+    if (computedSlice(index[0]!)) return !sortedOnceSliced(read, ctx);
+    return COMPUTED_POSITION.has(index[0]!.type);
   });
 }
 
-/** A position worked out at run time (`files[i]`, `files[order[k]]`, `shards[epoch % len(shards)]`), not a literal or a slice. */
+/** A position worked out at run time (`files[i]`, `files[order[k]]`, `shards[epoch % len(shards)]`), not a literal. */
 const COMPUTED_POSITION = new Set(['identifier', 'subscript', 'attribute', 'binary_operator']);
+
+/**
+ * A slice with a bound or step worked out at run time: `chunks[:world_size]` keeps the entries the
+ * listing happens to put first, `files[rank::world_size]` deals them out to ranks. A literal slice
+ * (`names[:5]`, a preview) is left out.
+ */
+function computedSlice(index: Node): boolean {
+  return index.type === 'slice' && index.namedChildren.some((part) => COMPUTED_POSITION.has(part.type) || part.type === 'call');
+}
 
 function isSelfAttribute(node: Node): boolean {
   return node.type === 'attribute' && node.childForFieldName('object')?.text === 'self';
@@ -177,6 +188,13 @@ function orderIsVisible(call: Node, ctx: RuleContext): boolean {
   // Stored on an object (`self.images = glob("*.png")`); returned, the receiver may still sort it.
   if (consumer.target.type === 'attribute') return listsDataFiles(call);
   return feedsDataCollectingLoop(consumer.target, consumer.statement, ctx);
+}
+
+/** `kept = names[:k]` and then `kept.sort()`: which entries are kept still follows the listing, but not their order. */
+function sortedOnceSliced(slice: Node, ctx: RuleContext): boolean {
+  const assignment = outermost(slice).parent;
+  const left = assignment?.type === 'assignment' ? assignment.childForFieldName('left') : undefined;
+  return !!left && left.type === 'identifier' && sortedLater(left, assignment!, ctx);
 }
 
 /** `names = listing`, then `kept = names[:k]` and `kept.sort()`: the order ends in the sort. */
@@ -249,7 +267,8 @@ then behaves differently on another machine or after the data moved.
 
 A warning when the order reaches data order: the listing is made in a class that holds samples (a
 \`Dataset\`, \`Sampler\`, \`DataPipe\`, or any class with \`__getitem__\`), numbered or paired by position
-(\`enumerate\`, \`zip\`), or walked by a loop that collects (or stored on an object) while it names data
+(\`enumerate\`, \`zip\`), read at a computed position or cut by a computed slice (\`files[i]\`,
+\`chunks[:world_size]\`, \`shards[rank::world_size]\`: which entries a rank reads), or walked by a loop that collects (or stored on an object) while it names data
 files by extension (\`*.jpg\`, \`*.wav\`, \`*.npy\`, \`*.parquet\`, \`*.tar\` shards...), reads data files
 (\`Image.open\`, \`np.load\`, \`torch.load\`...) or writes every item into one merged output. Information elsewhere:
 checkpoints, system files, source files and CI helpers rarely let the order reach a tensor or a
